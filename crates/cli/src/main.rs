@@ -1,0 +1,42 @@
+//! dbio: is this storage good enough for my database, and what is the best way to reach it?
+
+mod cmd_calibrate;
+mod cmd_nfs;
+mod cmd_report;
+mod cmd_run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "dbio", version, about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Find max IOPS, max MB/s and the latency at max IOPS, in about a minute.
+    Calibrate(cmd_calibrate::Args),
+    /// Drive database-shaped I/O (SLOB-style) for a time or a number of loops.
+    Run(cmd_run::Args),
+    /// Render a saved result (JSON) again, as a table, CSV, Markdown or HTML.
+    Report(cmd_report::Args),
+    /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
+    Nfs(cmd_nfs::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Calibrate(a) => cmd_calibrate::main(a),
+        Command::Run(a) => cmd_run::main(a),
+        Command::Report(a) => cmd_report::main(a),
+        Command::Nfs(a) => cmd_nfs::main(a),
+    };
+    if let Err(e) = result {
+        // One line, naming what and where; no backtrace.
+        eprintln!("dbio: {e:#}");
+        std::process::exit(2);
+    }
+}

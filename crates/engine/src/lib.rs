@@ -1,0 +1,185 @@
+//! dbio-engine: one small interface for "issue this I/O, tell me when it is done".
+//!
+//! Modelled on fio's `ioengine_ops`: an engine owns a fixed number of
+//! buffer *slots* (its queue depth); the caller fills a slot (for writes),
+//! [`Engine::submit`]s a request naming the slot, and later
+//! [`Engine::reap`]s completions. The workload never knows which engine it
+//! drives. One engine instance is driven by one thread (a "user").
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod buffer;
+pub mod null;
+
+pub use buffer::AlignedBuf;
+
+/// Index of a file in the list the engine was opened with.
+pub type FileId = u32;
+/// Index of a buffer slot owned by the engine, `0..depth`.
+pub type Slot = u32;
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoDir {
+    Read,
+    Write,
+}
+
+/// One I/O request. `len` bytes at `offset` of file `file`, data in `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    pub file: FileId,
+    pub offset: u64,
+    pub len: u32,
+    pub dir: IoDir,
+    pub slot: Slot,
+    /// For writes: the data must be on stable storage when the I/O
+    /// completes (O_DSYNC-like; redo writes, NFS FILE_SYNC/DATA_SYNC).
+    pub sync: bool,
+    /// Opaque value handed back in the completion (the caller's bookkeeping).
+    pub tag: u64,
+}
+
+/// A finished I/O.
+#[derive(Debug)]
+pub struct Completion {
+    pub tag: u64,
+    pub slot: Slot,
+    /// Bytes transferred, or the error.
+    pub result: Result<u32, EngineError>,
+}
+
+/// What an engine can do; lets the workload adapt without knowing the engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// More than one I/O can be outstanding per engine instance.
+    pub async_io: bool,
+    /// The engine moves no data (null engine): reads return garbage.
+    pub no_data: bool,
+}
+
+/// A file to open: its path (local) or name (relative to an NFS export) and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpec {
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+/// How to open the engine.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub files: Vec<FileSpec>,
+    /// Buffer slots, i.e. the most I/Os this instance may have outstanding.
+    pub depth: u32,
+    /// Size of each slot buffer: the largest I/O that will be issued.
+    pub max_io: u32,
+    /// O_DIRECT (bypass the page cache). Default true; `--buffered` clears it.
+    pub direct: bool,
+    /// Open files for writing too.
+    pub write: bool,
+}
+
+/// Engine errors. Messages name what failed and where.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: the file system does not support O_DIRECT (use --buffered)")]
+    NoDirect { path: String },
+    #[error("{op} at offset {offset} of {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        offset: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("short {op} at offset {offset} of {path}: {done} of {want} bytes")]
+    Short {
+        op: &'static str,
+        path: String,
+        offset: u64,
+        done: u32,
+        want: u32,
+    },
+    #[error("engine {0} is not available: {1}")]
+    Unavailable(&'static str, String),
+    #[error("engine busy: all {0} slots are in flight")]
+    Busy(u32),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The engine interface. One instance is used by one thread.
+pub trait Engine: Send {
+    /// Short name, as given to `--engine`.
+    fn name(&self) -> &'static str;
+    fn capabilities(&self) -> Capabilities;
+    /// Number of slots (the depth it was opened with).
+    fn depth(&self) -> u32;
+    /// The buffer of `slot`, to fill before a write or read after a read.
+    /// Must not be touched while an I/O on that slot is in flight.
+    fn buffer(&mut self, slot: Slot) -> &mut [u8];
+    /// Queue one I/O. It may start at once or at the next [`Engine::commit`].
+    fn submit(&mut self, req: IoRequest) -> Result<(), EngineError>;
+    /// Start everything queued since the last commit (io_uring: one
+    /// `io_uring_enter` for the batch). Synchronous engines may do nothing.
+    fn commit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Wait until at least `min` completions are available (or `timeout`
+    /// passes), append all available completions to `out`, return how many.
+    fn reap(
+        &mut self,
+        min: usize,
+        timeout: Duration,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError>;
+    /// Number of I/Os submitted and not yet reaped.
+    fn in_flight(&self) -> u32;
+}
+
+/// The engines that `--engine` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// Synchronous pread/pwrite, one I/O at a time per user.
+    Psync,
+    /// io_uring: many outstanding I/Os per thread.
+    IoUring,
+    /// No device behind it: measures the engine and workload overhead.
+    Null,
+}
+
+impl EngineKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "psync" | "sync" => Some(Self::Psync),
+            "io_uring" | "uring" | "io-uring" => Some(Self::IoUring),
+            "null" => Some(Self::Null),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Psync => "psync",
+            Self::IoUring => "io_uring",
+            Self::Null => "null",
+        }
+    }
+}
+
+/// Open an engine of the given kind on local files.
+pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError> {
+    match kind {
+        EngineKind::Null => Ok(Box::new(null::NullEngine::new(cfg))),
+        EngineKind::Psync | EngineKind::IoUring => Err(EngineError::Unavailable(
+            kind.name(),
+            "not built yet".into(),
+        )),
+    }
+}

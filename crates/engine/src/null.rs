@@ -1,0 +1,69 @@
+//! The null engine: completes every I/O at once without touching a device,
+//! so `dbio run --engine null` measures the overhead of dbio itself.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::{
+    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoRequest, Slot,
+};
+
+pub struct NullEngine {
+    bufs: Vec<AlignedBuf>,
+    done: VecDeque<(u64, Slot, u32)>,
+}
+
+impl NullEngine {
+    pub fn new(cfg: &EngineConfig) -> Self {
+        // Slots still get real buffers so callers can fill and read them.
+        let bufs = (0..cfg.depth.max(1))
+            .map(|_| AlignedBuf::new(cfg.max_io as usize))
+            .collect();
+        Self {
+            bufs,
+            done: VecDeque::with_capacity(cfg.depth as usize),
+        }
+    }
+}
+
+impl Engine for NullEngine {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            async_io: true,
+            no_data: true,
+        }
+    }
+    fn depth(&self) -> u32 {
+        self.bufs.len() as u32
+    }
+    fn buffer(&mut self, slot: Slot) -> &mut [u8] {
+        self.bufs[slot as usize].as_mut_slice()
+    }
+    fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        if self.done.len() >= self.bufs.len() {
+            return Err(EngineError::Busy(self.bufs.len() as u32));
+        }
+        self.done.push_back((req.tag, req.slot, req.len));
+        Ok(())
+    }
+    fn reap(
+        &mut self,
+        _min: usize,
+        _timeout: Duration,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let n = self.done.len();
+        out.extend(self.done.drain(..).map(|(tag, slot, len)| Completion {
+            tag,
+            slot,
+            result: Ok(len),
+        }));
+        Ok(n)
+    }
+    fn in_flight(&self) -> u32 {
+        self.done.len() as u32
+    }
+}

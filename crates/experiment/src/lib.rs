@@ -1,0 +1,1 @@
+//! dbio-experiment: see ARCHITECTURE.md.

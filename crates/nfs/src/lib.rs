@@ -1,0 +1,1 @@
+//! dbio-nfs: see ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+//! dbio-report: see ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+//! dbio-rpc: see ARCHITECTURE.md.

@@ -1,0 +1,244 @@
+//! The result schema. These structs *are* the JSON format: every field is
+//! documented here and serialized as is. Bump [`FORMAT_VERSION`] on any
+//! incompatible change.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON result format.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Result of `dbio run`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    /// Always "run".
+    pub kind: String,
+    /// JSON format version ([`FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// dbio version that wrote the file.
+    pub dbio_version: String,
+    /// Start time, seconds since the Unix epoch (UTC).
+    pub started_unix: f64,
+    /// Measured duration in seconds (wall clock, from first I/O to last completion).
+    pub elapsed_s: f64,
+    /// True when the run was stopped early (Ctrl-C, SIGTERM, error): figures cover what was measured.
+    pub interrupted: bool,
+    /// Why the run stopped early, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// The settings the run used.
+    pub config: RunConfig,
+    /// Total I/Os completed, all classes.
+    pub ios: u64,
+    /// Total I/Os per second, all classes.
+    pub iops: f64,
+    /// Total megabytes (10^6 bytes) per second, all classes.
+    pub mbps: f64,
+    /// I/Os that failed (error returned by the engine).
+    pub failed_ios: u64,
+    /// CPU time of the dbio process over the run.
+    pub cpu: CpuUsage,
+    /// CPU microseconds (user + system) of the dbio process per completed I/O.
+    pub cpu_us_per_io: f64,
+    /// Per I/O class, in a fixed order; classes that issued no I/O are left out.
+    pub classes: Vec<ClassResult>,
+    /// Per data file (as V$IOSTAT_FILE).
+    pub files: Vec<FileResult>,
+    /// One sample per second of the run.
+    pub series: Vec<SecondSample>,
+}
+
+/// The settings of a run, as resolved from options and profile.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunConfig {
+    /// Target directory or URL.
+    pub target: String,
+    /// Engine name (psync, io_uring, null, nfs).
+    pub engine: String,
+    /// Profile name, or "custom".
+    pub profile: String,
+    /// Workload classes enabled, by name.
+    pub workloads: Vec<String>,
+    /// Concurrent users (sessions), each its own thread.
+    pub users: u32,
+    /// Outstanding I/Os per user.
+    pub outstanding: u32,
+    /// Database block size in bytes.
+    pub block_size: u32,
+    /// O_DIRECT used (false with --buffered).
+    pub direct: bool,
+    /// Time limit in seconds, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f64>,
+    /// Loop limit per user, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    /// Percent of block operations that are updates (SLOB UPDATE_PCT).
+    pub update_pct: u32,
+    /// Percent of operations that are scans (SLOB SCAN_PCT).
+    pub scan_pct: u32,
+    /// Redo stress: "lite" or "heavy".
+    pub redo_stress: String,
+    /// Total data-set size in bytes.
+    pub dataset_bytes: u64,
+}
+
+/// Statistics of one I/O class.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClassResult {
+    /// dbio class name, e.g. "single-block-read".
+    pub class: String,
+    /// The matching Oracle wait event, e.g. "db file sequential read".
+    pub wait_event: String,
+    /// I/Os completed.
+    pub ios: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// I/Os per second over the run.
+    pub iops: f64,
+    /// Megabytes (10^6 bytes) per second over the run.
+    pub mbps: f64,
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// Median latency, microseconds.
+    pub p50_us: f64,
+    /// 90th percentile latency, microseconds.
+    pub p90_us: f64,
+    /// 99th percentile latency, microseconds.
+    pub p99_us: f64,
+    /// 99.9th percentile latency, microseconds.
+    pub p999_us: f64,
+    /// Smallest latency, microseconds.
+    pub min_us: f64,
+    /// Largest latency, microseconds.
+    pub max_us: f64,
+    /// Oracle-style power-of-two buckets (as V$EVENT_HISTOGRAM_MICRO); empty buckets are left out.
+    pub histogram: Vec<HistogramBucket>,
+}
+
+/// One power-of-two latency bucket: I/Os with `lower_us <= latency < upper_us`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HistogramBucket {
+    /// Lower bound, microseconds (0 for the first bucket).
+    pub lower_us: u64,
+    /// Upper bound, microseconds (exclusive); a power of two.
+    pub upper_us: u64,
+    /// I/Os that fell in this bucket.
+    pub count: u64,
+}
+
+/// Per-file counters (as V$IOSTAT_FILE).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FileResult {
+    /// File path or name.
+    pub name: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// Read I/Os completed.
+    pub reads: u64,
+    /// Write I/Os completed.
+    pub writes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Mean read latency, microseconds (0 when no reads).
+    pub read_mean_us: f64,
+    /// Mean write latency, microseconds (0 when no writes).
+    pub write_mean_us: f64,
+}
+
+/// One second of the run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SecondSample {
+    /// Seconds since the start of the run (end of this interval).
+    pub t_s: f64,
+    /// I/Os per second in this interval, all classes.
+    pub iops: f64,
+    /// Megabytes per second in this interval, all classes.
+    pub mbps: f64,
+    /// Mean latency in this interval, microseconds.
+    pub mean_us: f64,
+    /// Largest latency in this interval, microseconds.
+    pub max_us: f64,
+}
+
+/// Process CPU time.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuUsage {
+    /// User-mode CPU seconds.
+    pub user_s: f64,
+    /// Kernel-mode CPU seconds.
+    pub system_s: f64,
+}
+
+/// Result of `dbio calibrate`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CalibrateResult {
+    /// Always "calibrate".
+    pub kind: String,
+    /// JSON format version ([`FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// dbio version that wrote the file.
+    pub dbio_version: String,
+    /// Start time, seconds since the Unix epoch (UTC).
+    pub started_unix: f64,
+    /// Whole duration of the calibration, seconds.
+    pub elapsed_s: f64,
+    /// True when stopped early; the figures are from the points measured so far.
+    pub interrupted: bool,
+    /// Target directory or URL.
+    pub target: String,
+    /// Engine used.
+    pub engine: String,
+    /// Data-set size in bytes.
+    pub dataset_bytes: u64,
+    /// Latency cap in microseconds (from --max-latency).
+    pub max_latency_us: f64,
+    /// Highest 8 KiB random-read IOPS measured with mean latency within the cap.
+    pub max_iops: f64,
+    /// Outstanding I/Os at which `max_iops` was measured.
+    pub max_iops_outstanding: u32,
+    /// Mean latency at `max_iops`, microseconds.
+    pub latency_us: f64,
+    /// 99th percentile latency at `max_iops`, microseconds.
+    pub latency_p99_us: f64,
+    /// Highest 1 MiB read throughput, megabytes (10^6 bytes) per second.
+    pub max_mbps: f64,
+    /// Outstanding I/Os at which `max_mbps` was measured.
+    pub max_mbps_outstanding: u32,
+    /// Why each ramp stopped: "knee", "latency cap", "max outstanding" or "time".
+    pub iops_stop: String,
+    /// Why the throughput ramp stopped.
+    pub mbps_stop: String,
+    /// The 8 KiB random-read load curve, one point per load level, in order.
+    pub iops_curve: Vec<CurvePoint>,
+    /// The 1 MiB read load curve.
+    pub mbps_curve: Vec<CurvePoint>,
+    /// Latency histogram at the `max_iops` point.
+    pub histogram: Vec<HistogramBucket>,
+}
+
+/// One load level of a calibration ramp.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CurvePoint {
+    /// Outstanding I/Os (total across threads).
+    pub outstanding: u32,
+    /// Seconds measured at this level.
+    pub duration_s: f64,
+    /// I/Os completed at this level.
+    pub ios: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Megabytes (10^6 bytes) per second.
+    pub mbps: f64,
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// Median latency, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile latency, microseconds.
+    pub p99_us: f64,
+    /// CPU microseconds of dbio per I/O at this level.
+    pub cpu_us_per_io: f64,
+    /// Mean latency was within the cap.
+    pub within_cap: bool,
+}

@@ -1,0 +1,1 @@
+//! dbio-workload: see ARCHITECTURE.md.

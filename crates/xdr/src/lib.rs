@@ -1,0 +1,1 @@
+//! dbio-xdr: see ARCHITECTURE.md.
