@@ -242,3 +242,25 @@ pub struct CurvePoint {
     /// Mean latency was within the cap.
     pub within_cap: bool,
 }
+
+/// `kind` of a [`RunResult`].
+pub const RUN_KIND: &str = "run";
+/// `kind` of a [`CalibrateResult`].
+pub const CALIBRATE_KIND: &str = "calibrate";
+
+impl RunResult {
+    /// Set the run-wide totals (`ios`, `iops`, `mbps`, `cpu_us_per_io`)
+    /// from `classes`, `elapsed_s` and `cpu`, which must be filled first.
+    pub fn fill_totals(&mut self) {
+        self.ios = self.classes.iter().map(|c| c.ios).sum();
+        let bytes: u64 = self.classes.iter().map(|c| c.bytes).sum();
+        if self.elapsed_s > 0.0 {
+            self.iops = self.ios as f64 / self.elapsed_s;
+            self.mbps = bytes as f64 / self.elapsed_s / 1e6;
+        } else {
+            self.iops = 0.0;
+            self.mbps = 0.0;
+        }
+        self.cpu_us_per_io = crate::recorder::cpu_us_per_io(&self.cpu, self.ios);
+    }
+}
