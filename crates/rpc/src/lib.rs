@@ -1,1 +1,39 @@
-//! dbio-rpc: see ARCHITECTURE.md.
+//! dbio-rpc: ONC RPC v2 (RFC 5531).
+//!
+//! # API overview (pure modules, no I/O)
+//! - [`auth`]: [`Credential::none`] / [`Credential::sys`]`(&AuthSys { stamp, machine_name,
+//!   uid, gid, gids })` build a pre-encoded cred+verf (limits checked: name ≤ 255 bytes,
+//!   ≤ 16 gids).
+//! - [`msg`]: [`encode_call`]`(buf, xid, prog, vers, proc, &cred)` appends a call header;
+//!   the arguments follow in the same buffer. [`peek`]`(record)` gives `(xid, MsgType)`.
+//!   [`decode_reply`]`(record)` gives a [`Reply`] `{ xid, verf, outcome }` where `outcome`
+//!   is `Ok(results_slice)` on SUCCESS or a [`ReplyError`] (PROG_UNAVAIL, PROG_MISMATCH,
+//!   PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, RPC_MISMATCH, AUTH_ERROR); `reply.results()`
+//!   turns a refusal into [`RpcError::Refused`]. [`decode_call`], [`encode_reply_success`]
+//!   and [`encode_reply_error`] serve test servers.
+//! - [`record`]: sending one call with no extra copy:
+//!   ```
+//!   # use dbio_rpc::{record, encode_call, Credential};
+//!   let mut buf = Vec::new();
+//!   let start = record::begin_record(&mut buf);
+//!   encode_call(&mut buf, 7, 100003, 3, 0, &Credential::none());
+//!   // ... encode arguments here ...
+//!   record::finish_record(&mut buf, start, 0);
+//!   ```
+//!   For a WRITE, encode the arguments up to the data length word, pass the payload
+//!   length plus its padding as `tail`, and send the payload as its own slice.
+//!   [`encode_record`](record::encode_record) splits a message into several fragments.
+//!   [`RecordDecoder`] reassembles records from a byte stream (bounded by a maximum
+//!   record size) and returns each as `bytes::Bytes`; single-fragment records are not
+//!   copied, so READ data can be handed on with `record.slice_ref(data)`.
+
+pub mod auth;
+pub mod msg;
+pub mod record;
+
+pub use auth::{AuthError, AuthSys, Credential, OpaqueAuth};
+pub use msg::{
+    decode_call, decode_reply, encode_call, encode_reply_error, encode_reply_success, peek,
+    AuthStat, Call, MsgType, Reply, ReplyError, RpcError,
+};
+pub use record::{RecordDecoder, RecordError};
