@@ -10,7 +10,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod buffer;
+mod local;
 pub mod null;
+pub mod psync;
+pub mod uring;
 
 pub use buffer::AlignedBuf;
 
@@ -177,9 +180,7 @@ impl EngineKind {
 pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError> {
     match kind {
         EngineKind::Null => Ok(Box::new(null::NullEngine::new(cfg))),
-        EngineKind::Psync | EngineKind::IoUring => Err(EngineError::Unavailable(
-            kind.name(),
-            "not built yet".into(),
-        )),
+        EngineKind::Psync => Ok(Box::new(psync::PsyncEngine::open(cfg)?)),
+        EngineKind::IoUring => Ok(Box::new(uring::UringEngine::open(cfg)?)),
     }
 }

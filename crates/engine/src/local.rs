@@ -1,0 +1,187 @@
+//! What the local engines (psync, io_uring) share: opening the files with
+//! or without O_DIRECT, checking requests, and turning a result code into a
+//! completion whose error names the file and offset.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+
+use crate::{AlignedBuf, Completion, EngineConfig, EngineError, IoDir, IoRequest, Slot};
+
+/// The open files of one engine instance, with their paths for messages.
+pub(crate) struct LocalFiles {
+    pub files: Vec<File>,
+    pub paths: Vec<String>,
+}
+
+impl LocalFiles {
+    /// Opens every file of `cfg` (read-only unless `cfg.write`), with
+    /// O_DIRECT when `cfg.direct`. Files are not created: the data set is
+    /// prepared before an engine runs on it.
+    pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
+        let mut files = Vec::with_capacity(cfg.files.len());
+        let mut paths = Vec::with_capacity(cfg.files.len());
+        for spec in &cfg.files {
+            let path = spec.path.display().to_string();
+            files.push(open_one(&spec.path, cfg.write, cfg.direct, &path)?);
+            paths.push(path);
+        }
+        Ok(Self { files, paths })
+    }
+}
+
+fn open_one(
+    path: &std::path::Path,
+    write: bool,
+    direct: bool,
+    shown: &str,
+) -> Result<File, EngineError> {
+    let open = |flags: i32| {
+        OpenOptions::new()
+            .read(true)
+            .write(write)
+            .custom_flags(flags)
+            .open(path)
+    };
+    if !direct {
+        return open(0).map_err(|source| open_error(shown, source));
+    }
+    match open(libc::O_DIRECT) {
+        Ok(f) => Ok(f),
+        // EINVAL at open with O_DIRECT means the file system cannot do
+        // direct I/O; confirm the file opens without it before saying so.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match open(0) {
+            Ok(_) => Err(EngineError::NoDirect {
+                path: shown.to_string(),
+            }),
+            Err(source) => Err(open_error(shown, source)),
+        },
+        Err(source) => Err(open_error(shown, source)),
+    }
+}
+
+fn open_error(path: &str, source: io::Error) -> EngineError {
+    EngineError::Open {
+        path: path.to_string(),
+        source,
+    }
+}
+
+/// One buffer per slot, each `max_io` bytes, page aligned.
+pub(crate) fn slot_buffers(cfg: &EngineConfig) -> Vec<AlignedBuf> {
+    (0..cfg.depth.max(1))
+        .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
+        .collect()
+}
+
+/// Rejects a request the engine cannot carry out, before it touches a file.
+pub(crate) fn check_request(
+    req: &IoRequest,
+    files: &LocalFiles,
+    bufs: &[AlignedBuf],
+) -> Result<(), EngineError> {
+    let Some(buf) = bufs.get(req.slot as usize) else {
+        return Err(EngineError::Other(format!(
+            "slot {} out of range (engine has {} slots)",
+            req.slot,
+            bufs.len()
+        )));
+    };
+    let Some(path) = files.paths.get(req.file as usize) else {
+        return Err(EngineError::Other(format!(
+            "file {} out of range (engine has {} files)",
+            req.file,
+            files.paths.len()
+        )));
+    };
+    if req.len as usize > buf.len() {
+        return Err(EngineError::Other(format!(
+            "{} of {} bytes at offset {} of {path} exceeds the slot size {}",
+            op_name(req.dir),
+            req.len,
+            req.offset,
+            buf.len()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn op_name(dir: IoDir) -> &'static str {
+    match dir {
+        IoDir::Read => "read",
+        IoDir::Write => "write",
+    }
+}
+
+/// Builds the completion of `req` from a syscall-style result: bytes
+/// transferred, or a negative errno. Anything short of `req.len` is an error.
+pub(crate) fn completion(req: &IoRequest, res: i64, files: &LocalFiles) -> Completion {
+    let result = if res == i64::from(req.len) {
+        Ok(req.len)
+    } else {
+        let path = files.paths[req.file as usize].clone();
+        let op = op_name(req.dir);
+        Err(if res < 0 {
+            EngineError::Io {
+                op,
+                path,
+                offset: req.offset,
+                source: io::Error::from_raw_os_error((-res) as i32),
+            }
+        } else {
+            EngineError::Short {
+                op,
+                path,
+                offset: req.offset,
+                done: res as u32,
+                want: req.len,
+            }
+        })
+    };
+    Completion {
+        tag: req.tag,
+        slot: req.slot,
+        result,
+    }
+}
+
+/// Which slots have an I/O in flight (submitted and not yet reaped).
+pub(crate) struct SlotTable {
+    busy: Vec<bool>,
+    count: u32,
+}
+
+impl SlotTable {
+    pub fn new(depth: usize) -> Self {
+        Self {
+            busy: vec![false; depth],
+            count: 0,
+        }
+    }
+    /// Marks `slot` taken; fails if every slot or this one is in flight.
+    pub fn take(&mut self, slot: Slot) -> Result<(), EngineError> {
+        let depth = self.busy.len() as u32;
+        if self.count >= depth {
+            return Err(EngineError::Busy(depth));
+        }
+        let busy = &mut self.busy[slot as usize];
+        if *busy {
+            return Err(EngineError::Other(format!(
+                "slot {slot} already has an I/O in flight"
+            )));
+        }
+        *busy = true;
+        self.count += 1;
+        Ok(())
+    }
+    pub fn release(&mut self, slot: Slot) {
+        let busy = &mut self.busy[slot as usize];
+        if *busy {
+            *busy = false;
+            self.count -= 1;
+        }
+    }
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+}

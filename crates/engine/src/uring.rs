@@ -1,0 +1,302 @@
+//! The io_uring engine: one ring per engine instance, as deep as its slots.
+//!
+//! CPU per I/O is what this engine is judged on, so the hot path allocates
+//! nothing and makes as few system calls as it can: slot buffers and files
+//! are registered once (READ_FIXED/WRITE_FIXED on fixed files), submit only
+//! fills an SQE, commit sends the whole batch in one `io_uring_enter`, and
+//! reap drains every ready CQE before it considers waiting.
+
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use crate::local::{check_request, completion, slot_buffers, LocalFiles, SlotTable};
+use crate::{
+    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
+};
+
+/// Most slots one ring takes: fixed buffer indexes are 16 bits and the
+/// kernel registers at most 16384 buffers.
+pub const MAX_DEPTH: u32 = 16384;
+
+/// How long drop waits for I/Os still in flight before it gives up on them.
+const DRAIN_ON_DROP: Duration = Duration::from_secs(30);
+/// user_data of the cancel issued on drop: no slot has this number.
+const CANCEL_TAG: u64 = u64::MAX;
+
+pub struct UringEngine {
+    // Declared first so the ring is torn down before the buffers it uses.
+    ring: IoUring<squeue::Entry, cqueue::Entry>,
+    files: LocalFiles,
+    bufs: Vec<AlignedBuf>,
+    /// The request in flight on each slot (user_data is the slot number).
+    reqs: Vec<IoRequest>,
+    slots: SlotTable,
+    /// SQEs queued since the last commit.
+    queued: u32,
+    /// Buffers and files could be registered (else plain READ/WRITE on fds).
+    fixed_bufs: bool,
+    fixed_files: bool,
+}
+
+impl UringEngine {
+    pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
+        let depth = cfg.depth.max(1);
+        if depth > MAX_DEPTH {
+            return Err(EngineError::Other(format!(
+                "io_uring depth {depth} exceeds the maximum of {MAX_DEPTH}"
+            )));
+        }
+        let ring = new_ring(depth)?;
+        let files = LocalFiles::open(cfg)?;
+        let bufs = slot_buffers(cfg);
+
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec {
+                iov_base: b.as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: the buffers live in self.bufs, which outlives the ring
+        // (field order, and Drop waits for in-flight I/O).
+        // Registration can fail on a low RLIMIT_MEMLOCK; plain reads into the
+        // same buffers still work, only a little more CPU per I/O.
+        let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fds: Vec<i32> = files.files.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_files = fds.is_empty() || ring.submitter().register_files(&fds).is_ok();
+
+        let reqs = vec![
+            IoRequest {
+                file: 0,
+                offset: 0,
+                len: 0,
+                dir: IoDir::Read,
+                slot: 0,
+                sync: false,
+                tag: 0,
+            };
+            bufs.len()
+        ];
+        Ok(Self {
+            ring,
+            slots: SlotTable::new(bufs.len()),
+            files,
+            bufs,
+            reqs,
+            queued: 0,
+            fixed_bufs,
+            fixed_files,
+        })
+    }
+
+    /// Whether slot buffers and files are registered with the ring.
+    pub fn registered(&self) -> (bool, bool) {
+        (self.fixed_bufs, self.fixed_files)
+    }
+
+    fn sqe(&mut self, req: &IoRequest) -> squeue::Entry {
+        let buf = self.bufs[req.slot as usize].as_mut_ptr();
+        let flags = if req.sync { libc::RWF_DSYNC } else { 0 };
+        let raw_fd = self.files.files[req.file as usize].as_raw_fd();
+        macro_rules! build {
+            ($fd:expr) => {
+                match (req.dir, self.fixed_bufs) {
+                    (IoDir::Read, true) => {
+                        opcode::ReadFixed::new($fd, buf, req.len, req.slot as u16)
+                            .offset(req.offset)
+                            .build()
+                    }
+                    (IoDir::Read, false) => opcode::Read::new($fd, buf, req.len)
+                        .offset(req.offset)
+                        .build(),
+                    (IoDir::Write, true) => {
+                        opcode::WriteFixed::new($fd, buf, req.len, req.slot as u16)
+                            .offset(req.offset)
+                            .rw_flags(flags)
+                            .build()
+                    }
+                    (IoDir::Write, false) => opcode::Write::new($fd, buf, req.len)
+                        .offset(req.offset)
+                        .rw_flags(flags)
+                        .build(),
+                }
+            };
+        }
+        let sqe = if self.fixed_files {
+            build!(types::Fixed(req.file))
+        } else {
+            build!(types::Fd(raw_fd))
+        };
+        sqe.user_data(u64::from(req.slot))
+    }
+
+    /// Moves every ready CQE into `out`; returns how many.
+    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+        let mut n = 0;
+        for cqe in self.ring.completion() {
+            let slot = cqe.user_data() as usize;
+            let Some(req) = self.reqs.get(slot) else {
+                continue; // the cancel issued on drop
+            };
+            out.push(completion(req, i64::from(cqe.result()), &self.files));
+            self.slots.release(slot as Slot);
+            n += 1;
+        }
+        n
+    }
+
+    /// One `io_uring_enter`: submits what is queued and, with a timeout,
+    /// waits until `want` CQEs are ready or the timeout passes.
+    fn enter(&mut self, want: usize, timeout: Option<Duration>) -> Result<(), EngineError> {
+        let res = match timeout {
+            Some(t) => {
+                let ts = types::Timespec::from(t);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(want, &args)
+            }
+            None => self.ring.submitter().submit_and_wait(want),
+        };
+        match res {
+            Ok(n) => {
+                self.queued = self.queued.saturating_sub(n as u32);
+                Ok(())
+            }
+            // ETIME: the timeout passed; EINTR: a signal; EBUSY: the kernel
+            // wants completions reaped first. None is a failure of an I/O.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                // What was queued may or may not have gone: ask the ring.
+                self.queued = self.ring.submission().len() as u32;
+                Ok(())
+            }
+            Err(e) => Err(EngineError::Other(format!("io_uring_enter: {e}"))),
+        }
+    }
+}
+
+/// Creates the ring, or says why io_uring cannot be used here.
+fn new_ring(depth: u32) -> Result<IoUring, EngineError> {
+    let entries = depth.next_power_of_two();
+    let ring = IoUring::builder()
+        // Completions never outnumber slots, so twice the SQ is plenty.
+        .setup_cqsize(entries * 2)
+        .build(entries)
+        .map_err(|e| {
+            let why = match e.raw_os_error() {
+                Some(libc::ENOSYS) => "the kernel has no io_uring".to_string(),
+                Some(libc::EPERM) | Some(libc::EACCES) => format!(
+                    "io_uring_setup refused ({e}): disabled by \
+                     /proc/sys/kernel/io_uring_disabled or a seccomp policy"
+                ),
+                _ => format!("io_uring_setup failed: {e}"),
+            };
+            EngineError::Unavailable("io_uring", why)
+        })?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err(EngineError::Unavailable(
+            "io_uring",
+            "the kernel lacks IORING_FEAT_EXT_ARG (waits with a timeout need Linux 5.11)".into(),
+        ));
+    }
+    Ok(ring)
+}
+
+impl Engine for UringEngine {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            async_io: true,
+            no_data: false,
+        }
+    }
+    fn depth(&self) -> u32 {
+        self.bufs.len() as u32
+    }
+    fn buffer(&mut self, slot: Slot) -> &mut [u8] {
+        self.bufs[slot as usize].as_mut_slice()
+    }
+    fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        check_request(&req, &self.files, &self.bufs)?;
+        self.slots.take(req.slot)?;
+        let sqe = self.sqe(&req);
+        self.reqs[req.slot as usize] = req;
+        // SAFETY: the SQE points into this slot's buffer, which stays put
+        // and untouched by the engine until the completion is reaped.
+        // The SQ has at least `depth` entries and at most `depth` I/Os are
+        // in flight, so it cannot be full.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            self.slots.release(req.slot);
+            return Err(EngineError::Busy(self.depth()));
+        }
+        self.queued += 1;
+        Ok(())
+    }
+    fn commit(&mut self) -> Result<(), EngineError> {
+        if self.queued == 0 {
+            return Ok(());
+        }
+        self.enter(0, None)
+    }
+    fn reap(
+        &mut self,
+        min: usize,
+        timeout: Duration,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let mut n = self.drain(out);
+        // Never wait for more than can still come.
+        let min = min.min(n + self.slots.count() as usize);
+        if n >= min && self.queued == 0 {
+            return Ok(n);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.enter(min.saturating_sub(n), Some(left))?;
+            n += self.drain(out);
+            if n >= min || left.is_zero() || Instant::now() >= deadline {
+                return Ok(n);
+            }
+        }
+    }
+    fn in_flight(&self) -> u32 {
+        self.slots.count()
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        // The kernel may still write into slot buffers: wait for every
+        // outstanding I/O before they are freed, and leak them if it hangs.
+        if self.slots.count() > 0 {
+            // Reads that may never finish (a pipe, a hung device) are
+            // cancelled; disk I/O that cannot be cancelled just completes.
+            let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+                .build()
+                .user_data(CANCEL_TAG);
+            // SAFETY: the cancel SQE points at no memory.
+            let _ = unsafe { self.ring.submission().push(&cancel) };
+        }
+        let deadline = Instant::now() + DRAIN_ON_DROP;
+        let mut sink = Vec::new();
+        while self.slots.count() > 0 && Instant::now() < deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.enter(1, Some(left)).is_err() {
+                break;
+            }
+            self.drain(&mut sink);
+            sink.clear();
+        }
+        if self.slots.count() > 0 {
+            std::mem::forget(std::mem::take(&mut self.bufs));
+        }
+    }
+}
