@@ -1,1 +1,2 @@
 //! dbio-nfs: see ARCHITECTURE.md.
+pub mod config;
