@@ -1,1 +1,20 @@
-//! dbio-workload: see ARCHITECTURE.md.
+//! dbio-workload: database I/O classes and mixes (which block, which size,
+//! read or write, when) and the data set they run on.
+//!
+//! - [`class`]: the I/O classes and their Oracle wait events.
+//! - [`dataset`]: dbio's own data files, created through the engine, marked
+//!   with a manifest and a header, and guarded against overwriting others'.
+//! - [`generator`]: per-user generator that yields the next I/O cheaply.
+//! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
+
+pub mod class;
+pub mod content;
+pub mod dataset;
+pub mod generator;
+pub mod units;
+
+pub use class::IoClass;
+pub use dataset::{Dataset, DatasetError, DatasetSpec, FileKind, PrepareOptions};
+pub use generator::{
+    Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoStress, Think, WorkloadConfig,
+};

@@ -1,0 +1,519 @@
+//! Workload mixes and the per-user generator that yields the next I/O.
+//!
+//! SLOB's knobs map onto this directly: each user (session) draws block
+//! operations; UPDATE_PCT of them are updates (a DBWR block write, batched,
+//! and a redo write), SCAN_PCT of the rest are scans (multiblock or direct
+//! reads), the others single-block reads. A hot spot gets every Nth block
+//! operation, and every Nth operation is preceded by a think time.
+
+use std::time::Duration;
+
+use dbio_engine::IoDir;
+
+use crate::class::IoClass;
+use crate::content::Rng;
+use crate::dataset::{Dataset, FileKind};
+
+/// Size of redo writes: `lite` small commits, `heavy` large batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedoStress {
+    /// 512 B to 16 KiB per write (SLOB REDO_STRESS=LITE).
+    Lite,
+    /// 64 KiB to 1 MiB per write (SLOB REDO_STRESS=HEAVY).
+    Heavy,
+}
+
+impl RedoStress {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "lite" | "light" => Some(Self::Lite),
+            "heavy" => Some(Self::Heavy),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lite => "lite",
+            Self::Heavy => "heavy",
+        }
+    }
+    /// Smallest and largest redo write, in 512-byte sectors.
+    fn sectors(self) -> (u64, u64) {
+        match self {
+            Self::Lite => (1, 32),
+            Self::Heavy => (128, 2048),
+        }
+    }
+}
+
+/// A hot spot (SLOB DO_HOTSPOT): every `frequency`-th block operation goes
+/// to `size` bytes starting `offset` bytes into the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hotspot {
+    pub offset: u64,
+    pub size: u64,
+    pub frequency: u32,
+}
+
+/// Think time (SLOB THINK_TM_*): every `frequency`-th operation waits a
+/// random time between `min` and `max` before it is issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Think {
+    pub min: Duration,
+    pub max: Duration,
+    pub frequency: u32,
+}
+
+/// Named mixes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Single-block reads with 25% updates (DBWR and redo writes), like SLOB's default.
+    Oltp,
+    /// Scans: multiblock and direct-path reads.
+    Olap,
+    /// Redo log writes only, heavy.
+    Redo,
+    /// Every class: 25% updates, 10% scans.
+    Mixed,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 4] = [Profile::Oltp, Profile::Olap, Profile::Redo, Profile::Mixed];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s.to_ascii_lowercase())
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Oltp => "oltp",
+            Profile::Olap => "olap",
+            Profile::Redo => "redo",
+            Profile::Mixed => "mixed",
+        }
+    }
+    /// The configuration this profile stands for, with `block_size`.
+    pub fn config(self, block_size: u32) -> WorkloadConfig {
+        use IoClass::*;
+        let (classes, update_pct, scan_pct, redo) = match self {
+            Profile::Oltp => (
+                vec![SingleBlockRead, DbwrWrite, RedoWrite],
+                25,
+                0,
+                RedoStress::Lite,
+            ),
+            Profile::Olap => (vec![MultiblockRead, DirectRead], 0, 100, RedoStress::Lite),
+            Profile::Redo => (vec![RedoWrite], 100, 0, RedoStress::Heavy),
+            Profile::Mixed => (IoClass::ALL.to_vec(), 25, 10, RedoStress::Lite),
+        };
+        WorkloadConfig {
+            classes,
+            update_pct,
+            scan_pct,
+            redo_stress: redo,
+            ..WorkloadConfig::new(block_size)
+        }
+    }
+}
+
+/// What a user does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadConfig {
+    /// Classes enabled.
+    pub classes: Vec<IoClass>,
+    /// Database block size, bytes.
+    pub block_size: u32,
+    /// Percent of block operations that are updates (SLOB UPDATE_PCT).
+    pub update_pct: u32,
+    /// Percent of read operations that are scans (SLOB SCAN_PCT).
+    pub scan_pct: u32,
+    pub redo_stress: RedoStress,
+    pub hotspot: Option<Hotspot>,
+    pub think: Option<Think>,
+    /// Size of a multiblock read (db_file_multiblock_read_count x block size).
+    pub multiblock_bytes: u32,
+    /// Multiblock reads at random places instead of sequential scans.
+    pub multiblock_random: bool,
+    /// Size of a direct-path read.
+    pub direct_read_bytes: u32,
+    /// DBWR writes issued together.
+    pub dbwr_batch: u32,
+}
+
+impl WorkloadConfig {
+    /// Single-block reads only, SLOB-like defaults for the rest.
+    pub fn new(block_size: u32) -> Self {
+        WorkloadConfig {
+            classes: vec![IoClass::SingleBlockRead],
+            block_size,
+            update_pct: 25,
+            scan_pct: 0,
+            redo_stress: RedoStress::Lite,
+            hotspot: None,
+            think: None,
+            multiblock_bytes: 1 << 20,
+            multiblock_random: false,
+            direct_read_bytes: 1 << 20,
+            dbwr_batch: 8,
+        }
+    }
+
+    /// The largest I/O this configuration issues (the engine slot size).
+    pub fn max_io(&self) -> u32 {
+        let redo = (self.redo_stress.sectors().1 * 512) as u32;
+        self.classes
+            .iter()
+            .map(|c| match c {
+                IoClass::SingleBlockRead | IoClass::DbwrWrite => self.block_size,
+                IoClass::MultiblockRead => self.multiblock_bytes,
+                IoClass::DirectRead => self.direct_read_bytes,
+                IoClass::RedoWrite => redo,
+            })
+            .max()
+            .unwrap_or(self.block_size)
+    }
+
+    /// True when some class writes.
+    pub fn writes(&self) -> bool {
+        self.classes.iter().any(|c| c.is_write())
+    }
+
+    /// Relative weight of each class per draw (indexed by [`IoClass::index`]).
+    fn weights(&self) -> [u64; 5] {
+        let on = |c: IoClass| self.classes.contains(&c);
+        let u = u64::from(self.update_pct.min(100));
+        let s = u64::from(self.scan_pct.min(100));
+        let scans = u64::from(on(IoClass::MultiblockRead)) + u64::from(on(IoClass::DirectRead));
+        let batch = u64::from(self.dbwr_batch.max(1));
+        let mut w = [0u64; 5];
+        // Scaled so that integer division by the batch keeps precision.
+        w[0] = (100 - u) * (100 - s) * 64;
+        for c in [IoClass::MultiblockRead, IoClass::DirectRead] {
+            w[c.index()] = (100 - u) * s * 64 / scans.max(1);
+        }
+        w[IoClass::DbwrWrite.index()] = u * 100 * 64 / batch;
+        w[IoClass::RedoWrite.index()] = u * 100 * 64;
+        for c in IoClass::ALL {
+            if !on(c) {
+                w[c.index()] = 0;
+            }
+        }
+        if w.iter().all(|&x| x == 0) {
+            for c in &self.classes {
+                w[c.index()] = 1;
+            }
+        }
+        w
+    }
+}
+
+/// Where the blocks are: data files of equal size and the redo log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Engine file index of each data file.
+    pub data_files: Vec<u32>,
+    /// Usable blocks per data file (after the header).
+    pub blocks_per_file: u64,
+    /// Block index of the first usable block (after the header).
+    pub first_block: u64,
+    pub block_size: u32,
+    /// Redo log: engine file index and the usable byte range.
+    pub redo: Option<(u32, u64, u64)>,
+}
+
+impl Layout {
+    pub fn of(ds: &Dataset) -> Self {
+        let bs = u64::from(ds.block_size);
+        let first_block = ds.header_len().div_ceil(bs);
+        let data: Vec<(u32, u64)> = ds
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.kind == FileKind::Data)
+            .map(|(i, f)| (i as u32, f.size))
+            .collect();
+        let blocks_per_file = data
+            .iter()
+            .map(|&(_, size)| (size / bs).saturating_sub(first_block))
+            .min()
+            .unwrap_or(0);
+        let redo = ds
+            .files
+            .iter()
+            .position(|f| f.kind == FileKind::Redo)
+            .map(|i| (i as u32, ds.header_len(), ds.files[i].size));
+        Layout {
+            data_files: data.into_iter().map(|(i, _)| i).collect(),
+            blocks_per_file,
+            first_block,
+            block_size: ds.block_size,
+            redo,
+        }
+    }
+
+    fn total_blocks(&self) -> u64 {
+        self.blocks_per_file * self.data_files.len() as u64
+    }
+
+    /// Engine file and byte offset of global usable block `g`.
+    #[inline]
+    fn place(&self, g: u64) -> (u32, u64) {
+        let f = (g / self.blocks_per_file) as usize;
+        let b = self.first_block + g % self.blocks_per_file;
+        (self.data_files[f], b * u64::from(self.block_size))
+    }
+}
+
+/// One I/O to issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub class: IoClass,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub dir: IoDir,
+    /// Must be stable when it completes (redo).
+    pub sync: bool,
+    /// Wait this long before issuing it (think time), nanoseconds.
+    pub think_ns: u64,
+}
+
+/// A configuration the generator cannot run.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GeneratorError {
+    #[error("no workload class enabled")]
+    NoClass,
+    #[error("the data set has no data blocks")]
+    NoData,
+    #[error("redo-write needs a redo log file in the data set")]
+    NoRedo,
+    #[error("hot spot of {size} bytes at offset {offset} lies outside the {data} bytes of data")]
+    Hotspot { offset: u64, size: u64, data: u64 },
+    #[error("think time min {min:?} is above max {max:?}")]
+    Think { min: Duration, max: Duration },
+}
+
+/// Yields the I/Os of one user. Holds no heap memory: `next` is a few
+/// arithmetic operations and PRNG draws.
+pub struct Generator {
+    rng: Rng,
+    layout: Layout,
+    cumulative: [u64; 5],
+    block_size: u64,
+    update_hot: Option<(u64, u64, u64)>,
+    think: Option<(u64, u64, u64)>,
+    mb_blocks: u64,
+    mb_random: bool,
+    direct_blocks: u64,
+    dbwr_batch: u32,
+    redo_sectors: (u64, u64),
+    ops: u64,
+    block_ops: u64,
+    dbwr_left: u32,
+    scan_at: u64,
+    direct_at: u64,
+    redo_at: u64,
+}
+
+impl Generator {
+    /// The generator of user `user` of `users`, seeded by `seed`.
+    pub fn new(
+        cfg: &WorkloadConfig,
+        layout: &Layout,
+        user: u32,
+        users: u32,
+        seed: u64,
+    ) -> Result<Self, GeneratorError> {
+        if cfg.classes.is_empty() {
+            return Err(GeneratorError::NoClass);
+        }
+        if layout.total_blocks() == 0 {
+            return Err(GeneratorError::NoData);
+        }
+        if cfg.classes.contains(&IoClass::RedoWrite) && layout.redo.is_none() {
+            return Err(GeneratorError::NoRedo);
+        }
+        let bs = u64::from(layout.block_size);
+        let data = layout.total_blocks() * bs;
+        let update_hot = match cfg.hotspot {
+            Some(h) if h.frequency > 0 => {
+                if h.size < bs || h.offset.saturating_add(h.size) > data {
+                    return Err(GeneratorError::Hotspot {
+                        offset: h.offset,
+                        size: h.size,
+                        data,
+                    });
+                }
+                Some((h.offset / bs, h.size / bs, u64::from(h.frequency)))
+            }
+            _ => None,
+        };
+        let think = match cfg.think {
+            Some(t) if t.frequency > 0 => {
+                if t.min > t.max {
+                    return Err(GeneratorError::Think {
+                        min: t.min,
+                        max: t.max,
+                    });
+                }
+                Some((
+                    t.min.as_nanos() as u64,
+                    t.max.as_nanos() as u64,
+                    u64::from(t.frequency),
+                ))
+            }
+            _ => None,
+        };
+        let mut cumulative = cfg.weights();
+        for i in 1..5 {
+            cumulative[i] += cumulative[i - 1];
+        }
+        // Users start their scans and redo at different places.
+        let start = layout.total_blocks() * u64::from(user) / u64::from(users.max(1));
+        let redo_at = layout.redo.map_or(0, |(_, lo, hi)| {
+            let span = (hi - lo) / 512;
+            lo + span * u64::from(user) / u64::from(users.max(1)) * 512
+        });
+        Ok(Generator {
+            rng: Rng::new(seed ^ (u64::from(user) << 32)),
+            layout: layout.clone(),
+            cumulative,
+            block_size: bs,
+            update_hot,
+            think,
+            mb_blocks: (u64::from(cfg.multiblock_bytes) / bs).max(1),
+            mb_random: cfg.multiblock_random,
+            direct_blocks: (u64::from(cfg.direct_read_bytes) / bs).max(1),
+            dbwr_batch: cfg.dbwr_batch.max(1),
+            redo_sectors: cfg.redo_stress.sectors(),
+            ops: 0,
+            block_ops: 0,
+            dbwr_left: 0,
+            scan_at: start,
+            direct_at: start,
+            redo_at,
+        })
+    }
+
+    /// The next I/O.
+    #[inline]
+    pub fn next_op(&mut self) -> Op {
+        self.ops += 1;
+        let think_ns = match self.think {
+            Some((lo, hi, every)) if self.ops.is_multiple_of(every) => self.rng.between(lo, hi),
+            _ => 0,
+        };
+        let class = if self.dbwr_left > 0 {
+            self.dbwr_left -= 1;
+            IoClass::DbwrWrite
+        } else {
+            self.pick()
+        };
+        let mut op = match class {
+            IoClass::SingleBlockRead => self.block_op(class, IoDir::Read),
+            IoClass::DbwrWrite => self.block_op(class, IoDir::Write),
+            IoClass::MultiblockRead => {
+                let (blocks, random) = (self.mb_blocks, self.mb_random);
+                self.extent_op(class, blocks, random)
+            }
+            IoClass::DirectRead => {
+                let blocks = self.direct_blocks;
+                self.extent_op(class, blocks, false)
+            }
+            IoClass::RedoWrite => self.redo_op(),
+        };
+        op.think_ns = think_ns;
+        op
+    }
+
+    #[inline]
+    fn pick(&mut self) -> IoClass {
+        let r = self.rng.below(self.cumulative[4]);
+        let i = self.cumulative.iter().position(|&c| r < c).unwrap_or(0);
+        let class = IoClass::ALL[i];
+        if class == IoClass::DbwrWrite {
+            self.dbwr_left = self.dbwr_batch - 1;
+        }
+        class
+    }
+
+    #[inline]
+    fn block_op(&mut self, class: IoClass, dir: IoDir) -> Op {
+        self.block_ops += 1;
+        let g = match self.update_hot {
+            Some((first, n, every)) if self.block_ops.is_multiple_of(every) => {
+                first + self.rng.below(n)
+            }
+            _ => self.rng.below(self.layout.total_blocks()),
+        };
+        let (file, offset) = self.layout.place(g);
+        Op {
+            class,
+            file,
+            offset,
+            len: self.block_size as u32,
+            dir,
+            sync: false,
+            think_ns: 0,
+        }
+    }
+
+    /// A read of up to `blocks` blocks that never crosses a file end.
+    fn extent_op(&mut self, class: IoClass, blocks: u64, random: bool) -> Op {
+        let per_file = self.layout.blocks_per_file;
+        let total = self.layout.total_blocks();
+        let cursor = if class == IoClass::DirectRead {
+            &mut self.direct_at
+        } else {
+            &mut self.scan_at
+        };
+        let g = if random {
+            let g = self.rng.below(total);
+            // Aligned to the read size within its file.
+            g - (g % per_file) % blocks
+        } else {
+            *cursor % total
+        };
+        let n = blocks.min(per_file - g % per_file);
+        if !random {
+            *cursor = (g + n) % total;
+        }
+        let (file, offset) = self.layout.place(g);
+        Op {
+            class,
+            file,
+            offset,
+            len: (n * self.block_size) as u32,
+            dir: IoDir::Read,
+            sync: false,
+            think_ns: 0,
+        }
+    }
+
+    /// The next sequential redo write, wrapping at the end of the log.
+    fn redo_op(&mut self) -> Op {
+        let (file, lo, hi) = self.layout.redo.unwrap_or((0, 0, 0));
+        let (smin, smax) = self.redo_sectors;
+        let max_here = ((hi - lo) / 512).max(1);
+        let len = self.rng.between(smin.min(max_here), smax.min(max_here)) * 512;
+        if self.redo_at < lo || self.redo_at + len > hi {
+            self.redo_at = lo;
+        }
+        let offset = self.redo_at;
+        self.redo_at += len;
+        Op {
+            class: IoClass::RedoWrite,
+            file,
+            offset,
+            len: len as u32,
+            dir: IoDir::Write,
+            sync: true,
+            think_ns: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "generator_tests.rs"]
+mod tests;
