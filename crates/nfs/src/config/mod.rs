@@ -40,7 +40,8 @@
 //! - `mnt_timeout: SECONDS` (default 600).
 //! - `security_default: FLAVOR` for the entry and `security: FLAVOR` per export. Only `sys`
 //!   is supported; `krb5`, `krb5i` and `krb5p` are recognised and refused with a clear error.
-//! - Keywords in any case, leading whitespace, blank lines, and `#` comments to the end of the line.
+//! - Keywords in any case (and the values of `nfs_version`, `security` and `security_default`),
+//!   leading whitespace, blank lines, CRLF line ends, and `#` comments to the end of the line.
 //!
 //! Accepted and ignored, each with a [`ConfigWarning`]: `management:` and `community:`
 //! (Oracle's SNMP queries to the storage system; dbio makes none).
@@ -65,7 +66,8 @@
 //! security = "sys"
 //! ```
 //!
-//! Same keys, same rules, same result. Unknown keys are an error. A file is read as TOML when
+//! Same keys, same rules, same result (`dontroute = false` is the same as leaving it out).
+//! Unknown keys are an error. A file is read as TOML when
 //! its name ends in `.toml` or its first significant line looks like TOML (`[...]` or `key =`).
 //!
 //! # Errors
