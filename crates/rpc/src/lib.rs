@@ -26,8 +26,17 @@
 //!   [`RecordDecoder`] reassembles records from a byte stream (bounded by a maximum
 //!   record size) and returns each as `bytes::Bytes`; single-fragment records are not
 //!   copied, so READ data can be handed on with `record.slice_ref(data)`.
+//!
+//! # Transport (tokio)
+//! - [`conn`]: [`conn::Connection`] owns one TCP connection in one task: XIDs, batched
+//!   vectored writes, replies matched by XID in any order, retransmission with the same
+//!   XID, reconnect and resend, deadlines. Replies go to a oneshot (`Connection::call`)
+//!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on.
 
 pub mod auth;
+mod completion;
+pub mod conn;
+mod conn_task;
 pub mod msg;
 pub mod record;
 

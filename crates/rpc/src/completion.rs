@@ -1,0 +1,148 @@
+//! Where a reply goes: a oneshot for async callers, or a queue that a plain
+//! (non-async) thread polls or blocks on, as an I/O engine reaping
+//! completions does.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use crate::conn::TransportError;
+
+/// One reply record, as received: the whole RPC reply message (without the
+/// record mark), starting with the XID. A READ's data is a slice of it, so it
+/// reaches the caller without being copied.
+#[derive(Clone, Debug)]
+pub struct ReplyRecord {
+    pub xid: u32,
+    pub record: Bytes,
+}
+
+/// The outcome of one call.
+pub type CallResult = Result<ReplyRecord, TransportError>;
+
+/// Receives completions tagged by the caller. Implemented by
+/// [`CompletionQueue`]; an engine may implement its own.
+pub trait Completions: Send + Sync {
+    /// Called from the connection task; must not block for long.
+    fn complete(&self, tag: u64, result: CallResult);
+}
+
+/// The reply destination that each request carries.
+pub enum ReplyTo {
+    /// Wake one async waiter.
+    Once(oneshot::Sender<CallResult>),
+    /// Push `(tag, result)` to a shared sink.
+    Sink(std::sync::Arc<dyn Completions>, u64),
+}
+
+impl ReplyTo {
+    /// Hands the result over; a vanished receiver is not an error.
+    pub fn send(self, result: CallResult) {
+        match self {
+            ReplyTo::Once(tx) => {
+                let _ = tx.send(result);
+            }
+            ReplyTo::Sink(sink, tag) => sink.complete(tag, result),
+        }
+    }
+}
+
+/// A completion queue a plain thread can block on: many submitters' replies
+/// land here, tagged, in arrival order.
+#[derive(Default)]
+pub struct CompletionQueue {
+    items: Mutex<VecDeque<(u64, CallResult)>>,
+    ready: Condvar,
+}
+
+impl CompletionQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Waits until at least `min` completions are queued or `timeout`
+    /// passes, then moves all queued completions to `out`. Returns how many
+    /// were moved (possibly fewer than `min` on timeout).
+    pub fn wait(&self, min: usize, timeout: Duration, out: &mut Vec<(u64, CallResult)>) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        while items.len() < min {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            items = match self.ready.wait_timeout(items, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        let n = items.len();
+        out.extend(items.drain(..));
+        n
+    }
+
+    /// Moves what is queued to `out` without waiting.
+    pub fn poll(&self, out: &mut Vec<(u64, CallResult)>) -> usize {
+        self.wait(0, Duration::ZERO, out)
+    }
+
+    /// Number of completions waiting to be taken.
+    pub fn len(&self) -> usize {
+        self.items.lock().map(|i| i.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Completions for CompletionQueue {
+    fn complete(&self, tag: u64, result: CallResult) {
+        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        items.push_back((tag, result));
+        drop(items);
+        self.ready.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn queue_wakes_a_blocked_thread() {
+        let q = Arc::new(CompletionQueue::new());
+        let q2 = q.clone();
+        let t = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let n = q2.wait(2, Duration::from_secs(5), &mut out);
+            (n, out.iter().map(|(t, _)| *t).collect::<Vec<_>>())
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        let reply = || {
+            Ok(ReplyRecord {
+                xid: 1,
+                record: Bytes::new(),
+            })
+        };
+        q.complete(7, reply());
+        q.complete(9, reply());
+        assert_eq!(t.join().unwrap(), (2, vec![7, 9]));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn wait_times_out_with_what_is_there() {
+        let q = CompletionQueue::new();
+        q.complete(1, Err(TransportError::Closed { addr: "x".into() }));
+        let mut out = Vec::new();
+        let t0 = Instant::now();
+        assert_eq!(q.wait(3, Duration::from_millis(30), &mut out), 1);
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        assert!(out[0].1.is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! One TCP connection to an ONC RPC server.
+//!
+//! A single task owns the socket (like tokio-postgres' connection): callers
+//! hand it [`CallBuf`]s through a channel, each with its own [`ReplyTo`]; the
+//! task assigns XIDs, writes what is queued in as few vectored writes as it
+//! can, matches replies by XID in any order, retransmits with the same XID
+//! after a timeout (so the server's duplicate request cache protects
+//! non-idempotent calls), reconnects after a dropped connection and resends
+//! what was pending. Every call ends: with its reply, or with a
+//! [`TransportError`] once its deadline (`timeout * (retries + 1)`) passes.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::{mpsc, oneshot};
+
+pub use crate::completion::{CallResult, CompletionQueue, Completions, ReplyRecord, ReplyTo};
+use crate::conn_task::Task;
+
+/// Transport failures. Clone, because one failure (a lost server) ends many calls.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TransportError {
+    #[error("cannot connect to {addr}: {reason}")]
+    Connect { addr: String, reason: String },
+    #[error("no reply from {addr} within {secs:.1} s (xid {xid:#x}, {tries} transmissions)")]
+    Timeout {
+        addr: String,
+        xid: u32,
+        secs: f64,
+        tries: u32,
+    },
+    #[error("connection to {addr} lost and not re-established within {secs:.1} s: {reason}")]
+    Lost {
+        addr: String,
+        secs: f64,
+        reason: String,
+    },
+    #[error("connection to {addr} is closed")]
+    Closed { addr: String },
+    #[error("call to {addr} too large: {len} bytes (limit {limit})")]
+    TooLarge {
+        addr: String,
+        len: usize,
+        limit: usize,
+    },
+}
+
+/// How a connection behaves. The defaults suit a server on a LAN.
+#[derive(Clone, Debug)]
+pub struct ConnConfig {
+    /// Time to wait for a reply before retransmitting.
+    pub timeout: Duration,
+    /// Retransmissions before a call fails; its deadline is
+    /// `timeout * (retries + 1)` after it was first submitted.
+    pub retries: u32,
+    /// Limit for one TCP connect attempt.
+    pub connect_timeout: Duration,
+    /// Bind a source port below 1024 (needs root or CAP_NET_BIND_SERVICE);
+    /// many servers refuse MOUNT or NFS from other ports.
+    pub reserved_port: bool,
+    /// Calls sent and not yet answered; more wait in the queue.
+    pub max_in_flight: usize,
+    /// Largest reply record accepted (bounds the receive buffer).
+    pub max_record: usize,
+}
+
+impl Default for ConnConfig {
+    fn default() -> Self {
+        ConnConfig {
+            timeout: Duration::from_secs(10),
+            retries: 2,
+            connect_timeout: Duration::from_secs(5),
+            reserved_port: false,
+            max_in_flight: 4096,
+            max_record: 4 << 20,
+        }
+    }
+}
+
+impl ConnConfig {
+    /// When a call submitted now fails at the latest.
+    pub fn deadline(&self) -> Duration {
+        self.timeout * (self.retries + 1)
+    }
+}
+
+/// One RPC call message, without record mark.
+pub struct CallBuf {
+    /// RPC call header and arguments. The first four bytes are the XID slot: the
+    /// connection writes the XID there, so callers may leave zero.
+    pub head: BytesMut,
+    /// Bytes sent after `head` without copying (a WRITE's data), followed
+    /// by XDR padding the connection adds. Empty for most calls.
+    pub payload: Bytes,
+}
+
+impl CallBuf {
+    pub fn new(head: BytesMut) -> Self {
+        CallBuf {
+            head,
+            payload: Bytes::new(),
+        }
+    }
+}
+
+/// Counters of one connection (the dNFS "channels" view).
+#[derive(Debug, Default)]
+pub struct ConnStats {
+    pub calls: AtomicU64,
+    pub replies: AtomicU64,
+    pub retransmits: AtomicU64,
+    pub reconnects: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    pub bytes_received: AtomicU64,
+    /// Replies whose XID matched no pending call (late answers to retransmissions).
+    pub unmatched: AtomicU64,
+    /// System calls that wrote (each may carry many calls).
+    pub writes: AtomicU64,
+    pub(crate) local_addr: Mutex<Option<SocketAddr>>,
+}
+
+impl ConnStats {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    /// Local address of the current TCP connection, if connected.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.local_addr.lock().ok().and_then(|a| *a)
+    }
+}
+
+pub(crate) struct Request {
+    pub call: CallBuf,
+    pub reply: ReplyTo,
+}
+
+/// Handle to a connection; cheap to clone. The task ends when every handle
+/// is dropped and nothing is pending.
+#[derive(Clone)]
+pub struct Connection {
+    tx: mpsc::UnboundedSender<Request>,
+    addr: SocketAddr,
+    stats: Arc<ConnStats>,
+    config: Arc<ConnConfig>,
+}
+
+impl Connection {
+    /// Connects (failing within `connect_timeout` if the server cannot be
+    /// reached) and spawns the task that owns the socket on the current
+    /// tokio runtime.
+    pub async fn connect(addr: SocketAddr, config: ConnConfig) -> Result<Self, TransportError> {
+        let stream = crate::conn_task::open(addr, &config).await?;
+        let stats = Arc::new(ConnStats::default());
+        if let Ok(mut a) = stats.local_addr.lock() {
+            *a = stream.local_addr().ok();
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let config = Arc::new(config);
+        let task = Task::new(addr, config.clone(), rx, stream, stats.clone());
+        tokio::spawn(task.run());
+        Ok(Connection {
+            tx,
+            addr,
+            stats,
+            config,
+        })
+    }
+
+    /// Queues a call; the result goes to `reply`. Never blocks and needs no
+    /// async context, so a plain thread can drive many calls at once.
+    pub fn submit(&self, call: CallBuf, reply: ReplyTo) {
+        if let Err(mpsc::error::SendError(req)) = self.tx.send(Request { call, reply }) {
+            req.reply.send(Err(TransportError::Closed {
+                addr: self.addr.to_string(),
+            }));
+        }
+    }
+
+    /// Sends a call and waits for its reply.
+    pub async fn call(&self, call: CallBuf) -> CallResult {
+        let (tx, rx) = oneshot::channel();
+        self.submit(call, ReplyTo::Once(tx));
+        rx.await.unwrap_or_else(|_| {
+            Err(TransportError::Closed {
+                addr: self.addr.to_string(),
+            })
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn stats(&self) -> &Arc<ConnStats> {
+        &self.stats
+    }
+
+    pub fn config(&self) -> &ConnConfig {
+        &self.config
+    }
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

@@ -1,0 +1,533 @@
+//! The task that owns one connection's socket: XIDs, batching writes,
+//! reading records, matching replies, timeouts, reconnects.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, IoSlice};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::io::Interest;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::mpsc;
+
+use crate::conn::{ConnConfig, ConnStats, ReplyRecord, ReplyTo, Request, TransportError};
+use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
+
+/// Slices handed to one `writev` (each call takes up to four).
+const IOV_BATCH: usize = 256;
+/// Receive buffer growth step: one allocation serves several small replies.
+const READ_CHUNK: usize = 64 * 1024;
+const PAD: [u8; 3] = [0; 3];
+
+/// XIDs are sequential; a multiplicative hash spreads them over the table.
+#[derive(Default)]
+struct XidHasher(u64);
+
+impl Hasher for XidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type XidMap<V> = HashMap<u32, V, BuildHasherDefault<XidHasher>>;
+
+struct Pending {
+    head: Bytes,
+    payload: Bytes,
+    reply: ReplyTo,
+    submitted: Instant,
+    sent_at: Instant,
+    tries: u32,
+}
+
+/// One call queued for writing: record mark, head, payload, padding.
+struct Out {
+    mark: [u8; 4],
+    head: Bytes,
+    payload: Bytes,
+    pad: usize,
+    /// Bytes of this item already written.
+    done: usize,
+}
+
+impl Out {
+    fn new(head: &Bytes, payload: &Bytes) -> Out {
+        let pad = (4 - (payload.len() & 3)) & 3;
+        let len = head.len() + payload.len() + pad;
+        Out {
+            mark: fragment_header(len, true),
+            head: head.clone(),
+            payload: payload.clone(),
+            pad,
+            done: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        4 + self.head.len() + self.payload.len() + self.pad
+    }
+
+    /// Appends the unwritten pieces to `iov`; false if they did not fit.
+    fn slices<'a>(&'a self, iov: &mut [IoSlice<'a>; IOV_BATCH], n: &mut usize) -> bool {
+        if *n + 4 > IOV_BATCH {
+            return false;
+        }
+        let mut skip = self.done;
+        for piece in [
+            &self.mark[..],
+            &self.head[..],
+            &self.payload[..],
+            &PAD[..self.pad],
+        ] {
+            if skip >= piece.len() {
+                skip -= piece.len();
+                continue;
+            }
+            iov[*n] = IoSlice::new(&piece[skip..]);
+            *n += 1;
+            skip = 0;
+        }
+        true
+    }
+}
+
+pub(crate) struct Task {
+    addr: SocketAddr,
+    config: Arc<ConnConfig>,
+    rx: mpsc::UnboundedReceiver<Request>,
+    rx_closed: bool,
+    stream: Option<TcpStream>,
+    stats: Arc<ConnStats>,
+    pending: XidMap<Pending>,
+    outq: VecDeque<Out>,
+    decoder: RecordDecoder,
+    next_xid: u32,
+    last_rx: Instant,
+    reconnect_at: Instant,
+    backoff: Duration,
+    last_error: String,
+}
+
+impl Task {
+    pub(crate) fn new(
+        addr: SocketAddr,
+        config: Arc<ConnConfig>,
+        rx: mpsc::UnboundedReceiver<Request>,
+        stream: TcpStream,
+        stats: Arc<ConnStats>,
+    ) -> Task {
+        let now = Instant::now();
+        let max_record = config.max_record;
+        Task {
+            addr,
+            config,
+            rx,
+            rx_closed: false,
+            stream: Some(stream),
+            stats,
+            pending: XidMap::default(),
+            outq: VecDeque::new(),
+            decoder: RecordDecoder::new(max_record),
+            next_xid: initial_xid(),
+            last_rx: now,
+            reconnect_at: now,
+            backoff: Duration::from_millis(20),
+            last_error: String::new(),
+        }
+    }
+
+    pub(crate) async fn run(mut self) {
+        let period =
+            (self.config.timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(200));
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            if self.rx_closed && self.pending.is_empty() {
+                break;
+            }
+            let accepting = !self.rx_closed && self.pending.len() < self.config.max_in_flight;
+            if let Some(stream) = &self.stream {
+                let interest = if self.outq.is_empty() {
+                    Interest::READABLE
+                } else {
+                    Interest::READABLE | Interest::WRITABLE
+                };
+                tokio::select! {
+                    biased;
+                    ready = stream.ready(interest) => match ready {
+                        Ok(r) => {
+                            if r.is_readable() || r.is_read_closed() {
+                                if let Err(e) = self.read() {
+                                    self.drop_connection(e);
+                                    continue;
+                                }
+                            }
+                            if r.is_writable() {
+                                self.flush_or_drop();
+                            }
+                        }
+                        Err(e) => self.drop_connection(e.to_string()),
+                    },
+                    req = self.rx.recv(), if accepting => self.on_request(req),
+                    _ = tick.tick() => self.check_timeouts(),
+                }
+            } else {
+                let due = !self.pending.is_empty();
+                let at = tokio::time::Instant::from_std(self.reconnect_at);
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at), if due => self.reconnect().await,
+                    req = self.rx.recv(), if accepting => self.on_request(req),
+                    _ = tick.tick() => self.check_timeouts(),
+                }
+            }
+        }
+    }
+
+    fn on_request(&mut self, req: Option<Request>) {
+        let Some(req) = req else {
+            self.rx_closed = true;
+            return;
+        };
+        self.accept(req);
+        // Take everything already queued, then write it in one go.
+        while self.pending.len() < self.config.max_in_flight {
+            match self.rx.try_recv() {
+                Ok(req) => self.accept(req),
+                Err(_) => break,
+            }
+        }
+        self.flush_or_drop();
+    }
+
+    fn accept(&mut self, req: Request) {
+        let Request { mut call, reply } = req;
+        let len = call.head.len() + call.payload.len() + 3;
+        if call.head.len() < 4 || len > MAX_FRAGMENT {
+            reply.send(Err(TransportError::TooLarge {
+                addr: self.addr.to_string(),
+                len,
+                limit: MAX_FRAGMENT,
+            }));
+            return;
+        }
+        let mut xid = self.next_xid;
+        while self.pending.contains_key(&xid) {
+            xid = xid.wrapping_add(1);
+        }
+        self.next_xid = xid.wrapping_add(1);
+        call.head[..4].copy_from_slice(&xid.to_be_bytes());
+        let head = call.head.freeze();
+        let now = Instant::now();
+        if self.stream.is_some() {
+            self.outq.push_back(Out::new(&head, &call.payload));
+        }
+        self.stats.calls.fetch_add(1, Relaxed);
+        self.pending.insert(
+            xid,
+            Pending {
+                head,
+                payload: call.payload,
+                reply,
+                submitted: now,
+                sent_at: now,
+                tries: u32::from(self.stream.is_some()),
+            },
+        );
+    }
+
+    fn flush_or_drop(&mut self) {
+        if let Err(e) = self.flush() {
+            self.drop_connection(e.to_string());
+        }
+    }
+
+    /// Writes queued calls until done or the socket is full.
+    fn flush(&mut self) -> io::Result<()> {
+        let Some(stream) = &self.stream else {
+            return Ok(());
+        };
+        while !self.outq.is_empty() {
+            let mut iov = [IoSlice::new(&[]); IOV_BATCH];
+            let mut n = 0;
+            for out in &self.outq {
+                if !out.slices(&mut iov, &mut n) {
+                    break;
+                }
+            }
+            let written = match stream.try_write_vectored(&iov[..n]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(w) => w,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            self.stats.writes.fetch_add(1, Relaxed);
+            self.stats.bytes_sent.fetch_add(written as u64, Relaxed);
+            let mut left = written;
+            while left > 0 {
+                let Some(front) = self.outq.front_mut() else {
+                    break;
+                };
+                let rest = front.len() - front.done;
+                if left >= rest {
+                    left -= rest;
+                    self.outq.pop_front();
+                } else {
+                    front.done += left;
+                    left = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what the socket has and delivers complete records. Records
+    /// are split off the receive buffer without copying.
+    fn read(&mut self) -> Result<(), String> {
+        let mut got = false;
+        loop {
+            let Some(stream) = &self.stream else {
+                return Ok(());
+            };
+            let want = self.decoder.wanted();
+            let buf = self.decoder.buffer_mut();
+            let spare = buf.capacity() - buf.len();
+            if spare < want.clamp(1, READ_CHUNK) {
+                buf.reserve(want.max(READ_CHUNK));
+            }
+            match stream.try_read_buf(buf) {
+                Ok(0) => return Err("connection closed by the server".into()),
+                Ok(n) => {
+                    got = true;
+                    self.stats.bytes_received.fetch_add(n as u64, Relaxed);
+                    while let Some(record) =
+                        self.decoder.next_record().map_err(|e| e.to_string())?
+                    {
+                        self.deliver(record);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        if got {
+            self.last_rx = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self, record: Bytes) {
+        if record.len() < 4 {
+            self.stats.unmatched.fetch_add(1, Relaxed);
+            return;
+        }
+        let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
+        match self.pending.remove(&xid) {
+            Some(p) => {
+                self.stats.replies.fetch_add(1, Relaxed);
+                p.reply.send(Ok(ReplyRecord { xid, record }));
+            }
+            None => {
+                self.stats.unmatched.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    fn drop_connection(&mut self, reason: String) {
+        self.stream = None;
+        if let Ok(mut a) = self.stats.local_addr.lock() {
+            *a = None;
+        }
+        self.outq.clear();
+        self.decoder = RecordDecoder::new(self.config.max_record);
+        self.last_error = reason;
+        self.reconnect_at = Instant::now();
+        self.backoff = Duration::from_millis(20);
+    }
+
+    async fn reconnect(&mut self) {
+        match open(self.addr, &self.config).await {
+            Ok(stream) => {
+                if let Ok(mut a) = self.stats.local_addr.lock() {
+                    *a = stream.local_addr().ok();
+                }
+                self.stream = Some(stream);
+                self.stats.reconnects.fetch_add(1, Relaxed);
+                let now = Instant::now();
+                self.last_rx = now;
+                // Resend everything pending, oldest XID first, with the same XIDs.
+                let mut xids: Vec<u32> = self.pending.keys().copied().collect();
+                xids.sort_unstable_by_key(|x| x.wrapping_sub(self.next_xid));
+                for xid in xids {
+                    if let Some(p) = self.pending.get_mut(&xid) {
+                        p.sent_at = now;
+                        p.tries += 1;
+                        self.outq.push_back(Out::new(&p.head, &p.payload));
+                    }
+                }
+                self.flush_or_drop();
+            }
+            Err(e) => {
+                self.last_error = e.to_string();
+                self.reconnect_at = Instant::now() + self.backoff;
+                self.backoff = (self.backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+
+    /// Fails calls past their deadline; retransmits calls past their timeout,
+    /// or reconnects when the server has gone silent.
+    fn check_timeouts(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let deadline = self.config.deadline();
+        let timeout = self.config.timeout;
+        let mut expired = Vec::new();
+        let mut resend = Vec::new();
+        let mut silent = false;
+        for (xid, p) in &self.pending {
+            if now.duration_since(p.submitted) >= deadline {
+                expired.push(*xid);
+            } else if self.stream.is_some() && now.duration_since(p.sent_at) >= timeout {
+                if self.last_rx < p.sent_at {
+                    silent = true;
+                } else {
+                    resend.push(*xid);
+                }
+            }
+        }
+        for xid in expired {
+            let Some(p) = self.pending.remove(&xid) else {
+                continue;
+            };
+            let secs = now.duration_since(p.submitted).as_secs_f64();
+            let addr = self.addr.to_string();
+            let err = if self.stream.is_some() {
+                TransportError::Timeout {
+                    addr,
+                    xid,
+                    secs,
+                    tries: p.tries,
+                }
+            } else {
+                TransportError::Lost {
+                    addr,
+                    secs,
+                    reason: self.last_error.clone(),
+                }
+            };
+            p.reply.send(Err(err));
+        }
+        if silent {
+            // Nothing came back since these calls went out: the connection
+            // (or the server) is gone; a new connection resends everything.
+            self.drop_connection(format!("no reply within {:.1} s", timeout.as_secs_f64()));
+            return;
+        }
+        for xid in resend {
+            if let Some(p) = self.pending.get_mut(&xid) {
+                p.tries += 1;
+                p.sent_at = now;
+                self.stats.retransmits.fetch_add(1, Relaxed);
+                self.outq.push_back(Out::new(&p.head, &p.payload));
+            }
+        }
+        self.flush_or_drop();
+    }
+}
+
+/// XIDs start from the clock and the pid, so a restarted client does not
+/// collide with its predecessor's entries in the server's duplicate cache.
+fn initial_xid() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (nanos >> 32) ^ u64::from(std::process::id()) << 16) as u32
+}
+
+/// Opens a TCP connection within `connect_timeout`, from a reserved port if asked.
+pub(crate) async fn open(
+    addr: SocketAddr,
+    config: &ConnConfig,
+) -> Result<TcpStream, TransportError> {
+    let err = |reason: String| TransportError::Connect {
+        addr: addr.to_string(),
+        reason,
+    };
+    let attempt = async {
+        // A reserved port may be in TIME_WAIT towards this server: try a few.
+        let tries = if config.reserved_port { 16 } else { 1 };
+        let mut last = io::Error::other("no attempt");
+        for i in 0..tries {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            }?;
+            if config.reserved_port {
+                bind_reserved(&socket, addr, i)?;
+            }
+            match socket.connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e)
+                    if e.kind() == io::ErrorKind::AddrNotAvailable
+                        || e.kind() == io::ErrorKind::AddrInUse =>
+                {
+                    last = e
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    };
+    let stream = tokio::time::timeout(config.connect_timeout, attempt)
+        .await
+        .map_err(|_| {
+            err(format!(
+                "timed out after {:.1} s",
+                config.connect_timeout.as_secs_f64()
+            ))
+        })?
+        .map_err(|e| err(e.to_string()))?;
+    stream.set_nodelay(true).map_err(|e| err(e.to_string()))?;
+    Ok(stream)
+}
+
+/// Binds a free source port in 512..1024, starting from a varying point.
+fn bind_reserved(socket: &TcpSocket, addr: SocketAddr, attempt: u32) -> io::Result<()> {
+    let local: std::net::IpAddr = if addr.is_ipv4() {
+        std::net::Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        std::net::Ipv6Addr::UNSPECIFIED.into()
+    };
+    let start = (initial_xid().wrapping_add(attempt.wrapping_mul(97)) % 512) as u16;
+    let mut last = io::Error::new(io::ErrorKind::AddrInUse, "no free reserved port");
+    for i in 0..512u16 {
+        let port = 512 + (start + i) % 512;
+        match socket.bind(SocketAddr::new(local, port)) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => last = e,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("binding reserved port {port}: {e}"),
+                ))
+            }
+        }
+    }
+    Err(last)
+}
