@@ -1,0 +1,407 @@
+//! Inline SVG charts: line charts (load curves, time series) and bar charts
+//! (latency histograms). Plain SVG elements only, no scripts, no external
+//! references; every text is escaped.
+
+use std::fmt::Write;
+
+use crate::fmt::html_escape as esc;
+
+const W: f64 = 760.0;
+const H: f64 = 360.0;
+const LEFT: f64 = 78.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 56.0;
+
+/// Series colours, distinguishable in print and for most colour-blind readers.
+pub const PALETTE: [&str; 6] = [
+    "#1f5fa8", "#d1495b", "#2a9d8f", "#e9a03b", "#7b4fa0", "#5c6770",
+];
+
+/// One line of a [`LineChart`].
+pub struct Line {
+    pub name: String,
+    pub color: &'static str,
+    pub points: Vec<(f64, f64)>,
+    /// A small label drawn above each point (may be empty or shorter).
+    pub labels: Vec<String>,
+    pub markers: bool,
+    pub dashed: bool,
+}
+
+/// A line chart with linear axes starting at zero.
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<Line>,
+    /// A horizontal reference line (value, label), e.g. the latency cap.
+    pub reference: Option<(f64, String)>,
+    /// A point to ring and name, e.g. the max_iops point.
+    pub highlight: Option<(f64, f64, String)>,
+}
+
+/// Axis ticks: a "nice" step (1, 2 or 5 times a power of ten) covering
+/// 0..=max in about `n` steps. Returns (top of axis, step).
+fn nice_axis(max: f64, n: f64) -> (f64, f64) {
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
+    let raw = max / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    ((max / step).ceil() * step, step)
+}
+
+/// A tick label in the step's own precision: "500", "2.5k", "1.2M", "0.25".
+fn tick_label(v: f64, step: f64) -> String {
+    let (scale, suffix) = if step >= 1e6 {
+        (1e6, "M")
+    } else if step >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let s = step / scale;
+    let decimals = if s.fract().abs() < 1e-9 {
+        0
+    } else if (s * 10.0).fract().abs() < 1e-9 {
+        1
+    } else {
+        2
+    };
+    format!("{:.*}{suffix}", decimals, v / scale)
+}
+
+struct Frame {
+    x_max: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn x(&self, v: f64) -> f64 {
+        LEFT + v / self.x_max * (W - LEFT - RIGHT)
+    }
+    fn y(&self, v: f64) -> f64 {
+        H - BOTTOM - v / self.y_max * (H - TOP - BOTTOM)
+    }
+}
+
+fn open(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{t}\">\
+         <title>{t}</title>\
+         <text x=\"{LEFT}\" y=\"22\" class=\"ct\">{t}</text>",
+        t = esc(title)
+    );
+}
+
+fn axis_titles(out: &mut String, x_label: &str, y_label: &str) {
+    let _ = write!(
+        out,
+        "<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>\
+         <text transform=\"translate(16,{}) rotate(-90)\" class=\"al\" text-anchor=\"middle\">{}</text>",
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        esc(x_label),
+        (TOP + H - BOTTOM) / 2.0,
+        esc(y_label)
+    );
+}
+
+fn y_grid(out: &mut String, f: &Frame, step: f64) {
+    let mut v = 0.0;
+    while v <= f.y_max + step * 1e-6 {
+        let y = f.y(v);
+        let _ = write!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"grid\"/>\
+             <text x=\"{}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            tick_label(v, step)
+        );
+        v += step;
+    }
+}
+
+/// The chart as an `<svg>` element.
+pub fn line_chart(c: &LineChart) -> String {
+    let all = c.lines.iter().flat_map(|l| l.points.iter());
+    let x_data = all.clone().map(|p| p.0).fold(0.0, f64::max);
+    let mut y_data = all.map(|p| p.1).fold(0.0, f64::max);
+    if let Some((v, _)) = &c.reference {
+        // Show the reference line only when it is near the data; a cap far
+        // above would flatten every curve.
+        if *v <= y_data * 1.5 {
+            y_data = y_data.max(*v);
+        }
+    }
+    let (x_max, x_step) = nice_axis(x_data, 6.0);
+    let (y_max, y_step) = nice_axis(y_data * 1.05, 5.0);
+    let f = Frame { x_max, y_max };
+    let mut out = String::new();
+    open(&mut out, &c.title);
+    y_grid(&mut out, &f, y_step);
+    let mut v = 0.0;
+    while v <= x_max + x_step * 1e-6 {
+        let x = f.x(v);
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{}\" y2=\"{}\" class=\"axis\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
+            H - BOTTOM,
+            H - BOTTOM + 5.0,
+            H - BOTTOM + 18.0,
+            tick_label(v, x_step)
+        );
+        v += x_step;
+    }
+    let _ = write!(
+        out,
+        "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axis\"/>\
+         <line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{b}\" class=\"axis\"/>",
+        W - RIGHT,
+        b = H - BOTTOM
+    );
+    axis_titles(&mut out, &c.x_label, &c.y_label);
+    if let Some((v, label)) = &c.reference {
+        if *v <= y_max {
+            let y = f.y(*v);
+            let _ = write!(
+                out,
+                "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"ref\"/>\
+                 <text x=\"{}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+                W - RIGHT,
+                W - RIGHT - 4.0,
+                y - 5.0,
+                esc(label)
+            );
+        }
+    }
+    for l in &c.lines {
+        if l.points.is_empty() {
+            continue;
+        }
+        let pts: Vec<String> = l
+            .points
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", f.x(*x), f.y(*y)))
+            .collect();
+        let dash = if l.dashed {
+            " stroke-dasharray=\"6 4\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>",
+            pts.join(" "),
+            l.color
+        );
+        for (i, (x, y)) in l.points.iter().enumerate() {
+            if l.markers {
+                let _ = write!(
+                    out,
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{}: {}, {}</title></circle>",
+                    f.x(*x),
+                    f.y(*y),
+                    l.color,
+                    esc(&l.name),
+                    tick_label(*x, 0.01),
+                    tick_label(*y, 0.01)
+                );
+            }
+            if let Some(label) = l.labels.get(i).filter(|s| !s.is_empty()) {
+                let _ = write!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{}</text>",
+                    f.x(*x),
+                    f.y(*y) - 8.0,
+                    esc(label)
+                );
+            }
+        }
+    }
+    if let Some((x, y, label)) = &c.highlight {
+        let (cx, cy) = (f.x(*x), f.y(*y));
+        let _ = write!(
+            out,
+            "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"8\" class=\"hl\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" class=\"hlt\" text-anchor=\"end\">{}</text>",
+            cx - 10.0,
+            cy + 18.0,
+            esc(label)
+        );
+    }
+    legend(&mut out, &c.lines);
+    out.push_str("</svg>\n");
+    out
+}
+
+fn legend(out: &mut String, lines: &[Line]) {
+    if lines.len() < 2 {
+        return;
+    }
+    let mut x = W - RIGHT;
+    // Right-aligned row above the plot; width estimated from the text.
+    for l in lines.iter().rev() {
+        let w = 26.0 + 6.5 * l.name.chars().count() as f64;
+        x -= w;
+        let dash = if l.dashed {
+            " stroke-dasharray=\"6 4\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" x2=\"{:.1}\" y1=\"18\" y2=\"18\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\
+             <text x=\"{:.1}\" y=\"22\" class=\"tk\">{}</text>",
+            x + 16.0,
+            l.color,
+            x + 20.0,
+            esc(&l.name)
+        );
+    }
+}
+
+/// One bar: label under it, value, and a tooltip.
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    pub tip: String,
+}
+
+/// A bar chart with the y axis from zero; each bar shows its share of the
+/// total above it.
+pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color: &str) -> String {
+    let y_data = bars.iter().map(|b| b.value).fold(0.0, f64::max);
+    let total: f64 = bars.iter().map(|b| b.value).sum();
+    let (y_max, y_step) = nice_axis(y_data * 1.1, 5.0);
+    let f = Frame { x_max: 1.0, y_max };
+    let mut out = String::new();
+    open(&mut out, title);
+    y_grid(&mut out, &f, y_step);
+    axis_titles(&mut out, x_label, y_label);
+    let n = bars.len().max(1) as f64;
+    let slot = (W - LEFT - RIGHT) / n;
+    let bar_w = (slot * 0.8).min(60.0);
+    let rotate = bars.len() > 12;
+    for (i, b) in bars.iter().enumerate() {
+        let cx = LEFT + slot * (i as f64 + 0.5);
+        let y = f.y(b.value);
+        let _ = write!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{bar_w:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}</title></rect>",
+            cx - bar_w / 2.0,
+            (H - BOTTOM - y).max(0.0),
+            esc(&b.tip)
+        );
+        if b.value > 0.0 && total > 0.0 && !rotate {
+            let _ = write!(
+                out,
+                "<text x=\"{cx:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{:.1}%</text>",
+                y - 4.0,
+                b.value / total * 100.0
+            );
+        }
+        if rotate {
+            let _ = write!(
+                out,
+                "<text transform=\"translate({cx:.1},{}) rotate(-45)\" class=\"tk\" text-anchor=\"end\">{}</text>",
+                H - BOTTOM + 12.0,
+                esc(&b.label)
+            );
+        } else {
+            let _ = write!(
+                out,
+                "<text x=\"{cx:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
+                H - BOTTOM + 16.0,
+                esc(&b.label)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axis\"/></svg>",
+        W - RIGHT,
+        b = H - BOTTOM
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_axes() {
+        assert_eq!(nice_axis(0.0, 5.0), (1.0, 0.2));
+        assert_eq!(nice_axis(47_000.0, 5.0), (50_000.0, 10_000.0));
+        assert_eq!(nice_axis(930.0, 5.0), (1000.0, 200.0));
+        let (top, step) = nice_axis(12.0, 5.0);
+        assert_eq!((top, step), (12.5, 2.5));
+    }
+
+    #[test]
+    fn tick_labels() {
+        assert_eq!(tick_label(40_000.0, 10_000.0), "40k");
+        assert_eq!(tick_label(2500.0, 2500.0), "2.5k");
+        assert_eq!(tick_label(400.0, 200.0), "400");
+        assert_eq!(tick_label(0.5, 0.25), "0.50");
+        assert_eq!(tick_label(2_000_000.0, 1_000_000.0), "2M");
+    }
+
+    #[test]
+    fn chart_escapes_text_and_draws_points() {
+        let c = LineChart {
+            title: "<b>lat</b>".into(),
+            x_label: "IOPS".into(),
+            y_label: "us".into(),
+            lines: vec![Line {
+                name: "mean & p99".into(),
+                color: PALETTE[0],
+                points: vec![(100.0, 50.0), (200.0, 80.0)],
+                labels: vec!["1".into(), "2".into()],
+                markers: true,
+                dashed: false,
+            }],
+            reference: Some((90.0, "cap".into())),
+            highlight: Some((200.0, 80.0, "max".into())),
+        };
+        let s = line_chart(&c);
+        assert!(s.starts_with("<svg"));
+        assert!(s.contains("&lt;b&gt;lat&lt;/b&gt;"));
+        assert!(!s.contains("<b>"));
+        assert_eq!(
+            s.matches("<circle").count(),
+            3,
+            "two markers and the highlight"
+        );
+        assert!(s.contains("class=\"ref\""));
+    }
+
+    #[test]
+    fn empty_charts_do_not_divide_by_zero() {
+        let s = bar_chart("h", "x", "y", &[], PALETTE[1]);
+        assert!(!s.contains("NaN") && !s.contains("inf"));
+        let c = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            lines: vec![],
+            reference: None,
+            highlight: None,
+        };
+        let s = line_chart(&c);
+        assert!(!s.contains("NaN") && !s.contains("inf"));
+    }
+}

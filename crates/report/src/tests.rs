@@ -1,0 +1,301 @@
+use super::*;
+use crate::sample;
+
+fn run() -> AnyResult {
+    AnyResult::Run(sample::run())
+}
+
+fn cal() -> AnyResult {
+    AnyResult::Calibrate(sample::calibrate())
+}
+
+#[test]
+fn terminal_run_has_every_class_and_totals() {
+    let t = terminal(&run());
+    for col in [
+        "ios", "IOPS", "MB/s", "mean us", "p50 us", "p99 us", "p99.9 us", "max us",
+    ] {
+        assert!(t.contains(col), "missing column {col}:\n{t}");
+    }
+    assert!(t.contains("single-block-read") && t.contains("db file parallel write"));
+    assert!(t.contains("1,446,300"), "{t}");
+    assert!(t.lines().any(|l| l.trim_start().starts_with("total")));
+    assert!(t.contains("cpu_us_per_io"));
+    assert!(!t.contains("INTERRUPTED"));
+    // Right-aligned numbers: the header and rows of the class table end at
+    // the same column.
+    let table: Vec<&str> = t
+        .lines()
+        .skip_while(|l| !l.contains("wait event"))
+        .take(5)
+        .collect();
+    let width = table[0].len();
+    assert!(table.iter().all(|l| l.len() == width), "{table:#?}");
+}
+
+#[test]
+fn terminal_marks_interrupted_run() {
+    let mut r = sample::run();
+    r.interrupted = true;
+    r.stop_reason = Some("SIGINT".into());
+    let t = terminal(&AnyResult::Run(r));
+    assert!(t.contains("INTERRUPTED (SIGINT)"), "{t}");
+}
+
+#[test]
+fn terminal_calibrate_headline_and_curves() {
+    let t = terminal(&cal());
+    assert!(t.contains("max_iops") && t.contains("114,100"), "{t}");
+    assert!(t.contains("max_mbps") && t.contains("1,380.0"), "{t}");
+    assert!(t.contains("latency_us") && t.contains("548.0"), "{t}");
+    assert!(t.contains("IOPS ramp), stopped: knee"), "{t}");
+    assert!(t.contains("64 *"), "max point marked:\n{t}");
+    // 7 IOPS points + 4 MB/s points, each on its own line.
+    let points = t
+        .lines()
+        .filter(|l| l.ends_with("yes") || l.ends_with("no"))
+        .count();
+    assert_eq!(points, 11, "{t}");
+}
+
+#[test]
+fn empty_run_renders_without_nan() {
+    let r = AnyResult::Run(RunResult::default());
+    for text in [terminal(&r), markdown(&r), html(&r), csv(&r)] {
+        assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    }
+    assert!(terminal(&r).contains("no I/O completed"));
+    let c = AnyResult::Calibrate(CalibrateResult::default());
+    for text in [terminal(&c), markdown(&c), html(&c), csv(&c)] {
+        assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    }
+}
+
+#[test]
+fn csv_run_one_row_per_class() {
+    let text = csv(&run());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("class,wait_event,ios,bytes,iops,mbps,mean_us,p50_us"));
+    assert_eq!(lines.len(), 1 + 3);
+    let cols = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == cols));
+    assert!(lines[1].starts_with("single-block-read,db file sequential read,1446300,"));
+}
+
+#[test]
+fn csv_calibrate_one_row_per_point() {
+    let text = csv(&cal());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("ramp,io_size,outstanding"));
+    assert_eq!(lines.len(), 1 + 7 + 4);
+    assert!(lines[1].starts_with("iops,8192,1,"));
+    assert!(lines[8].starts_with("mbps,1048576,1,"));
+}
+
+#[test]
+fn csv_quotes_awkward_names() {
+    let mut r = sample::run();
+    r.classes[0].class = "odd,\"name\"".into();
+    let text = csv(&AnyResult::Run(r));
+    assert!(text
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("\"odd,\"\"name\"\"\","));
+}
+
+#[test]
+fn markdown_has_awr_sections() {
+    let md = markdown(&run());
+    for s in [
+        "## Summary",
+        "## Top wait events by time",
+        "## Wait event histogram",
+        "## File I/O stats",
+        "## Time series",
+    ] {
+        assert!(md.contains(s), "missing {s}");
+    }
+    // Top events sorted by total wait time: sequential reads waited
+    // 1,446,300 x 82.9 us = 119.9 s, more than DBWR's 38.6 s.
+    let top = md.split("## Top wait events").nth(1).unwrap();
+    let seq = top.find("| db file sequential read").unwrap();
+    let dbwr = top.find("| db file parallel write").unwrap();
+    assert!(seq < dbwr);
+    assert!(md.contains("| [64, 128) us |"));
+    assert!(md.contains("/data/dbio/redo01.log"));
+    // 30 seconds: one row each, plus header and rule.
+    let series = md.split("## Time series").nth(1).unwrap();
+    assert_eq!(series.lines().filter(|l| l.starts_with('|')).count(), 32);
+}
+
+#[test]
+fn markdown_calibrate_sections() {
+    let md = markdown(&cal());
+    assert!(md.contains("## IOPS ramp (8 KiB random reads), stopped: knee"));
+    assert!(md.contains("## MB/s ramp (1 MiB reads), stopped: knee"));
+    assert!(md.contains("## Latency histogram at max_iops"));
+}
+
+#[test]
+fn long_series_is_coarsened_keeping_totals() {
+    let series: Vec<SecondSampleAlias> = (1..=1000)
+        .map(|t| SecondSampleAlias {
+            t_s: f64::from(t),
+            iops: if t % 2 == 0 { 100.0 } else { 300.0 },
+            mbps: 1.0,
+            mean_us: if t % 2 == 0 { 10.0 } else { 50.0 },
+            max_us: f64::from(t),
+        })
+        .collect();
+    let c = markdown::coarsen(&series, 100);
+    assert_eq!(c.len(), 100);
+    assert_eq!(c[0].t_s, 10.0);
+    assert!((c[0].iops - 200.0).abs() < 1e-9);
+    // I/O-weighted: (100*10 + 300*50) / 400 = 40.
+    assert!((c[0].mean_us - 40.0).abs() < 1e-9);
+    assert_eq!(c[99].max_us, 1000.0);
+}
+
+type SecondSampleAlias = dbio_stats::SecondSample;
+
+#[test]
+fn html_is_self_contained_with_charts() {
+    for r in [run(), cal()] {
+        let h = html(&r);
+        assert!(h.starts_with("<!DOCTYPE html>"));
+        assert!(h.contains("<svg"));
+        assert!(!h.contains("http"), "no external references");
+        assert!(!h.contains("<script"));
+        assert!(!h.contains("src="));
+        assert!(!h.contains("NaN"));
+        assert_eq!(h.matches("<svg").count(), h.matches("</svg>").count());
+    }
+    let h = html(&run());
+    // A histogram per class and two time-series charts.
+    assert_eq!(h.matches("<svg").count(), 3 + 2);
+    let h = html(&cal());
+    // Latency/IOPS, MB/s/outstanding, latency/MB/s and the histogram.
+    assert_eq!(h.matches("<svg").count(), 4);
+    assert!(h.contains("max_iops 114,100"));
+}
+
+#[test]
+fn html_escapes_every_string() {
+    let mut r = sample::run();
+    r.config.target = "<script>alert(1)</script>".into();
+    r.classes[0].wait_event = "a&b<i>".into();
+    r.files[0].name = "\"><img onerror=x>".into();
+    r.interrupted = true;
+    r.stop_reason = Some("<b>".into());
+    let h = html(&AnyResult::Run(r));
+    assert!(
+        !h.contains("<script>") && !h.contains("<i>") && !h.contains("<img") && !h.contains("<b>")
+    );
+    assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(h.contains("a&amp;b&lt;i&gt;"));
+    assert!(h.contains("INTERRUPTED (&lt;b&gt;)"));
+}
+
+#[test]
+fn json_round_trips_through_load() {
+    let dir = tempfile::tempdir().unwrap();
+    for r in [run(), cal()] {
+        let p = dir.path().join("r.json");
+        write_outputs(
+            &r,
+            &Outputs {
+                json: Some(p.clone()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(load(&p).unwrap(), r);
+    }
+}
+
+#[test]
+fn write_outputs_writes_each_format_and_no_temp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Outputs {
+        json: Some(dir.path().join("a.json")),
+        csv: Some(dir.path().join("a.csv")),
+        md: Some(dir.path().join("a.md")),
+        html: Some(dir.path().join("a.html")),
+    };
+    write_outputs(&run(), &o).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.csv", "a.html", "a.json", "a.md"]);
+    let md = std::fs::read_to_string(dir.path().join("a.md")).unwrap();
+    assert_eq!(md, markdown(&run()));
+}
+
+#[test]
+fn write_error_names_the_path_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("out.html");
+    let err = write_outputs(
+        &run(),
+        &Outputs {
+            html: Some(missing.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(!err.contains('\n'));
+    // Renaming onto a directory fails after the temp file was written: the
+    // temp file must be gone.
+    let target = dir.path().join("is-a-dir");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("x"), b"keep").unwrap();
+    let err = write_outputs(
+        &run(),
+        &Outputs {
+            csv: Some(target.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("is-a-dir"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the directory remains");
+}
+
+fn load_err(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("in.json");
+    std::fs::write(&p, text).unwrap();
+    let e = load(&p).unwrap_err().to_string();
+    assert!(e.contains("in.json"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    e
+}
+
+#[test]
+fn load_errors_are_one_line_and_specific() {
+    let e = load(Path::new("/nonexistent/dbio/run.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("cannot read /nonexistent/dbio/run.json"),
+        "{e}"
+    );
+    assert!(load_err("<html>").contains("not JSON"));
+    assert!(load_err("{\"a\": 1}").contains("no \"kind\""));
+    assert!(load_err("{\"kind\": \"sweep\", \"format_version\": 1}")
+        .contains("unknown result kind \"sweep\""));
+    let newer = format!(
+        "{{\"kind\": \"run\", \"format_version\": {}}}",
+        FORMAT_VERSION + 1
+    );
+    assert!(load_err(&newer).contains("newer"));
+    assert!(load_err("{\"kind\": \"run\", \"format_version\": 1}")
+        .contains("not a valid dbio run result"));
+}
