@@ -1,0 +1,312 @@
+//! `calibrate`: max IOPS at a latency cap and max MB/s, like CALIBRATE_IO
+//! without its flaws. Load grows as outstanding asynchronous I/Os from one
+//! thread (never as more processes than the cores can drive), each level
+//! is measured after a warm-up, the ramp stops at the knee or the cap, and
+//! every level is kept as a point of the curve.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use dbio_engine::EngineKind;
+use dbio_stats::{
+    CalibrateResult, CurvePoint, HistogramBucket, Live, CALIBRATE_KIND, FORMAT_VERSION,
+};
+use dbio_workload::{Dataset, IoClass, WorkloadConfig};
+
+use crate::drive::{drive, Load};
+use crate::{ExperimentError, ProgressFn};
+
+/// Largest outstanding count of the 1 MiB ramp: enough to saturate any
+/// device here without tying up gigabytes of buffers.
+const MBPS_MAX_OUTSTANDING: u32 = 64;
+/// Share of the time budget given to the IOPS ramp; the rest is for MB/s.
+const IOPS_SHARE: f64 = 0.7;
+
+/// What to calibrate.
+#[derive(Clone, Debug)]
+pub struct CalibrateSpec {
+    /// Target as the user named it (for the result).
+    pub target: String,
+    pub dataset: Dataset,
+    pub engine: EngineKind,
+    pub direct: bool,
+    /// Mean-latency cap for max IOPS, microseconds.
+    pub max_latency_us: f64,
+    /// Highest outstanding count to try.
+    pub max_outstanding: u32,
+    /// Bound on the whole calibration.
+    pub time: Duration,
+    /// A level must beat the best so far by this fraction, else the ramp
+    /// has reached its knee.
+    pub knee_gain: f64,
+    /// Cores: synchronous engines get at most one thread per core.
+    pub cores: u32,
+    pub seed: u64,
+}
+
+/// The outstanding counts of a ramp: 1, 2, 4, ... and `max` itself.
+pub fn levels(max: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = std::iter::successors(Some(1u32), |&l| l.checked_mul(2))
+        .take_while(|&l| l <= max.max(1))
+        .collect();
+    if v.last() != Some(&max.max(1)) {
+        v.push(max.max(1));
+    }
+    v
+}
+
+struct Ramp {
+    points: Vec<CurvePoint>,
+    stop: &'static str,
+    best_histogram: Vec<HistogramBucket>,
+}
+
+/// Runs the two ramps within `spec.time` and reports the results.
+pub fn calibrate(
+    spec: &CalibrateSpec,
+    stop: &AtomicBool,
+    progress: Option<ProgressFn>,
+) -> Result<CalibrateResult, ExperimentError> {
+    if spec.max_outstanding == 0 {
+        return Err(ExperimentError::Config(
+            "--max-outstanding must be at least 1".into(),
+        ));
+    }
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let t0 = Instant::now();
+    let end = t0 + spec.time;
+    let sync_cap = if is_async(spec.engine) {
+        u32::MAX
+    } else {
+        spec.cores.max(1)
+    };
+    let iops_levels = levels(spec.max_outstanding.min(sync_cap));
+    let mbps_levels = levels(spec.max_outstanding.min(MBPS_MAX_OUTSTANDING).min(sync_cap));
+    let budget = spec.time.as_secs_f64();
+    let iops_level_s = level_seconds(budget * IOPS_SHARE, iops_levels.len());
+    let mbps_level_s = level_seconds(budget * (1.0 - IOPS_SHARE), mbps_levels.len());
+
+    let mut small = WorkloadConfig::new(spec.dataset.block_size);
+    small.classes = vec![IoClass::SingleBlockRead];
+    // The IOPS ramp may not eat into the time reserved for the MB/s ramp.
+    let iops_end = t0 + spec.time.mul_f64(IOPS_SHARE);
+    let iops = ramp(
+        spec,
+        &small,
+        &iops_levels,
+        iops_level_s,
+        iops_end,
+        stop,
+        progress,
+        Measure::Iops,
+    )?;
+
+    let mut large = WorkloadConfig::new(spec.dataset.block_size);
+    large.classes = vec![IoClass::MultiblockRead];
+    large.multiblock_random = true;
+    large.multiblock_bytes = 1 << 20;
+    let mbps = if stop.load(Ordering::Relaxed) {
+        Ramp {
+            points: Vec::new(),
+            stop: "interrupted",
+            best_histogram: Vec::new(),
+        }
+    } else {
+        ramp(
+            spec,
+            &large,
+            &mbps_levels,
+            mbps_level_s,
+            end,
+            stop,
+            progress,
+            Measure::Mbps,
+        )?
+    };
+
+    let best = best_iops(&iops.points);
+    let best_mb = mbps
+        .points
+        .iter()
+        .max_by(|a, b| a.mbps.total_cmp(&b.mbps))
+        .cloned()
+        .unwrap_or_default();
+    Ok(CalibrateResult {
+        kind: CALIBRATE_KIND.into(),
+        format_version: FORMAT_VERSION,
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        started_unix,
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        interrupted: stop.load(Ordering::Relaxed),
+        target: spec.target.clone(),
+        engine: spec.engine.name().into(),
+        dataset_bytes: spec.dataset.data_bytes(),
+        max_latency_us: spec.max_latency_us,
+        max_iops: best.as_ref().map_or(0.0, |p| p.iops),
+        max_iops_outstanding: best.as_ref().map_or(0, |p| p.outstanding),
+        latency_us: best.as_ref().map_or(0.0, |p| p.mean_us),
+        latency_p99_us: best.as_ref().map_or(0.0, |p| p.p99_us),
+        max_mbps: best_mb.mbps,
+        max_mbps_outstanding: best_mb.outstanding,
+        iops_stop: iops.stop.into(),
+        mbps_stop: mbps.stop.into(),
+        iops_curve: iops.points,
+        mbps_curve: mbps.points,
+        histogram: iops.best_histogram,
+    })
+}
+
+/// The point with the highest IOPS among those within the latency cap.
+pub fn best_iops(points: &[CurvePoint]) -> Option<CurvePoint> {
+    points
+        .iter()
+        .filter(|p| p.within_cap)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned()
+}
+
+fn is_async(kind: EngineKind) -> bool {
+    !matches!(kind, EngineKind::Psync)
+}
+
+/// Seconds per level so that a full ramp fits in `budget`; at least half
+/// a second (shorter levels are mostly warm-up), at most five.
+fn level_seconds(budget: f64, levels: usize) -> f64 {
+    (budget / levels.max(1) as f64).clamp(0.5, 5.0)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    Iops,
+    Mbps,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ramp(
+    spec: &CalibrateSpec,
+    workload: &WorkloadConfig,
+    levels: &[u32],
+    level_s: f64,
+    end: Instant,
+    stop: &AtomicBool,
+    progress: Option<ProgressFn>,
+    measure: Measure,
+) -> Result<Ramp, ExperimentError> {
+    let mut r = Ramp {
+        points: Vec::new(),
+        stop: "max outstanding",
+        best_histogram: Vec::new(),
+    };
+    let mut best = 0.0f64;
+    // A short warm-up fills the queue and the device's caches of metadata;
+    // it is part of the level's time.
+    let total = Duration::from_secs_f64(level_s);
+    let warmup = (total / 5).min(Duration::from_millis(300));
+    let level = total - warmup;
+    let live = Live::new();
+    for &outstanding in levels {
+        if stop.load(Ordering::Relaxed) {
+            r.stop = "interrupted";
+            break;
+        }
+        if Instant::now() + level + warmup > end {
+            r.stop = "time";
+            break;
+        }
+        let (users, per_user) = if is_async(spec.engine) {
+            (1, outstanding)
+        } else {
+            (outstanding, 1)
+        };
+        let load = Load {
+            dataset: &spec.dataset,
+            engine: spec.engine,
+            direct: spec.direct,
+            workload,
+            users,
+            outstanding: per_user,
+            duration: Some(level),
+            warmup,
+            loops: None,
+            seed: spec.seed ^ u64::from(outstanding),
+        };
+        let out = drive(&load, stop, &live, &mut |_| {})?;
+        if let Some(e) = out.error {
+            return Err(e);
+        }
+        let point =
+            out.recorder
+                .curve_point(outstanding, out.measured, &out.cpu, spec.max_latency_us);
+        if let Some(p) = progress {
+            p(&format!(
+                "{:<11} outstanding {:>4}: {:>9.0} IOPS {:>8.1} MB/s  mean {:>9.1} us  p99 {:>9.1} us",
+                if measure == Measure::Iops { "8k random" } else { "1M random" },
+                point.outstanding,
+                point.iops,
+                point.mbps,
+                point.mean_us,
+                point.p99_us
+            ));
+        }
+        let value = match measure {
+            Measure::Iops => point.iops,
+            Measure::Mbps => point.mbps,
+        };
+        let capped = measure == Measure::Iops && !point.within_cap;
+        if !capped && value > best && measure == Measure::Iops {
+            r.best_histogram = out.recorder.histogram();
+        }
+        r.points.push(point);
+        if stop.load(Ordering::Relaxed) {
+            r.stop = "interrupted";
+            break;
+        }
+        if capped {
+            r.stop = "latency cap";
+            break;
+        }
+        let knee = best > 0.0 && value < best * (1.0 + spec.knee_gain);
+        best = best.max(value);
+        if knee {
+            r.stop = "knee";
+            break;
+        }
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_double_up_to_max() {
+        assert_eq!(levels(1), vec![1]);
+        assert_eq!(levels(8), vec![1, 2, 4, 8]);
+        assert_eq!(levels(12), vec![1, 2, 4, 8, 12]);
+        assert_eq!(levels(0), vec![1]);
+    }
+
+    #[test]
+    fn best_is_highest_within_cap() {
+        let p = |o, iops, within_cap| CurvePoint {
+            outstanding: o,
+            iops,
+            within_cap,
+            ..Default::default()
+        };
+        let pts = vec![p(1, 100.0, true), p(2, 300.0, true), p(4, 500.0, false)];
+        assert_eq!(best_iops(&pts).unwrap().outstanding, 2);
+        assert!(best_iops(&[p(1, 1.0, false)]).is_none());
+    }
+
+    #[test]
+    fn level_time_fits_the_budget() {
+        assert_eq!(level_seconds(42.0, 9), 42.0 / 9.0);
+        assert_eq!(level_seconds(1.0, 9), 0.5);
+        assert_eq!(level_seconds(100.0, 2), 5.0);
+    }
+}

@@ -1,0 +1,357 @@
+//! The load driver shared by run and calibrate: one thread per user, each
+//! with its own engine, keeping `outstanding` I/Os in flight.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use dbio_engine::{Completion, Engine, EngineConfig, EngineKind, IoDir, IoRequest};
+use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Live, Recorder};
+use dbio_workload::content::{fill, fill_blocks, stamp_sectors};
+use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
+
+use crate::ExperimentError;
+
+/// Longest a user waits in one reap: bounds how late it sees a stop.
+const REAP_WAIT: Duration = Duration::from_millis(100);
+/// Writes up to this size get fresh PRNG content per block; larger ones
+/// (redo) get their sectors stamped, which costs far less CPU.
+const FULL_FILL_MAX: u32 = 32 << 10;
+/// How long in-flight I/Os may take to finish after a stop.
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// One load to drive.
+pub(crate) struct Load<'a> {
+    pub dataset: &'a Dataset,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub workload: &'a WorkloadConfig,
+    pub users: u32,
+    pub outstanding: u32,
+    pub duration: Option<Duration>,
+    /// Completions of I/Os issued before this much time are not recorded.
+    pub warmup: Duration,
+    /// I/Os per user.
+    pub loops: Option<u64>,
+    pub seed: u64,
+}
+
+/// What a load measured.
+pub(crate) struct Outcome {
+    pub recorder: Recorder,
+    /// From the end of the warm-up to the last completion.
+    pub measured: Duration,
+    /// CPU of the process over `measured`.
+    pub cpu: CpuUsage,
+    /// Outstanding I/Os per user actually used (1 for synchronous engines).
+    pub outstanding: u32,
+    /// The first I/O error, which stopped the load.
+    pub error: Option<ExperimentError>,
+}
+
+/// The recorder's classes: every [`IoClass`], in order.
+pub(crate) fn class_descs() -> Vec<ClassDesc> {
+    IoClass::ALL
+        .iter()
+        .map(|c| ClassDesc::new(c.name(), c.wait_event()))
+        .collect()
+}
+
+/// Drives `load` until its time or loops are done or `stop` is set.
+/// `tick` is called from this thread about ten times a second.
+pub(crate) fn drive(
+    load: &Load,
+    stop: &AtomicBool,
+    live: &Live,
+    tick: &mut dyn FnMut(Instant),
+) -> Result<Outcome, ExperimentError> {
+    let layout = Layout::of(load.dataset);
+    let users = load.users.max(1);
+    // Engines are opened here, before any thread starts, so that a refusal
+    // (no O_DIRECT, a missing file) fails the whole load at once.
+    let mut engines: Vec<Box<dyn Engine>> = Vec::with_capacity(users as usize);
+    let mut outstanding = load.outstanding.max(1);
+    for _ in 0..users {
+        let mut cfg = EngineConfig {
+            files: load.dataset.engine_files(),
+            depth: outstanding,
+            max_io: load.workload.max_io(),
+            direct: load.direct,
+            write: load.workload.writes(),
+        };
+        let mut e = dbio_engine::open(load.engine, &cfg)?;
+        if !e.capabilities().async_io && outstanding > 1 {
+            // A synchronous engine finishes each I/O inside submit: more
+            // than one "outstanding" would only inflate latencies.
+            outstanding = 1;
+            cfg.depth = 1;
+            e = dbio_engine::open(load.engine, &cfg)?;
+        }
+        engines.push(e);
+    }
+    let gens = (0..users)
+        .map(|u| Generator::new(load.workload, &layout, u, users, load.seed))
+        .collect::<Result<Vec<_>, _>>()?;
+    let halt = AtomicBool::new(false);
+    let start = Instant::now();
+    let record_from = start + load.warmup;
+    let deadline = load.duration.map(|d| record_from + d);
+    let classes = class_descs();
+    let files = load.dataset.files.len();
+    let mut cpu_from = CpuClock::now();
+    let mut warm = load.warmup.is_zero();
+    let results = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(users as usize);
+        for (u, (engine, gen)) in engines.into_iter().zip(gens).enumerate() {
+            let user = User {
+                engine,
+                gen,
+                recorder: Recorder::new(&classes, files, start),
+                outstanding,
+                loops: load.loops,
+                deadline,
+                record_from,
+                dataset_id: load.dataset.id,
+                block_size: load.dataset.block_size as usize,
+                generation: (u as u64) << 40,
+            };
+            let (stop, halt) = (stop, &halt);
+            let h = std::thread::Builder::new()
+                .name(format!("dbio-user-{u}"))
+                .spawn_scoped(s, move || user.work(stop, halt, live));
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    halt.store(true, Ordering::Relaxed);
+                    return Err(ExperimentError::Thread(e));
+                }
+            }
+        }
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = Instant::now();
+            if !warm && now >= record_from {
+                cpu_from = CpuClock::now();
+                warm = true;
+            }
+            tick(now);
+        }
+        Ok(handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ExperimentError::Config("a user thread panicked".into()))
+                })
+            })
+            .collect::<Vec<_>>())
+    })?;
+    let end = Instant::now();
+    let cpu = CpuClock::now().since(&cpu_from);
+    let mut merged = Recorder::new(&classes, files, start);
+    let mut error = None;
+    for r in results {
+        match r {
+            Ok((rec, err)) => {
+                merged.merge(&rec);
+                if error.is_none() {
+                    error = err;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Outcome {
+        recorder: merged,
+        measured: end.saturating_duration_since(record_from.min(end)),
+        cpu,
+        outstanding,
+        error,
+    })
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    start: Instant,
+    class: u8,
+    write: bool,
+    file: u32,
+}
+
+struct User {
+    engine: Box<dyn Engine>,
+    gen: Generator,
+    recorder: Recorder,
+    outstanding: u32,
+    loops: Option<u64>,
+    deadline: Option<Instant>,
+    record_from: Instant,
+    dataset_id: u64,
+    block_size: usize,
+    generation: u64,
+}
+
+impl User {
+    /// The user's loop: fill every free slot, start the batch, reap at
+    /// least one completion, record what completed; until told to stop.
+    fn work(
+        mut self,
+        stop: &AtomicBool,
+        halt: &AtomicBool,
+        live: &Live,
+    ) -> Result<(Recorder, Option<ExperimentError>), ExperimentError> {
+        let depth = self.outstanding.min(self.engine.depth()).max(1);
+        let no_data = self.engine.capabilities().no_data;
+        let now0 = Instant::now();
+        let mut slots = vec![
+            InFlight {
+                start: now0,
+                class: 0,
+                write: false,
+                file: 0,
+            };
+            depth as usize
+        ];
+        let mut filled = vec![false; depth as usize];
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut out: Vec<Completion> = Vec::with_capacity(depth as usize);
+        let mut issued = 0u64;
+        let mut pending: Option<Op> = None;
+        let mut think_until: Option<Instant> = None;
+        let mut error: Option<ExperimentError> = None;
+        let mut now = now0;
+        let mut drain_by: Option<Instant> = None;
+        loop {
+            let over = stop.load(Ordering::Relaxed)
+                || halt.load(Ordering::Relaxed)
+                || self.deadline.is_some_and(|d| now >= d)
+                || self.loops.is_some_and(|l| issued >= l);
+            if over && drain_by.is_none() {
+                drain_by = Some(now + DRAIN_LIMIT);
+            }
+            if think_until.is_some_and(|t| now >= t) {
+                think_until = None;
+            }
+            if !over && think_until.is_none() {
+                while let Some(slot) = free.pop() {
+                    if self.loops.is_some_and(|l| issued >= l) {
+                        free.push(slot);
+                        break;
+                    }
+                    let mut op = pending.take().unwrap_or_else(|| self.gen.next_op());
+                    if op.think_ns > 0 {
+                        think_until = Some(Instant::now() + Duration::from_nanos(op.think_ns));
+                        op.think_ns = 0;
+                        pending = Some(op);
+                        free.push(slot);
+                        break;
+                    }
+                    if op.dir == IoDir::Write && !no_data {
+                        self.fill(slot, &op, &mut filled[slot as usize]);
+                    }
+                    slots[slot as usize] = InFlight {
+                        start: Instant::now(),
+                        class: op.class.index() as u8,
+                        write: op.dir == IoDir::Write,
+                        file: op.file,
+                    };
+                    let req = IoRequest {
+                        file: op.file,
+                        offset: op.offset,
+                        len: op.len,
+                        dir: op.dir,
+                        slot,
+                        sync: op.sync,
+                        tag: u64::from(slot),
+                    };
+                    if let Err(e) = self.engine.submit(req) {
+                        free.push(slot);
+                        halt.store(true, Ordering::Relaxed);
+                        error.get_or_insert(e.into());
+                        break;
+                    }
+                    issued += 1;
+                }
+                if let Err(e) = self.engine.commit() {
+                    halt.store(true, Ordering::Relaxed);
+                    error.get_or_insert(e.into());
+                }
+            }
+            if self.engine.in_flight() == 0 {
+                if over {
+                    break;
+                }
+                if let Some(t) = think_until {
+                    std::thread::sleep(t.saturating_duration_since(Instant::now()).min(REAP_WAIT));
+                }
+                now = Instant::now();
+                continue;
+            }
+            if drain_by.is_some_and(|d| now >= d) {
+                break;
+            }
+            out.clear();
+            let wait = match think_until {
+                Some(t) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
+                None => REAP_WAIT,
+            };
+            let min = usize::from(think_until.is_none());
+            if let Err(e) = self.engine.reap(min, wait, &mut out) {
+                halt.store(true, Ordering::Relaxed);
+                error.get_or_insert(e.into());
+                break;
+            }
+            now = Instant::now();
+            let (mut n, mut bytes, mut lat_sum) = (0u64, 0u64, 0u64);
+            for c in out.drain(..) {
+                free.push(c.slot);
+                let f = slots[c.slot as usize];
+                match c.result {
+                    Ok(len) => {
+                        let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
+                        if f.start >= self.record_from {
+                            self.recorder.record(
+                                f.class as usize,
+                                f.file as usize,
+                                f.write,
+                                len,
+                                lat,
+                                now,
+                            );
+                        }
+                        n += 1;
+                        bytes += u64::from(len);
+                        lat_sum += lat;
+                    }
+                    Err(e) => {
+                        self.recorder.record_failure();
+                        halt.store(true, Ordering::Relaxed);
+                        error.get_or_insert(e.into());
+                    }
+                }
+            }
+            if n > 0 {
+                live.add(n, bytes, lat_sum);
+            }
+        }
+        Ok((self.recorder, error))
+    }
+
+    /// Fresh, unique content for a write in `slot`.
+    fn fill(&mut self, slot: u32, op: &Op, filled: &mut bool) {
+        self.generation += 1;
+        let bs = self.block_size;
+        let whole = self.engine.buffer(slot);
+        if op.len <= FULL_FILL_MAX {
+            let block = op.offset / bs as u64;
+            let buf = &mut whole[..op.len as usize];
+            fill_blocks(buf, bs, self.dataset_id, op.file, block, self.generation);
+            *filled = false;
+        } else {
+            if !*filled {
+                fill(whole, self.dataset_id ^ self.generation);
+                *filled = true;
+            }
+            let buf = &mut whole[..op.len as usize];
+            stamp_sectors(buf, self.dataset_id ^ self.generation ^ op.offset);
+        }
+    }
+}

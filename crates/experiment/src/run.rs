@@ -1,0 +1,134 @@
+//! `run`: a workload for a time or a number of loops.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use dbio_engine::EngineKind;
+use dbio_stats::{Live, Progress, RunConfig, RunResult, FORMAT_VERSION, RUN_KIND};
+use dbio_workload::{Dataset, WorkloadConfig};
+
+use crate::drive::{drive, Load};
+use crate::{ExperimentError, ProgressFn};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Target as the user named it (for the result).
+    pub target: String,
+    pub dataset: Dataset,
+    pub engine: EngineKind,
+    /// Profile name, or "custom".
+    pub profile: String,
+    pub workload: WorkloadConfig,
+    /// Users (sessions), one thread each.
+    pub users: u32,
+    /// Outstanding I/Os per user.
+    pub outstanding: u32,
+    /// O_DIRECT.
+    pub direct: bool,
+    pub time: Option<Duration>,
+    /// I/Os per user.
+    pub loops: Option<u64>,
+    pub seed: u64,
+}
+
+/// A run's result, and the I/O error that ended it early, if one did.
+pub struct RunOutput {
+    pub result: RunResult,
+    pub error: Option<ExperimentError>,
+}
+
+/// Runs `spec` until its time or loops are done, or `stop` is set (then
+/// the result is marked interrupted). With `progress`, a line a second.
+pub fn run(
+    spec: &RunSpec,
+    stop: &AtomicBool,
+    progress: Option<ProgressFn>,
+) -> Result<RunOutput, ExperimentError> {
+    if spec.time.is_none() && spec.loops.is_none() {
+        return Err(ExperimentError::Config(
+            "a run needs a time limit or a number of loops".into(),
+        ));
+    }
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let load = Load {
+        dataset: &spec.dataset,
+        engine: spec.engine,
+        direct: spec.direct,
+        workload: &spec.workload,
+        users: spec.users,
+        outstanding: spec.outstanding,
+        duration: spec.time,
+        warmup: Duration::ZERO,
+        loops: spec.loops,
+        seed: spec.seed,
+    };
+    let live = Live::new();
+    let t0 = Instant::now();
+    let mut meter = Progress::new(&live, t0);
+    let mut next = t0 + Duration::from_secs(1);
+    let mut tick = |now: Instant| {
+        if now >= next {
+            if let Some(p) = progress {
+                p(&meter.line(&live, now));
+            }
+            next += Duration::from_secs(1);
+        }
+    };
+    let out = drive(&load, stop, &live, &mut tick)?;
+    let (classes, mut files, series) = out.recorder.finish(out.measured);
+    for (f, d) in files.iter_mut().zip(&spec.dataset.files) {
+        f.name = d.name.clone();
+        f.size = d.size;
+    }
+    let interrupted = stop.load(Ordering::Relaxed) || out.error.is_some();
+    let stop_reason = match (&out.error, stop.load(Ordering::Relaxed)) {
+        (Some(e), _) => Some(format!("I/O error: {e}")),
+        (None, true) => Some("interrupted by signal".to_string()),
+        _ => None,
+    };
+    let mut result = RunResult {
+        kind: RUN_KIND.into(),
+        format_version: FORMAT_VERSION,
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        started_unix,
+        elapsed_s: out.measured.as_secs_f64(),
+        interrupted,
+        stop_reason,
+        config: RunConfig {
+            target: spec.target.clone(),
+            engine: spec.engine.name().into(),
+            profile: spec.profile.clone(),
+            workloads: spec
+                .workload
+                .classes
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect(),
+            users: spec.users,
+            outstanding: out.outstanding,
+            block_size: spec.workload.block_size,
+            direct: spec.direct,
+            time_s: spec.time.map(|t| t.as_secs_f64()),
+            loops: spec.loops,
+            update_pct: spec.workload.update_pct,
+            scan_pct: spec.workload.scan_pct,
+            redo_stress: spec.workload.redo_stress.name().into(),
+            dataset_bytes: spec.dataset.data_bytes(),
+        },
+        failed_ios: out.recorder.failed(),
+        cpu: out.cpu,
+        classes,
+        files,
+        series,
+        ..Default::default()
+    };
+    result.fill_totals();
+    Ok(RunOutput {
+        result,
+        error: out.error,
+    })
+}

@@ -1,0 +1,127 @@
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use dbio_engine::EngineKind;
+use dbio_experiment::{calibrate, run, CalibrateSpec, RunSpec};
+use dbio_workload::dataset::prepare;
+use dbio_workload::{Dataset, DatasetSpec, PrepareOptions, Profile, WorkloadConfig};
+
+fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
+    RunSpec {
+        target: ds.dir.display().to_string(),
+        dataset: ds,
+        engine,
+        profile: "custom".into(),
+        workload,
+        users: 2,
+        outstanding: 4,
+        direct: false,
+        time: None,
+        loops: Some(1000),
+        seed: 1,
+    }
+}
+
+fn small_dataset(dir: &Path) -> Dataset {
+    let opts = PrepareOptions {
+        engine: EngineKind::Psync,
+        direct: false,
+        force_overwrite: false,
+    };
+    let spec = DatasetSpec::new(8 << 20, 8192).unwrap();
+    prepare(dir, &spec, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap()
+}
+
+#[test]
+fn loops_count_every_io_of_every_user() {
+    let ds = Dataset::planned(
+        Path::new("/nowhere"),
+        &DatasetSpec::new(64 << 20, 8192).unwrap(),
+    );
+    let s = spec(ds, EngineKind::Null, Profile::Mixed.config(8192));
+    let out = run(&s, &AtomicBool::new(false), None).unwrap();
+    let r = out.result;
+    assert!(out.error.is_none());
+    assert_eq!(r.ios, 2000);
+    assert!(!r.interrupted);
+    assert_eq!(r.classes.iter().map(|c| c.ios).sum::<u64>(), 2000);
+    assert!(r.classes.len() >= 3, "mixed profile used several classes");
+    assert_eq!(
+        r.files.iter().map(|f| f.reads + f.writes).sum::<u64>(),
+        2000
+    );
+}
+
+#[test]
+fn timed_run_on_real_files_stops_on_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = small_dataset(tmp.path());
+    let mut s = spec(ds, EngineKind::Psync, Profile::Oltp.config(8192));
+    s.loops = None;
+    s.time = Some(Duration::from_millis(300));
+    let t = Instant::now();
+    let out = run(&s, &AtomicBool::new(false), None).unwrap();
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert!(t.elapsed() < Duration::from_secs(3));
+    let r = out.result;
+    assert!(r.ios > 0 && r.elapsed_s >= 0.3);
+    assert_eq!(r.config.outstanding, 1, "psync runs one I/O at a time");
+    let names: Vec<&str> = r.classes.iter().map(|c| c.class.as_str()).collect();
+    assert!(
+        names.contains(&"single-block-read") && names.contains(&"redo-write"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn stop_flag_ends_a_run_and_marks_it() {
+    let ds = Dataset::planned(
+        Path::new("/nowhere"),
+        &DatasetSpec::new(64 << 20, 8192).unwrap(),
+    );
+    let mut s = spec(ds, EngineKind::Null, WorkloadConfig::new(8192));
+    s.loops = None;
+    s.time = Some(Duration::from_secs(60));
+    let stop = AtomicBool::new(false);
+    let t = Instant::now();
+    let out = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        run(&s, &stop, None).unwrap()
+    });
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert!(out.result.interrupted);
+    assert!(out.result.ios > 0);
+}
+
+#[test]
+fn calibrate_records_points_in_order_and_max_within_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = small_dataset(tmp.path());
+    let spec = CalibrateSpec {
+        target: "t".into(),
+        dataset: ds,
+        engine: EngineKind::IoUring,
+        direct: false,
+        max_latency_us: 20_000.0,
+        max_outstanding: 4,
+        time: Duration::from_secs(4),
+        knee_gain: 0.03,
+        cores: 2,
+        seed: 1,
+    };
+    let r = calibrate(&spec, &AtomicBool::new(false), None).unwrap();
+    assert!(!r.iops_curve.is_empty() && !r.mbps_curve.is_empty());
+    for w in r.iops_curve.windows(2) {
+        assert!(w[0].outstanding < w[1].outstanding);
+    }
+    let at = r.iops_curve.iter().find(|p| p.iops == r.max_iops).unwrap();
+    assert!(at.within_cap && at.mean_us <= r.max_latency_us);
+    assert_eq!(at.outstanding, r.max_iops_outstanding);
+    assert_eq!(r.latency_us, at.mean_us);
+    assert!(r.max_mbps > 0.0);
+    assert!(r.elapsed_s <= 4.5);
+}
