@@ -20,7 +20,8 @@
 //!   // ... encode arguments here ...
 //!   record::finish_record(&mut buf, start, 0);
 //!   ```
-//!   For a WRITE, encode the arguments up to the data length word, pass the payload
+//!   [`encode_call_record`]`(buf, xid, prog, vers, proc, &cred, &args)` does all three
+//!   steps for any `XdrEncode` arguments. For a WRITE, encode the arguments up to the data length word, pass the payload
 //!   length plus its padding as `tail`, and send the payload as its own slice.
 //!   [`encode_record`](record::encode_record) splits a message into several fragments.
 //!   [`RecordDecoder`] reassembles records from a byte stream (bounded by a maximum
@@ -42,7 +43,7 @@ pub mod record;
 
 pub use auth::{AuthError, AuthSys, Credential, OpaqueAuth};
 pub use msg::{
-    decode_call, decode_reply, encode_call, encode_reply_error, encode_reply_success, peek,
-    AuthStat, Call, MsgType, Reply, ReplyError, RpcError,
+    decode_call, decode_reply, encode_call, encode_call_record, encode_reply_error,
+    encode_reply_success, peek, AuthStat, Call, MsgType, Reply, ReplyError, RpcError,
 };
 pub use record::{RecordDecoder, RecordError};

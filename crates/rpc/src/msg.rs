@@ -4,7 +4,7 @@
 //! complete record and hand back the procedure results as a borrowed slice.
 
 use crate::auth::{Credential, OpaqueAuth};
-use dbio_xdr::{BufMut, Decoder, XdrError};
+use dbio_xdr::{BufMut, Decoder, XdrEncode, XdrError};
 use std::fmt;
 use thiserror::Error;
 
@@ -52,6 +52,26 @@ pub fn encode_call<B: BufMut>(
     out.put_u32(vers);
     out.put_u32(proc_);
     out.put_slice(cred.wire());
+}
+
+/// Append a complete call record: fragment header, call header and `args`, as one last
+/// fragment. Several calls can be appended to the same buffer and sent with one write.
+pub fn encode_call_record<B, A>(
+    out: &mut B,
+    xid: u32,
+    prog: u32,
+    vers: u32,
+    proc_: u32,
+    cred: &Credential,
+    args: &A,
+) where
+    B: BufMut + AsRef<[u8]> + AsMut<[u8]>,
+    A: XdrEncode + ?Sized,
+{
+    let start = crate::record::begin_record(out);
+    encode_call(out, xid, prog, vers, proc_, cred);
+    args.encode(out);
+    crate::record::finish_record(out, start, 0);
 }
 
 /// A decoded call header (used by test servers and to check encoders).

@@ -61,6 +61,22 @@ fn null_call_with_auth_sys_bytes() {
 }
 
 #[test]
+fn call_record_helper_matches_manual_steps() {
+    let cred = Credential::none();
+    let mut a = Vec::new();
+    let start = record::begin_record(&mut a);
+    encode_call(&mut a, 5, 100005, 3, 1, &cred);
+    a.extend_from_slice(&[0, 0, 0, 1, b'/', 0, 0, 0]);
+    record::finish_record(&mut a, start, 0);
+    let mut b = bytes::BytesMut::new();
+    encode_call_record(&mut b, 5, 100005, 3, 1, &cred, &7u32);
+    encode_call_record(&mut b, 5, 100005, 3, 1, &cred, &7u32);
+    assert_eq!(&b[..4], [0x80, 0, 0, 44]);
+    assert_eq!(b.len(), 96);
+    assert_eq!(a.len(), 52);
+}
+
+#[test]
 fn auth_sys_limits() {
     let mut a = sys();
     a.gids = (0..17).collect();
