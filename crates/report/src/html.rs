@@ -35,7 +35,7 @@ th{background:#eef2f6;font-weight:600}
 tbody tr:nth-child(even){background:#f9fafb}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .kv td:first-child{color:#5c6770}
-svg.chart{width:100%;max-width:760px;height:auto;display:block;margin:8px 0 4px;font-family:inherit}
+svg.chart{width:100%;max-width:1000px;height:auto;display:block;margin:8px 0 4px;font-family:inherit}
 svg .ct{font-size:14px;font-weight:600;fill:#1d2329}
 svg .al{font-size:12px;fill:#3c4650}
 svg .tk{font-size:11px;fill:#3c4650}

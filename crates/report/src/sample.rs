@@ -208,7 +208,7 @@ pub fn calibrate() -> CalibrateResult {
         (8, 1_380.0, 5_790.0),
     ]
     .iter()
-    .map(|&(o, x, m)| point(o, x, m, 1_048_576.0, 1e9))
+    .map(|&(o, x, m)| point(o, x, m, 1_048_576.0, cap))
     .collect();
     CalibrateResult {
         kind: CALIBRATE_KIND.into(),
@@ -225,7 +225,7 @@ pub fn calibrate() -> CalibrateResult {
         max_iops_outstanding: 64,
         latency_us: 548.0,
         latency_p99_us: 1_424.8,
-        max_mbps: 1_380.0,
+        max_mbps: 1_447.03488,
         max_mbps_outstanding: 8,
         iops_stop: "knee".into(),
         mbps_stop: "knee".into(),

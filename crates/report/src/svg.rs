@@ -6,8 +6,10 @@ use std::fmt::Write;
 
 use crate::fmt::html_escape as esc;
 
-const W: f64 = 760.0;
-const H: f64 = 360.0;
+const W: f64 = 1000.0;
+/// Heights of line and bar charts.
+const LINE_H: f64 = 380.0;
+const BAR_H: f64 = 300.0;
 const LEFT: f64 = 78.0;
 const RIGHT: f64 = 24.0;
 const TOP: f64 = 40.0;
@@ -59,19 +61,23 @@ fn nice_axis(max: f64, n: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
-/// A tick label in the step's own precision: "500", "2.5k", "1.2M", "0.25".
-fn tick_label(v: f64, step: f64) -> String {
-    let (scale, suffix) = if step >= 1e6 {
+/// A tick label: the unit (k, M) follows the top of the axis, the
+/// precision the step: "500", "2.5k", "1.2M", "0.25", and plain "0".
+fn tick_label(v: f64, step: f64, top: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let (scale, suffix) = if top >= 1e6 {
         (1e6, "M")
-    } else if step >= 1e3 {
+    } else if top >= 1e4 {
         (1e3, "k")
     } else {
         (1.0, "")
     };
     let s = step / scale;
-    let decimals = if s.fract().abs() < 1e-9 {
+    let decimals = if (s - s.round()).abs() < 1e-9 {
         0
-    } else if (s * 10.0).fract().abs() < 1e-9 {
+    } else if (s * 10.0 - (s * 10.0).round()).abs() < 1e-9 {
         1
     } else {
         2
@@ -79,9 +85,19 @@ fn tick_label(v: f64, step: f64) -> String {
     format!("{:.*}{suffix}", decimals, v / scale)
 }
 
+/// A figure for a tooltip: whole numbers above 100, else two decimals.
+fn tip_number(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        crate::fmt::whole(v)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 struct Frame {
     x_max: f64,
     y_max: f64,
+    h: f64,
 }
 
 impl Frame {
@@ -89,29 +105,29 @@ impl Frame {
         LEFT + v / self.x_max * (W - LEFT - RIGHT)
     }
     fn y(&self, v: f64) -> f64 {
-        H - BOTTOM - v / self.y_max * (H - TOP - BOTTOM)
+        self.h - BOTTOM - v / self.y_max * (self.h - TOP - BOTTOM)
     }
 }
 
-fn open(out: &mut String, title: &str) {
+fn open(out: &mut String, title: &str, h: f64) {
     let _ = write!(
         out,
-        "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{t}\">\
+        "<svg class=\"chart\" viewBox=\"0 0 {W} {h}\" role=\"img\" aria-label=\"{t}\">\
          <title>{t}</title>\
          <text x=\"{LEFT}\" y=\"22\" class=\"ct\">{t}</text>",
         t = esc(title)
     );
 }
 
-fn axis_titles(out: &mut String, x_label: &str, y_label: &str) {
+fn axis_titles(out: &mut String, f: &Frame, x_label: &str, y_label: &str) {
     let _ = write!(
         out,
         "<text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>\
          <text transform=\"translate(16,{}) rotate(-90)\" class=\"al\" text-anchor=\"middle\">{}</text>",
         (LEFT + W - RIGHT) / 2.0,
-        H - 10.0,
+        f.h - 10.0,
         esc(x_label),
-        (TOP + H - BOTTOM) / 2.0,
+        (TOP + f.h - BOTTOM) / 2.0,
         esc(y_label)
     );
 }
@@ -127,7 +143,7 @@ fn y_grid(out: &mut String, f: &Frame, step: f64) {
             W - RIGHT,
             LEFT - 6.0,
             y + 4.0,
-            tick_label(v, step)
+            tick_label(v, step, f.y_max)
         );
         v += step;
     }
@@ -147,9 +163,13 @@ pub fn line_chart(c: &LineChart) -> String {
     }
     let (x_max, x_step) = nice_axis(x_data, 6.0);
     let (y_max, y_step) = nice_axis(y_data * 1.05, 5.0);
-    let f = Frame { x_max, y_max };
+    let f = Frame {
+        x_max,
+        y_max,
+        h: LINE_H,
+    };
     let mut out = String::new();
-    open(&mut out, &c.title);
+    open(&mut out, &c.title, f.h);
     y_grid(&mut out, &f, y_step);
     let mut v = 0.0;
     while v <= x_max + x_step * 1e-6 {
@@ -158,10 +178,10 @@ pub fn line_chart(c: &LineChart) -> String {
             out,
             "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{}\" y2=\"{}\" class=\"axis\"/>\
              <text x=\"{x:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
-            H - BOTTOM,
-            H - BOTTOM + 5.0,
-            H - BOTTOM + 18.0,
-            tick_label(v, x_step)
+            f.h - BOTTOM,
+            f.h - BOTTOM + 5.0,
+            f.h - BOTTOM + 18.0,
+            tick_label(v, x_step, x_max)
         );
         v += x_step;
     }
@@ -170,9 +190,9 @@ pub fn line_chart(c: &LineChart) -> String {
         "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axis\"/>\
          <line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{b}\" class=\"axis\"/>",
         W - RIGHT,
-        b = H - BOTTOM
+        b = f.h - BOTTOM
     );
-    axis_titles(&mut out, &c.x_label, &c.y_label);
+    axis_titles(&mut out, &f, &c.x_label, &c.y_label);
     if let Some((v, label)) = &c.reference {
         if *v <= y_max {
             let y = f.y(*v);
@@ -216,29 +236,43 @@ pub fn line_chart(c: &LineChart) -> String {
                     f.y(*y),
                     l.color,
                     esc(&l.name),
-                    tick_label(*x, 0.01),
-                    tick_label(*y, 0.01)
+                    tip_number(*x),
+                    tip_number(*y)
                 );
             }
             if let Some(label) = l.labels.get(i).filter(|s| !s.is_empty()) {
+                // Below the point, clear of any curve above it, unless that
+                // would touch the x axis.
+                let py = f.y(*y);
+                let label_y = if py + 16.0 <= f.h - BOTTOM - 3.0 {
+                    py + 16.0
+                } else {
+                    py - 8.0
+                };
                 let _ = write!(
                     out,
                     "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{}</text>",
                     f.x(*x),
-                    f.y(*y) - 8.0,
+                    label_y,
                     esc(label)
                 );
             }
         }
     }
     if let Some((x, y, label)) = &c.highlight {
-        let (cx, cy) = (f.x(*x), f.y(*y));
+        // The name goes in the top left corner, where it cannot cover a
+        // curve; the ring marks the point itself.
         let _ = write!(
             out,
-            "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"8\" class=\"hl\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" class=\"hlt\" text-anchor=\"end\">{}</text>",
-            cx - 10.0,
-            cy + 18.0,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"8\" class=\"hl\"/>\
+             <circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"6\" class=\"hl\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" class=\"hlt\">{}</text>",
+            f.x(*x),
+            f.y(*y),
+            LEFT + 18.0,
+            TOP + 12.0,
+            LEFT + 30.0,
+            TOP + 16.0,
             esc(label)
         );
     }
@@ -280,17 +314,29 @@ pub struct Bar {
     pub tip: String,
 }
 
+fn percent(p: f64) -> String {
+    if p > 0.0 && p < 0.1 {
+        "<0.1%".into()
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
 /// A bar chart with the y axis from zero; each bar shows its share of the
 /// total above it.
 pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color: &str) -> String {
     let y_data = bars.iter().map(|b| b.value).fold(0.0, f64::max);
     let total: f64 = bars.iter().map(|b| b.value).sum();
     let (y_max, y_step) = nice_axis(y_data * 1.1, 5.0);
-    let f = Frame { x_max: 1.0, y_max };
+    let f = Frame {
+        x_max: 1.0,
+        y_max,
+        h: BAR_H,
+    };
     let mut out = String::new();
-    open(&mut out, title);
+    open(&mut out, title, f.h);
     y_grid(&mut out, &f, y_step);
-    axis_titles(&mut out, x_label, y_label);
+    axis_titles(&mut out, &f, x_label, y_label);
     let n = bars.len().max(1) as f64;
     let slot = (W - LEFT - RIGHT) / n;
     let bar_w = (slot * 0.8).min(60.0);
@@ -302,29 +348,29 @@ pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color:
             out,
             "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{bar_w:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}</title></rect>",
             cx - bar_w / 2.0,
-            (H - BOTTOM - y).max(0.0),
+            (f.h - BOTTOM - y).max(0.0),
             esc(&b.tip)
         );
         if b.value > 0.0 && total > 0.0 && !rotate {
             let _ = write!(
                 out,
-                "<text x=\"{cx:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{:.1}%</text>",
+                "<text x=\"{cx:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{}</text>",
                 y - 4.0,
-                b.value / total * 100.0
+                percent(b.value / total * 100.0)
             );
         }
         if rotate {
             let _ = write!(
                 out,
                 "<text transform=\"translate({cx:.1},{}) rotate(-45)\" class=\"tk\" text-anchor=\"end\">{}</text>",
-                H - BOTTOM + 12.0,
+                f.h - BOTTOM + 12.0,
                 esc(&b.label)
             );
         } else {
             let _ = write!(
                 out,
                 "<text x=\"{cx:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
-                H - BOTTOM + 16.0,
+                f.h - BOTTOM + 16.0,
                 esc(&b.label)
             );
         }
@@ -333,7 +379,7 @@ pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color:
         out,
         "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axis\"/></svg>",
         W - RIGHT,
-        b = H - BOTTOM
+        b = f.h - BOTTOM
     );
     out
 }
@@ -353,11 +399,15 @@ mod tests {
 
     #[test]
     fn tick_labels() {
-        assert_eq!(tick_label(40_000.0, 10_000.0), "40k");
-        assert_eq!(tick_label(2500.0, 2500.0), "2.5k");
-        assert_eq!(tick_label(400.0, 200.0), "400");
-        assert_eq!(tick_label(0.5, 0.25), "0.50");
-        assert_eq!(tick_label(2_000_000.0, 1_000_000.0), "2M");
+        assert_eq!(tick_label(40_000.0, 10_000.0, 50_000.0), "40k");
+        assert_eq!(tick_label(2500.0, 2500.0, 12_500.0), "2.5k");
+        assert_eq!(tick_label(400.0, 200.0, 1000.0), "400");
+        assert_eq!(tick_label(1500.0, 500.0, 2500.0), "1500");
+        assert_eq!(tick_label(0.5, 0.25, 1.0), "0.50");
+        assert_eq!(tick_label(400_000.0, 200_000.0, 1_000_000.0), "0.4M");
+        assert_eq!(tick_label(0.0, 200_000.0, 1_000_000.0), "0");
+        assert_eq!(percent(0.04), "<0.1%");
+        assert_eq!(percent(62.57), "62.6%");
     }
 
     #[test]
@@ -383,8 +433,8 @@ mod tests {
         assert!(!s.contains("<b>"));
         assert_eq!(
             s.matches("<circle").count(),
-            3,
-            "two markers and the highlight"
+            4,
+            "two markers, the ring and its key"
         );
         assert!(s.contains("class=\"ref\""));
     }

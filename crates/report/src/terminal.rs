@@ -137,7 +137,8 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
         "<within cap",
     ]);
     for (i, p) in points.iter().enumerate() {
-        let mark = if Some(i) == best { " *" } else { "" };
+        // Unmarked rows get the same width so the numbers stay aligned.
+        let mark = if Some(i) == best { " *" } else { "  " };
         t.row(vec![
             format!("{}{mark}", p.outstanding),
             fmt::secs(p.duration_s),
