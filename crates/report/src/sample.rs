@@ -225,7 +225,7 @@ pub fn calibrate() -> CalibrateResult {
         max_iops_outstanding: 64,
         latency_us: 548.0,
         latency_p99_us: 1_424.8,
-        max_mbps: 1_447.03488,
+        max_mbps: 1_447.034_88,
         max_mbps_outstanding: 8,
         iops_stop: "knee".into(),
         mbps_stop: "knee".into(),
