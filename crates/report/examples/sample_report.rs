@@ -11,7 +11,7 @@ fn main() {
         ("run", AnyResult::Run(sample::run())),
         ("calibrate", AnyResult::Calibrate(sample::calibrate())),
     ] {
-        print!("{}\n", terminal(&result));
+        println!("{}", terminal(&result));
         let outputs = Outputs {
             json: Some(dir.join(format!("{name}.json"))),
             csv: Some(dir.join(format!("{name}.csv"))),
