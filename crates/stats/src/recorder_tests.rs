@@ -247,3 +247,16 @@ fn run_totals_from_classes() {
     assert!(close(run.mbps, 400.0 * 8192.0 / 4.0 / 1e6, 1e-12));
     assert!(close(run.cpu_us_per_io, 100.0, 1e-9));
 }
+
+#[test]
+fn recorder_moves_between_threads() {
+    fn send<T: Send>(_: &T) {}
+    let r = Recorder::new(&classes(), 1, Instant::now());
+    send(&r);
+    let handle = std::thread::spawn(move || {
+        let mut r = r;
+        r.record(0, 0, false, 8192, 5 * US, r.start());
+        r
+    });
+    assert_eq!(handle.join().unwrap().ios(), 1);
+}

@@ -41,9 +41,11 @@ pub struct RunResult {
     pub cpu_us_per_io: f64,
     /// Per I/O class, in a fixed order; classes that issued no I/O are left out.
     pub classes: Vec<ClassResult>,
-    /// Per data file (as V$IOSTAT_FILE).
+    /// Per data file (as V$IOSTAT_FILE), in the order the files were opened.
     pub files: Vec<FileResult>,
-    /// One sample per second of the run.
+    /// One sample per second of the run, in order; idle seconds appear with
+    /// zero rates. A final partial second is a rate over its own length, and
+    /// left out when shorter than a quarter second.
     pub series: Vec<SecondSample>,
 }
 
