@@ -4,11 +4,20 @@ mod cmd_calibrate;
 mod cmd_nfs;
 mod cmd_report;
 mod cmd_run;
+mod common;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "dbio", version, about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client")]
+#[command(
+    name = "dbio",
+    version,
+    about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client",
+    long_about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client.\n\n\
+        Start with `dbio calibrate` (max IOPS, max MB/s and the latency at max IOPS, in about a \
+        minute, on a temporary local data set), then `dbio run --profile oltp` for the I/O an \
+        Oracle instance does. `dbio <command> --help` explains every option."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,16 +36,22 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => common::exit_on_clap_error(e),
+    };
     let result = match cli.command {
         Command::Calibrate(a) => cmd_calibrate::main(a),
         Command::Run(a) => cmd_run::main(a),
-        Command::Report(a) => cmd_report::main(a),
-        Command::Nfs(a) => cmd_nfs::main(a),
+        Command::Report(a) => cmd_report::main(a).map(|()| 0),
+        Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
     };
-    if let Err(e) = result {
-        // One line, naming what and where; no backtrace.
-        eprintln!("dbio: {e:#}");
-        std::process::exit(2);
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            // One line, naming what and where; no backtrace.
+            eprintln!("dbio: {e:#}");
+            std::process::exit(2);
+        }
     }
 }

@@ -1,0 +1,199 @@
+//! What the commands share: option parsers, outputs, the stop flag set by
+//! SIGINT/SIGTERM, and data-set preparation with progress.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use dbio_engine::EngineKind;
+use dbio_workload::dataset::prepare;
+use dbio_workload::units::{format_size, parse_duration, parse_size};
+use dbio_workload::{Dataset, DatasetSpec, PrepareOptions};
+
+/// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Prints a clap error as one `dbio: ...` line (exit 2), or help/version
+/// as clap renders them (exit 0).
+pub fn exit_on_clap_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    {
+        let _ = e.print();
+        std::process::exit(
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                2
+            } else {
+                0
+            },
+        );
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("dbio: {first} (see dbio --help)");
+    std::process::exit(2);
+}
+
+/// clap parser for sizes (`1GiB`, `512M`, `8k`).
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+/// clap parser for durations (`30s`, `2m`, `500ms`).
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// clap parser for `--engine`.
+pub fn engine_arg(s: &str) -> Result<EngineKind, String> {
+    EngineKind::parse(s)
+        .ok_or_else(|| format!("unknown engine {s:?} (one of psync, io_uring, null)"))
+}
+
+/// The default target: a private folder on the local disk.
+pub fn default_target() -> PathBuf {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    PathBuf::from(format!("/var/tmp/dbio-{uid}"))
+}
+
+/// Result files to write.
+#[derive(clap::Args, Debug, Default)]
+pub struct OutputArgs {
+    /// Write the result as JSON (the documented schema) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the result as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the result as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub md: Option<PathBuf>,
+    /// Write a self-contained HTML report with SVG charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn outputs(&self) -> dbio_report::Outputs {
+        dbio_report::Outputs {
+            json: self.json.clone(),
+            csv: self.csv.clone(),
+            md: self.md.clone(),
+            html: self.html.clone(),
+        }
+    }
+
+    /// Fails now, not after a long run, when an output cannot be written
+    /// because its directory does not exist.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for p in [&self.json, &self.csv, &self.md, &self.html]
+            .into_iter()
+            .flatten()
+        {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            anyhow::ensure!(
+                dir.is_dir(),
+                "{}: directory {} does not exist",
+                p.display(),
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    // A second signal means "now": leave without writing results.
+    if STOP.swap(true, Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(EXIT_INTERRUPTED) };
+    }
+}
+
+/// Installs SIGINT and SIGTERM handlers that set the returned flag.
+pub fn stop_flag() -> &'static AtomicBool {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only touches an atomic and calls _exit.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    &STOP
+}
+
+/// Progress lines go to stderr only when it is a terminal.
+pub fn progress_printer() -> Option<impl Fn(&str) + Sync> {
+    std::io::stderr().is_terminal().then_some(|line: &str| {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    })
+}
+
+/// Reuses or creates the data set, with a progress line on a terminal.
+pub fn dataset(
+    target: &Path,
+    spec: &DatasetSpec,
+    engine: EngineKind,
+    direct: bool,
+    force_overwrite: bool,
+    stop: &AtomicBool,
+) -> anyhow::Result<Dataset> {
+    if engine == EngineKind::Null {
+        // The null engine moves no data: no files are needed.
+        return Ok(Dataset::planned(target, spec));
+    }
+    // Files are written with the engine the run uses, except null.
+    let opts = PrepareOptions {
+        engine,
+        direct,
+        force_overwrite,
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut announced = false;
+    let mut last = Instant::now();
+    let t0 = Instant::now();
+    let ds = prepare(target, spec, &opts, stop, &mut |done, total| {
+        if !announced {
+            eprintln!(
+                "creating data set in {} ({})",
+                target.display(),
+                format_size(total)
+            );
+            announced = true;
+        }
+        if tty && (last.elapsed() >= Duration::from_millis(200) || done == total) {
+            last = Instant::now();
+            eprint!(
+                "\r\x1b[K  {:>3}%  {} of {}",
+                done * 100 / total.max(1),
+                format_size(done),
+                format_size(total)
+            );
+        }
+    })?;
+    if ds.created {
+        if tty {
+            eprintln!();
+        }
+        eprintln!(
+            "data set {:016x} ready: {} files, {} in {:.1} s",
+            ds.id,
+            ds.files.len(),
+            format_size(ds.total_bytes()),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ds)
+}
