@@ -3,6 +3,22 @@
 //! - [`config`]: oranfstab and TOML configuration.
 //! - [`proto`]: pure wire formats of portmap v2, MOUNT v3 and NFSv3 (see its docs for
 //!   the procedure/argument/result table).
+//! - Client: [`url`] (libnfs-style URLs), [`mount`] (portmapper GETPORT, MOUNT v3 and
+//!   finding the export of a path), [`client`] ([`Nfs3Client`]: one async method per
+//!   NFSv3 procedure, plus `*_call`/`decode_*` pairs to pipeline READ and WRITE through
+//!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
+//!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
+//!   the procedure and path).
 
+pub mod channel;
+pub mod client;
 pub mod config;
+pub mod error;
+pub mod mount;
 pub mod proto;
+pub mod transfer;
+pub mod url;
+
+pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
+pub use error::NfsError;
+pub use url::{NfsUrl, UrlError};

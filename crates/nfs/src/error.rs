@@ -1,0 +1,94 @@
+//! Client errors: each names the procedure and the path (or server) it concerns.
+
+use dbio_rpc::conn::TransportError;
+use dbio_rpc::RpcError;
+
+use crate::proto::mount3::Mountstat3;
+use crate::proto::nfs3::Nfsstat3;
+use crate::url::UrlError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NfsError {
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error("cannot resolve NFS server '{host}': {reason}")]
+    Resolve { host: String, reason: String },
+    /// The server answered an NFS procedure with an error status.
+    #[error("{proc_} {path}: {status}{}", describe(*status))]
+    Status {
+        proc_: &'static str,
+        path: String,
+        status: Nfsstat3,
+    },
+    #[error("mount of {export} on {server} refused: {status}")]
+    Mount {
+        server: String,
+        export: String,
+        status: Mountstat3,
+    },
+    #[error("no export of {server} contains {path} (exports: {exports})")]
+    NoExport {
+        server: String,
+        path: String,
+        exports: String,
+    },
+    #[error("portmapper of {server}: program {prog} version {vers} is not registered for TCP")]
+    NotRegistered {
+        server: String,
+        prog: u32,
+        vers: u32,
+    },
+    #[error("{what} {path}: {source}")]
+    Transport {
+        what: String,
+        path: String,
+        #[source]
+        source: TransportError,
+    },
+    #[error("{what} {path}: {source}")]
+    Rpc {
+        what: String,
+        path: String,
+        #[source]
+        source: RpcError,
+    },
+    #[error("{what} {path}: malformed reply: {reason}")]
+    BadReply {
+        what: String,
+        path: String,
+        reason: String,
+    },
+    #[error("{path}: {reason}")]
+    Invalid { path: String, reason: String },
+}
+
+impl NfsError {
+    /// The NFS status, if the server answered with one.
+    pub fn status(&self) -> Option<Nfsstat3> {
+        match self {
+            NfsError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// Short human meaning of the common statuses.
+fn describe(status: Nfsstat3) -> &'static str {
+    match status {
+        Nfsstat3::Perm => " (not owner)",
+        Nfsstat3::NoEnt => " (no such file or directory)",
+        Nfsstat3::Io => " (I/O error)",
+        Nfsstat3::Acces => " (permission denied)",
+        Nfsstat3::Exist => " (file exists)",
+        Nfsstat3::NotDir => " (not a directory)",
+        Nfsstat3::IsDir => " (is a directory)",
+        Nfsstat3::NoSpc => " (no space left on device)",
+        Nfsstat3::Rofs => " (read-only file system)",
+        Nfsstat3::NameTooLong => " (name too long)",
+        Nfsstat3::NotEmpty => " (directory not empty)",
+        Nfsstat3::Dquot => " (quota exceeded)",
+        Nfsstat3::Stale => " (stale file handle)",
+        Nfsstat3::Jukebox => " (server busy, try later)",
+        _ => "",
+    }
+}

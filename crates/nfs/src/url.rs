@@ -1,0 +1,278 @@
+//! NFS URLs in libnfs's form:
+//! `nfs://host[:port]/export/path?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N`.
+//!
+//! The path holds both the export and the path inside it; where one ends
+//! is learnt from the server's export list when mounting.
+
+use std::fmt;
+
+/// Why a URL was rejected. Messages quote the URL part at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("not an NFS URL (must start with nfs://): {0}")]
+    Scheme(String),
+    #[error("NFS URL has no host: {0}")]
+    NoHost(String),
+    #[error("NFS URL has a bad host '{host}': {url}")]
+    BadHost { host: String, url: String },
+    #[error("NFS URL parameter {name}={value} is not a valid {what}")]
+    BadValue {
+        name: String,
+        value: String,
+        what: &'static str,
+    },
+    #[error("NFS URL port {value} out of range (1-65535) in {name}")]
+    PortRange { name: String, value: String },
+    #[error(
+        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns)"
+    )]
+    UnknownParam(String),
+    #[error("NFS version {0} is not supported (only version=3)")]
+    Version(String),
+    #[error("NFS URL has a bad %-escape in '{0}'")]
+    Escape(String),
+    #[error("NFS URL path must be absolute, without '..': {0}")]
+    Path(String),
+}
+
+/// A parsed NFS URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NfsUrl {
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    /// NFS port from `host:port` or `nfsport=`; `None`: ask the portmapper.
+    pub nfs_port: Option<u16>,
+    /// MOUNT port from `mountport=`; `None`: ask the portmapper.
+    pub mount_port: Option<u16>,
+    /// Export and path inside it, normalised: starts with `/`, no `.`, no
+    /// empty components, no trailing `/` (except the root itself).
+    pub path: String,
+    /// The URL path ended with `/` (names a directory).
+    pub trailing_slash: bool,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// Connections to open (`conns=`), at least 1.
+    pub conns: Option<u32>,
+}
+
+impl NfsUrl {
+    /// Parses an `nfs://` URL.
+    pub fn parse(url: &str) -> Result<NfsUrl, UrlError> {
+        let rest = url
+            .strip_prefix("nfs://")
+            .ok_or_else(|| UrlError::Scheme(url.to_string()))?;
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let (host, port) = split_host_port(authority, url)?;
+        let mut parsed = NfsUrl {
+            host,
+            nfs_port: port,
+            mount_port: None,
+            path: normalise(&percent_decode(path)?)?,
+            trailing_slash: path.ends_with('/'),
+            uid: None,
+            gid: None,
+            conns: None,
+        };
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match name {
+                "version" => {
+                    if value != "3" {
+                        return Err(UrlError::Version(value.to_string()));
+                    }
+                }
+                "mountport" => parsed.mount_port = Some(parse_port(name, value)?),
+                "nfsport" => parsed.nfs_port = Some(parse_port(name, value)?),
+                "uid" => parsed.uid = Some(parse_num(name, value, "user id")?),
+                "gid" => parsed.gid = Some(parse_num(name, value, "group id")?),
+                "conns" => {
+                    let n = parse_num(name, value, "connection count (1-64)")?;
+                    if !(1..=64).contains(&n) {
+                        return Err(bad(name, value, "connection count (1-64)"));
+                    }
+                    parsed.conns = Some(n);
+                }
+                _ => return Err(UrlError::UnknownParam(name.to_string())),
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// Path components after the root.
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.path.split('/').filter(|c| !c.is_empty())
+    }
+}
+
+impl fmt::Display for NfsUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(f, "nfs://{host}{}", self.path)
+    }
+}
+
+fn bad(name: &str, value: &str, what: &'static str) -> UrlError {
+    UrlError::BadValue {
+        name: name.to_string(),
+        value: value.to_string(),
+        what,
+    }
+}
+
+fn parse_num(name: &str, value: &str, what: &'static str) -> Result<u32, UrlError> {
+    value.parse::<u32>().map_err(|_| bad(name, value, what))
+}
+
+fn parse_port(name: &str, value: &str) -> Result<u16, UrlError> {
+    let range = || UrlError::PortRange {
+        name: name.to_string(),
+        value: value.to_string(),
+    };
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(name, value, "port number"));
+    }
+    match value.parse::<u64>() {
+        Ok(p) if (1..=65535).contains(&p) => Ok(p as u16),
+        _ => Err(range()),
+    }
+}
+
+fn split_host_port(authority: &str, url: &str) -> Result<(String, Option<u16>), UrlError> {
+    if authority.is_empty() {
+        return Err(UrlError::NoHost(url.to_string()));
+    }
+    let bad_host = || UrlError::BadHost {
+        host: authority.to_string(),
+        url: url.to_string(),
+    };
+    let (host, port) = if let Some(inner) = authority.strip_prefix('[') {
+        let (h, after) = inner.split_once(']').ok_or_else(bad_host)?;
+        h.parse::<std::net::Ipv6Addr>().map_err(|_| bad_host())?;
+        match after {
+            "" => (h, None),
+            p => (h, Some(p.strip_prefix(':').ok_or_else(bad_host)?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._:".contains(&b));
+    if !host_ok {
+        return Err(bad_host());
+    }
+    let port = port.map(|p| parse_port("host:port", p)).transpose()?;
+    Ok((host.to_string(), port))
+}
+
+fn percent_decode(s: &str) -> Result<String, UrlError> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| UrlError::Escape(s.to_string()))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| UrlError::Escape(s.to_string()))
+}
+
+/// Removes empty and `.` components; `..` is refused (no walking above the export).
+fn normalise(path: &str) -> Result<String, UrlError> {
+    if !path.starts_with('/') {
+        return Err(UrlError::Path(path.to_string()));
+    }
+    let mut out = String::new();
+    for c in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if c == ".." {
+            return Err(UrlError::Path(path.to_string()));
+        }
+        out.push('/');
+        out.push_str(c);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_readme_examples() {
+        let u =
+            NfsUrl::parse("nfs://127.0.0.1/export/big.bin?version=3&mountport=20048&nfsport=2049")
+                .unwrap();
+        assert_eq!(u.host, "127.0.0.1");
+        assert_eq!(u.path, "/export/big.bin");
+        assert_eq!((u.mount_port, u.nfs_port), (Some(20048), Some(2049)));
+        assert!(!u.trailing_slash);
+        let u = NfsUrl::parse("nfs://127.0.0.1/export/?version=3").unwrap();
+        assert_eq!(u.path, "/export");
+        assert!(u.trailing_slash);
+        assert_eq!(u.nfs_port, None);
+    }
+
+    #[test]
+    fn host_port_ipv6_and_credentials() {
+        let u = NfsUrl::parse("nfs://[fd00::1]:2050/a//./b?uid=1000&gid=50&conns=4").unwrap();
+        assert_eq!(u.host, "fd00::1");
+        assert_eq!(u.nfs_port, Some(2050));
+        assert_eq!(u.path, "/a/b");
+        assert_eq!((u.uid, u.gid, u.conns), (Some(1000), Some(50), Some(4)));
+        assert_eq!(u.components().collect::<Vec<_>>(), ["a", "b"]);
+        let u = NfsUrl::parse("nfs://server.example.com/x%20y").unwrap();
+        assert_eq!(u.path, "/x y");
+        assert_eq!(NfsUrl::parse("nfs://h").unwrap().path, "/");
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        let cases = [
+            ("http://h/x", "must start with nfs://"),
+            ("nfs:///x", "no host"),
+            ("nfs://h/x?mountport=70000", "out of range"),
+            ("nfs://h/x?nfsport=0", "out of range"),
+            ("nfs://h:99999/x", "out of range"),
+            ("nfs://h/x?nfsport=abc", "not a valid port"),
+            ("nfs://h/x?color=red", "unknown NFS URL parameter 'color'"),
+            ("nfs://h/x?version=4", "only version=3"),
+            ("nfs://h/x?uid=-1", "not a valid user id"),
+            ("nfs://h/x?conns=0", "connection count"),
+            ("nfs://h/x/../y", "must be absolute"),
+            ("nfs://h/x%zz", "%-escape"),
+            ("nfs://h h/x", "bad host"),
+            ("nfs://[zz]/x", "bad host"),
+        ];
+        for (url, want) in cases {
+            let err = NfsUrl::parse(url).unwrap_err().to_string();
+            assert!(err.contains(want), "{url}: {err}");
+        }
+    }
+}
