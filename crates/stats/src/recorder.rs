@@ -20,8 +20,8 @@ const POW2_BUCKETS: usize = 40;
 /// Seconds of series room reserved up front so that the first minutes of a
 /// run never allocate in `record`.
 const SERIES_RESERVE: usize = 600;
-/// A trailing partial second shorter than this is left out of the series:
-/// a rate over a few milliseconds is noise.
+/// A trailing partial second shorter than this is merged into the second
+/// before it: a rate over a few milliseconds is noise.
 const MIN_TAIL_S: f64 = 0.25;
 
 /// An I/O class as the results name it.
@@ -260,23 +260,32 @@ impl Recorder {
         (classes, files, self.series(secs))
     }
 
+    /// Intervals [i, i+1) up to `elapsed_s`; the last one ends at
+    /// `elapsed_s`. Completions stamped after the end count in the last
+    /// interval, and a final fragment shorter than [`MIN_TAIL_S`] is merged
+    /// into the interval before it, so every I/O appears in the series.
     fn series(&self, elapsed_s: f64) -> Vec<SecondSample> {
-        let n = self.series.len().max(elapsed_s.ceil() as usize);
+        if elapsed_s.is_nan() || elapsed_s <= 0.0 {
+            return Vec::new();
+        }
+        let mut n = (elapsed_s.ceil() as usize).max(1);
+        if n > 1 && elapsed_s - ((n - 1) as f64) < MIN_TAIL_S {
+            n -= 1;
+        }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
-            let s = self.series.get(i).copied().unwrap_or_default();
-            let begin = i as f64;
-            // The last interval may be a fraction of a second; completions
-            // stamped after `elapsed` still count over a full second.
-            let end = if begin + 1.0 > elapsed_s && elapsed_s > begin {
-                elapsed_s
-            } else {
-                begin + 1.0
-            };
-            let span = end - begin;
-            if span < MIN_TAIL_S && i + 1 == n {
-                break;
+            let mut s = self.series.get(i).copied().unwrap_or_default();
+            let mut end = (i + 1) as f64;
+            if i + 1 == n {
+                for later in self.series.iter().skip(n) {
+                    s.ios += later.ios;
+                    s.bytes += later.bytes;
+                    s.lat_sum_ns = s.lat_sum_ns.saturating_add(later.lat_sum_ns);
+                    s.max_ns = s.max_ns.max(later.max_ns);
+                }
+                end = elapsed_s;
             }
+            let span = end - i as f64;
             out.push(SecondSample {
                 t_s: end,
                 iops: s.ios as f64 / span,

@@ -134,9 +134,34 @@ fn per_second_series() {
     // The half-second tail: one I/O over 0.5 s.
     assert!(close(s[2].iops, 2.0, 1e-12));
 
-    // A tail of 0.1 s is too short to be a rate and is left out.
+    // A tail of 0.1 s is too short to be a rate: it joins the second
+    // before, which then spans 1.1 s and holds 3 I/Os.
     let (_, _, s) = r.finish(Duration::from_millis(2100));
     assert_eq!(s.len(), 2);
+    assert_eq!(s[1].t_s, 2.1);
+    assert!(close(s[1].iops, 3.0 / 1.1, 1e-12));
+    assert_eq!(s[1].max_us, 400.0);
+
+    // Completions stamped after the measured end count in the last second.
+    let (_, _, s) = r.finish(Duration::from_millis(2000));
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[1].iops, 3.0);
+
+    // Every I/O appears once in the series.
+    for ms in [300, 1000, 1900, 2500, 4000] {
+        let (_, _, s) = r.finish(Duration::from_millis(ms));
+        let mut t = 0.0;
+        let ios: f64 = s
+            .iter()
+            .map(|x| {
+                let n = x.iops * (x.t_s - t);
+                t = x.t_s;
+                n
+            })
+            .sum();
+        assert!(close(ios, 4.0, 1e-9), "{ms} ms: {ios}");
+    }
+    assert!(r.finish(Duration::ZERO).2.is_empty());
 }
 
 #[test]

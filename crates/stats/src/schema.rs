@@ -44,8 +44,9 @@ pub struct RunResult {
     /// Per data file (as V$IOSTAT_FILE), in the order the files were opened.
     pub files: Vec<FileResult>,
     /// One sample per second of the run, in order; idle seconds appear with
-    /// zero rates. A final partial second is a rate over its own length, and
-    /// left out when shorter than a quarter second.
+    /// zero rates. The last sample ends at `elapsed_s` and its rates are over
+    /// its own length; a final fragment shorter than a quarter second is
+    /// merged into the second before it. The samples' I/Os add up to `ios`.
     pub series: Vec<SecondSample>,
 }
 
