@@ -23,6 +23,7 @@ const SERIES_RESERVE: usize = 600;
 /// A trailing partial second shorter than this is merged into the second
 /// before it: a rate over a few milliseconds is noise.
 const MIN_TAIL_S: f64 = 0.25;
+const MAX_IDLE_TAIL_S: usize = 86_400;
 
 /// An I/O class as the results name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -268,7 +269,10 @@ impl Recorder {
         if elapsed_s.is_nan() || elapsed_s <= 0.0 {
             return Vec::new();
         }
-        let mut n = (elapsed_s.ceil() as usize).max(1);
+        // Bounded so that an absurd `elapsed` cannot allocate without end:
+        // at most a day of idle seconds after the last completion.
+        let limit = self.series.len() + MAX_IDLE_TAIL_S;
+        let mut n = (elapsed_s.ceil().min(limit as f64) as usize).max(1);
         if n > 1 && elapsed_s - ((n - 1) as f64) < MIN_TAIL_S {
             n -= 1;
         }

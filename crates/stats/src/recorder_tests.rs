@@ -162,6 +162,7 @@ fn per_second_series() {
         assert!(close(ios, 4.0, 1e-9), "{ms} ms: {ios}");
     }
     assert!(r.finish(Duration::ZERO).2.is_empty());
+    assert_eq!(r.finish(Duration::MAX).2.len(), 3 + 86_400);
 }
 
 #[test]
