@@ -19,15 +19,18 @@ struct Args {
     seconds: f64,
     bs: u32,
     direct: bool,
+    /// Skip commit(): reap() submits what is queued in the same system call.
+    commit: bool,
 }
 
 const USAGE: &str = "usage: randread --engine psync|io_uring|null --file PATH \
-                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered]";
+                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered] [--no-commit]";
 
 fn parse_args() -> Result<Args, String> {
     let mut engine = None;
     let mut file = None;
-    let (mut depth, mut seconds, mut bs, mut direct) = (32u32, 10f64, 8192u32, true);
+    let (mut depth, mut seconds, mut bs, mut direct, mut commit) =
+        (32u32, 10f64, 8192u32, true, true);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -41,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
             "--time" => seconds = value()?.parse().map_err(|e| format!("--time: {e}"))?,
             "--bs" => bs = value()?.parse().map_err(|e| format!("--bs: {e}"))?,
             "--buffered" => direct = false,
+            "--no-commit" => commit = false,
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -57,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
         seconds,
         bs,
         direct,
+        commit,
     })
 }
 
@@ -106,6 +111,7 @@ fn run(args: &Args) -> Result<(), String> {
     let mut free: Vec<u32> = (0..args.depth).collect();
     let mut done = Vec::with_capacity(args.depth as usize);
     let mut ios: u64 = 0;
+    let mut reaps: u64 = 0;
     let run_for = Duration::from_secs_f64(args.seconds);
 
     let (usr0, sys0) = cpu_time();
@@ -125,7 +131,9 @@ fn run(args: &Args) -> Result<(), String> {
                 };
                 engine.submit(req).map_err(|e| e.to_string())?;
             }
-            engine.commit().map_err(|e| e.to_string())?;
+            if args.commit {
+                engine.commit().map_err(|e| e.to_string())?;
+            }
         }
         done.clear();
         engine
@@ -136,6 +144,7 @@ fn run(args: &Args) -> Result<(), String> {
             free.push(c.slot);
         }
         ios += done.len() as u64;
+        reaps += 1;
         if !stopping && start.elapsed() >= run_for {
             stopping = true;
         }
@@ -149,13 +158,14 @@ fn run(args: &Args) -> Result<(), String> {
     let (usr, sys) = (per_io(usr1 - usr0), per_io(sys1 - sys0));
     println!(
         "engine={} depth={} bs={} direct={} seconds={elapsed:.3} ios={ios} iops={:.0} \
-         usr_us_per_io={usr:.3} sys_us_per_io={sys:.3} cpu_us_per_io={:.3}",
+         usr_us_per_io={usr:.3} sys_us_per_io={sys:.3} cpu_us_per_io={:.3} ios_per_reap={:.2}",
         args.engine.name(),
         args.depth,
         args.bs,
         args.direct,
         ios as f64 / elapsed,
         usr + sys,
+        ios as f64 / reaps.max(1) as f64,
     );
     Ok(())
 }
