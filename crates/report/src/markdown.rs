@@ -43,6 +43,30 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ("Block size", fmt::bytes(u64::from(c.block_size))),
         ("Data set", fmt::bytes(c.dataset_bytes)),
         ("O_DIRECT", if c.direct { "yes" } else { "no" }.into()),
+        (
+            "Limit",
+            match (c.time_s, c.loops) {
+                (Some(t), Some(l)) => {
+                    format!("{} s or {} loops per user", fmt::secs(t), fmt::int(l))
+                }
+                (Some(t), None) => format!("{} s", fmt::secs(t)),
+                (None, Some(l)) => format!("{} loops per user", fmt::int(l)),
+                (None, None) => "-".into(),
+            },
+        ),
+        (
+            "SLOB knobs",
+            format!(
+                "UPDATE_PCT {}, SCAN_PCT {}, REDO_STRESS {}",
+                c.update_pct,
+                c.scan_pct,
+                if c.redo_stress.is_empty() {
+                    "-"
+                } else {
+                    &c.redo_stress
+                }
+            ),
+        ),
         ("I/Os", fmt::int(r.ios)),
         ("IOPS", fmt::whole(r.iops)),
         ("MB/s", fmt::mbps(r.mbps)),
