@@ -1,8 +1,566 @@
-//! `dbio nfs`.
+//! `dbio nfs`: a direct NFSv3 client (ping, ls, stat, cat, cp, df, mkdir, rm).
+//!
+//! Every command mounts the export named by its URL, does its work over
+//! dbio's own connections and prints the outcome; any failure is one line
+//! naming the procedure and path, exit code 2.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use dbio_nfs::proto::nfs3::{self, CreateHow, Fattr3, Ftype3, Sattr3, StableHow};
+use dbio_nfs::transfer::{self, TransferOptions};
+use dbio_nfs::{ClientOptions, Nfs3Client, NfsError, NfsUrl};
+
+use crate::common::{duration_arg, size_arg};
 
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_help = "URLs look like libnfs's: \
+    nfs://HOST[:PORT]/EXPORT/PATH?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N \
+    (ports not given are asked from the server's portmapper).\n\nExample:\n  \
+    dbio nfs ls 'nfs://127.0.0.1/export/?version=3&mountport=20048&nfsport=2049'")]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
 
-pub fn main(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`dbio nfs` is not built yet")
+#[derive(clap::Args)]
+struct ConnArgs {
+    /// Time to wait for a reply before retransmitting (same XID); a call
+    /// fails after TIMEOUT x (RETRIES + 1). Also bounds each connect.
+    #[arg(long, global = true, default_value = "5s", value_parser = duration_arg)]
+    timeout: Duration,
+    /// Retransmissions (or reconnects) before a call fails.
+    #[arg(long, global = true, default_value_t = 2)]
+    retries: u32,
+    /// AUTH_SYS user id (default: yours, or uid= in the URL).
+    #[arg(long, global = true)]
+    uid: Option<u32>,
+    /// AUTH_SYS group id (default: yours, or gid= in the URL).
+    #[arg(long, global = true)]
+    gid: Option<u32>,
+    /// AUTH_SYS supplementary group ids, comma separated (at most 16).
+    #[arg(long, global = true, value_delimiter = ',')]
+    gids: Vec<u32>,
+    /// Connect from a port below 1024 (needs root); many servers require it.
+    #[arg(long, global = true)]
+    reserved_port: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// NULL round trips (or READs with --read): latency and calls per second.
+    Ping {
+        url: String,
+        /// Calls to make.
+        #[arg(long, default_value_t = 10)]
+        count: u64,
+        /// Calls in flight at once.
+        #[arg(long, default_value_t = 1)]
+        outstanding: usize,
+        /// Instead of NULL, READ this many bytes at random aligned offsets of
+        /// the file the URL names.
+        #[arg(long, value_parser = size_arg)]
+        read: Option<u64>,
+    },
+    /// List a directory (READDIRPLUS), like ls -l.
+    Ls { url: String },
+    /// Attributes of a file or directory (GETATTR, ACCESS).
+    Stat { url: String },
+    /// Write a file to standard output.
+    Cat { url: String },
+    /// Copy a local file to NFS or an NFS file to local, pipelined.
+    Cp {
+        src: String,
+        dst: String,
+        /// READs or WRITEs in flight.
+        #[arg(long, default_value_t = 16)]
+        depth: usize,
+        /// Largest READ/WRITE (also bounded by the server's rtmax/wtmax).
+        #[arg(long, default_value = "1MiB", value_parser = size_arg)]
+        io_size: u64,
+        /// WRITE stability: unstable (then COMMIT), data-sync or file-sync.
+        #[arg(long, default_value = "unstable", value_parser = stable_arg)]
+        stable: StableHow,
+    },
+    /// File system size and free space (FSSTAT, FSINFO, PATHCONF).
+    Df { url: String },
+    /// Create a directory (with -p, also its missing parents).
+    Mkdir {
+        url: String,
+        #[arg(short = 'p', long)]
+        parents: bool,
+    },
+    /// Remove a file, or an empty directory.
+    Rm { url: String },
+}
+
+fn stable_arg(s: &str) -> Result<StableHow, String> {
+    match s {
+        "unstable" => Ok(StableHow::Unstable),
+        "data-sync" => Ok(StableHow::DataSync),
+        "file-sync" => Ok(StableHow::FileSync),
+        _ => Err(format!(
+            "unknown stability {s:?} (unstable, data-sync, file-sync)"
+        )),
+    }
+}
+
+/// NfsError already carries its cause in its message: flatten it so the
+/// one-line report does not repeat the cause.
+fn flat(e: NfsError) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+pub fn main(args: Args) -> anyhow::Result<()> {
+    // One thread runs both this command and the connection task: the
+    // cheapest way per RPC, and file I/O here is short.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let conn = &args.conn;
+    match &args.command {
+        Sub::Ping {
+            url,
+            count,
+            outstanding,
+            read,
+        } => ping(conn, url, *count, *outstanding, *read).await,
+        Sub::Ls { url } => ls(conn, url).await,
+        Sub::Stat { url } => stat(conn, url).await,
+        Sub::Cat { url } => cat(conn, url).await,
+        Sub::Cp {
+            src,
+            dst,
+            depth,
+            io_size,
+            stable,
+        } => {
+            let opts = TransferOptions {
+                depth: (*depth).clamp(1, 1024),
+                max_io: (*io_size).clamp(4096, 16 << 20) as u32,
+                stable: *stable,
+                ..TransferOptions::default()
+            };
+            cp(conn, src, dst, opts).await
+        }
+        Sub::Df { url } => df(conn, url).await,
+        Sub::Mkdir { url, parents } => mkdir(conn, url, *parents).await,
+        Sub::Rm { url } => rm(conn, url).await,
+    }
+}
+
+/// Mounts the URL's export; returns the client and the path inside it.
+async fn mount(conn: &ConnArgs, url: &str) -> anyhow::Result<(Nfs3Client, String, NfsUrl)> {
+    let parsed = NfsUrl::parse(url).map_err(|e| anyhow!("{e}"))?;
+    let mut options = ClientOptions::default().with_url(&parsed);
+    options.uid = conn.uid.unwrap_or(options.uid);
+    options.gid = conn.gid.unwrap_or(options.gid);
+    options.gids = conn.gids.clone();
+    options.conn.timeout = conn.timeout;
+    options.conn.connect_timeout = conn.timeout;
+    options.conn.retries = conn.retries;
+    options.conn.reserved_port = conn.reserved_port;
+    let (client, rest) = Nfs3Client::mount(&parsed, options).await.map_err(flat)?;
+    Ok((client, rest, parsed))
+}
+
+/// Splits `a/b/c` into (`a/b`, `c`).
+fn split_parent(rel: &str) -> (&str, &str) {
+    match rel.rfind('/') {
+        Some(i) => (&rel[..i], &rel[i + 1..]),
+        None => ("", rel),
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+async fn ping(
+    conn: &ConnArgs,
+    url: &str,
+    count: u64,
+    outstanding: usize,
+    read: Option<u64>,
+) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    let read = match read {
+        None => None,
+        Some(size) => {
+            let (fh, attrs) = client.lookup_path(&rest).await.map_err(flat)?;
+            let size = size.clamp(1, u64::from(client.fsinfo().rtmax.max(4096)));
+            if attrs.size < size {
+                bail!(
+                    "{}: file of {} bytes is smaller than one READ of {size}",
+                    client.full_path(&rest),
+                    attrs.size
+                );
+            }
+            Some((fh, size as u32, attrs.size / size))
+        }
+    };
+    let proc_name = if read.is_some() { "READ" } else { "NULL" };
+    let count = count.max(1);
+    let depth = outstanding.clamp(1, 4096) as u64;
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    let mut latencies = Vec::with_capacity(count as usize);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
+    let mut queue = std::collections::VecDeque::new();
+    let mut sent = 0u64;
+    while (latencies.len() as u64) < count {
+        while sent < count && (queue.len() as u64) < depth {
+            let call = match read {
+                None => client.channel().encode(nfs3::Proc::Null as u32, |_| {}),
+                Some((fh, size, blocks)) => {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    client.read_call(fh, (rng % blocks) * u64::from(size), size)
+                }
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            client
+                .channel()
+                .submit(call, dbio_rpc::conn::ReplyTo::Once(tx));
+            queue.push_back((Instant::now(), rx));
+            sent += 1;
+        }
+        let Some((start, rx)) = queue.pop_front() else {
+            break;
+        };
+        let reply = rx
+            .await
+            .map_err(|_| anyhow!("connection to {} closed", client.server()))?
+            .map_err(|e| anyhow!("{proc_name} {}: {e}", client.full_path(&rest)))?;
+        let res = dbio_nfs::channel::Results::from_record(reply.record)
+            .map_err(|e| anyhow!("{proc_name} {}: {e}", client.full_path(&rest)))?;
+        if read.is_some() {
+            let r = client.decode_read(&res, &rest).map_err(flat)?;
+            std::hint::black_box(r.data.len());
+        }
+        latencies.push(start.elapsed());
+    }
+    let wall = t0.elapsed();
+    let cpu = cpu_time() - cpu0;
+    latencies.sort_unstable();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+    let avg = latencies.iter().map(|d| us(*d)).sum::<f64>() / latencies.len() as f64;
+    println!(
+        "{count} {proc_name} calls to {} ({}), {depth} outstanding: {:.0} calls/s, client CPU {:.2} us/call",
+        client.server(),
+        client.export(),
+        count as f64 / wall.as_secs_f64(),
+        us(cpu) / count as f64,
+    );
+    println!(
+        "latency us: min {:.1}  avg {:.1}  p50 {:.1}  p99 {:.1}  max {:.1}",
+        us(latencies[0]),
+        avg,
+        us(pct(0.5)),
+        us(pct(0.99)),
+        us(latencies[latencies.len() - 1]),
+    );
+    Ok(())
+}
+
+/// User plus system CPU time of this process.
+fn cpu_time() -> Duration {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let ru = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
+        ru.assume_init()
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn mode_string(a: &Fattr3) -> String {
+    let kind = match a.ftype {
+        Ftype3::Dir => 'd',
+        Ftype3::Lnk => 'l',
+        Ftype3::Blk => 'b',
+        Ftype3::Chr => 'c',
+        Ftype3::Sock => 's',
+        Ftype3::Fifo => 'p',
+        Ftype3::Reg => '-',
+    };
+    let mut s = String::from(kind);
+    for shift in [6, 3, 0] {
+        let bits = (a.mode >> shift) & 7;
+        s.push(if bits & 4 != 0 { 'r' } else { '-' });
+        s.push(if bits & 2 != 0 { 'w' } else { '-' });
+        s.push(if bits & 1 != 0 { 'x' } else { '-' });
+    }
+    s
+}
+
+fn ls_line(a: &Fattr3, name: &str) -> String {
+    format!(
+        "{} {:>3} {:>6} {:>6} {:>14} {} {}",
+        mode_string(a),
+        a.nlink,
+        a.uid,
+        a.gid,
+        a.size,
+        format_time(a.mtime.seconds),
+        name
+    )
+}
+
+/// UTC `YYYY-MM-DD HH:MM` without a date crate.
+fn format_time(secs: u32) -> String {
+    let days = i64::from(secs) / 86400;
+    let rem = i64::from(secs) % 86400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+async fn ls(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    let (fh, attrs) = client.lookup_path(&rest).await.map_err(flat)?;
+    let mut out = std::io::stdout().lock();
+    if attrs.ftype != Ftype3::Dir {
+        writeln!(out, "{}", ls_line(&attrs, split_parent(&rest).1))?;
+        return Ok(());
+    }
+    let mut entries = client.readdirplus(fh, &rest).await.map_err(flat)?;
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in entries {
+        let attrs = match (e.attributes, e.handle) {
+            (Some(a), _) => a,
+            (None, Some(h)) => client
+                .getattr(h, &join(&rest, &e.name))
+                .await
+                .map_err(flat)?,
+            (None, None) => {
+                client
+                    .lookup_path(&join(&rest, &e.name))
+                    .await
+                    .map_err(flat)?
+                    .1
+            }
+        };
+        writeln!(out, "{}", ls_line(&attrs, &e.name))?;
+    }
+    Ok(())
+}
+
+async fn stat(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    let (fh, a) = client.lookup_path(&rest).await.map_err(flat)?;
+    let access = client
+        .access(fh, nfs3::access::ALL, &rest)
+        .await
+        .map_err(flat)?;
+    let granted: Vec<&str> = [
+        (nfs3::access::READ, "read"),
+        (nfs3::access::LOOKUP, "lookup"),
+        (nfs3::access::MODIFY, "modify"),
+        (nfs3::access::EXTEND, "extend"),
+        (nfs3::access::DELETE, "delete"),
+        (nfs3::access::EXECUTE, "execute"),
+    ]
+    .iter()
+    .filter(|(bit, _)| access & bit != 0)
+    .map(|(_, name)| *name)
+    .collect();
+    println!("  path: {}", client.full_path(&rest));
+    println!(
+        "  type: {:?}  mode: {} ({:04o})",
+        a.ftype,
+        mode_string(&a),
+        a.mode & 0o7777
+    );
+    println!("  size: {}  used: {}", a.size, a.used);
+    println!("  uid: {}  gid: {}  nlink: {}", a.uid, a.gid, a.nlink);
+    println!("  fileid: {}  fsid: {:#x}", a.fileid, a.fsid);
+    println!(
+        "  atime: {}  mtime: {}  ctime: {} (UTC)",
+        format_time(a.atime.seconds),
+        format_time(a.mtime.seconds),
+        format_time(a.ctime.seconds)
+    );
+    println!(
+        "  access: {}",
+        if granted.is_empty() {
+            "none".to_string()
+        } else {
+            granted.join(",")
+        }
+    );
+    Ok(())
+}
+
+async fn cat(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    let (fh, attrs) = client.lookup_path(&rest).await.map_err(flat)?;
+    if attrs.ftype == Ftype3::Dir {
+        bail!("{}: is a directory", client.full_path(&rest));
+    }
+    let mut out = std::io::stdout().lock();
+    transfer::download(
+        &client,
+        fh,
+        &rest,
+        attrs.size,
+        TransferOptions::default(),
+        |_, data| {
+            out.write_all(data)
+                .map_err(|e| local_error("standard output", e))
+        },
+    )
+    .await
+    .map_err(flat)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn local_error(path: &str, e: std::io::Error) -> NfsError {
+    NfsError::Invalid {
+        path: path.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+#[path = "cmd_nfs_cp.rs"]
+mod cp_impl;
+use cp_impl::cp;
+
+async fn df(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    let (fh, _) = client.lookup_path(&rest).await.map_err(flat)?;
+    let s = client.fsstat(fh, &rest).await.map_err(flat)?;
+    let p = client.pathconf(fh, &rest).await.map_err(flat)?;
+    let i = client.fsinfo();
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    println!(
+        "{:<28} {:>10} {:>10} {:>10} {:>5}",
+        "export", "size GiB", "used GiB", "avail GiB", "use%"
+    );
+    let used = s.tbytes.saturating_sub(s.fbytes);
+    let pct = if s.tbytes == 0 {
+        0.0
+    } else {
+        used as f64 * 100.0 / s.tbytes as f64
+    };
+    println!(
+        "{:<28} {:>10.2} {:>10.2} {:>10.2} {:>4.0}%",
+        format!("{}:{}", client.server(), client.export()),
+        gib(s.tbytes),
+        gib(used),
+        gib(s.abytes),
+        pct
+    );
+    println!(
+        "files: {} total, {} free, {} available to you",
+        s.tfiles, s.ffiles, s.afiles
+    );
+    println!(
+        "rtmax {} rtpref {} wtmax {} wtpref {} dtpref {}; name_max {}, linkmax {}",
+        i.rtmax, i.rtpref, i.wtmax, i.wtpref, i.dtpref, p.name_max, p.linkmax
+    );
+    Ok(())
+}
+
+async fn mkdir(conn: &ConnArgs, url: &str, parents: bool) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    if rest.is_empty() {
+        bail!("{}: the export root exists already", client.full_path(""));
+    }
+    if !parents {
+        let (dir, name) = split_parent(&rest);
+        let (dfh, _) = client.lookup_path(dir).await.map_err(flat)?;
+        client.mkdir(dfh, name, 0o755, &rest).await.map_err(flat)?;
+        return Ok(());
+    }
+    let mut fh = client.root();
+    let mut walked = String::new();
+    for name in rest.split('/') {
+        walked = join(&walked, name);
+        fh = match client.lookup(fh, name, &walked).await {
+            Ok((h, _)) => h,
+            Err(e) if e.status() == Some(nfs3::Nfsstat3::NoEnt) => {
+                client.mkdir(fh, name, 0o755, &walked).await.map_err(flat)?
+            }
+            Err(e) => return Err(flat(e)),
+        };
+    }
+    Ok(())
+}
+
+async fn rm(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
+    let (client, rest, _) = mount(conn, url).await?;
+    if rest.is_empty() {
+        bail!("{}: will not remove the export root", client.full_path(""));
+    }
+    let (dir, name) = split_parent(&rest);
+    let (dfh, _) = client.lookup_path(dir).await.map_err(flat)?;
+    let (_, attrs) = client.lookup(dfh, name, &rest).await.map_err(flat)?;
+    let is_dir = attrs.map(|a| a.ftype == Ftype3::Dir).unwrap_or(false);
+    if is_dir {
+        client.rmdir(dfh, name, &rest).await.map_err(flat)
+    } else {
+        client.remove(dfh, name, &rest).await.map_err(flat)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_modes_render() {
+        assert_eq!(format_time(0), "1970-01-01 00:00");
+        assert_eq!(format_time(951_782_400), "2000-02-29 00:00");
+        let mut a = Fattr3 {
+            ftype: Ftype3::Dir,
+            mode: 0o750,
+            nlink: 2,
+            uid: 0,
+            gid: 0,
+            size: 0,
+            used: 0,
+            rdev: Default::default(),
+            fsid: 0,
+            fileid: 1,
+            atime: Default::default(),
+            mtime: Default::default(),
+            ctime: Default::default(),
+        };
+        assert_eq!(mode_string(&a), "drwxr-x---");
+        a.ftype = Ftype3::Reg;
+        a.mode = 0o644;
+        assert_eq!(mode_string(&a), "-rw-r--r--");
+        assert_eq!(split_parent("a/b/c"), ("a/b", "c"));
+        assert_eq!(split_parent("c"), ("", "c"));
+    }
 }
