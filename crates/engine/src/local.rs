@@ -94,6 +94,13 @@ pub(crate) fn check_request(
             files.paths.len()
         )));
     };
+    if req.offset > i64::MAX as u64 {
+        // io_uring would take -1 as "the current file position".
+        return Err(EngineError::Other(format!(
+            "offset {} of {path} is beyond the largest file offset",
+            req.offset
+        )));
+    }
     if req.len as usize > buf.len() {
         return Err(EngineError::Other(format!(
             "{} of {} bytes at offset {} of {path} exceeds the slot size {}",

@@ -180,6 +180,14 @@ impl UringEngine {
     }
 }
 
+/// Now plus `timeout`, or a year from now for a timeout too long to add.
+fn far_deadline(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
+}
+
 /// Creates the ring, or says why io_uring cannot be used here.
 fn new_ring(depth: u32) -> Result<IoUring, EngineError> {
     let entries = depth.next_power_of_two();
@@ -257,7 +265,7 @@ impl Engine for UringEngine {
         if n >= min && self.queued == 0 {
             return Ok(n);
         }
-        let deadline = Instant::now() + timeout;
+        let deadline = far_deadline(timeout);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             self.enter(min.saturating_sub(n), Some(left))?;

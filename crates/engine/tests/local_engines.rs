@@ -398,6 +398,14 @@ fn bad_requests_are_refused_before_io() {
             ..req(IoDir::Read, 0, 0, false)
         };
         assert!(e.submit(other_file).is_err());
+        let far = IoRequest {
+            offset: u64::MAX,
+            ..req(IoDir::Read, 0, 0, false)
+        };
+        assert!(e.submit(far).is_err());
         assert_eq!(e.in_flight(), 0);
+        // An endless timeout with nothing to wait for returns at once.
+        let mut out = Vec::new();
+        assert_eq!(e.reap(1, Duration::MAX, &mut out).unwrap(), 0);
     }
 }
