@@ -19,7 +19,7 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_I
         flaws: the load grows as outstanding asynchronous I/Os from one thread (1, 2, 4, ... up \
         to --max-outstanding), never as more processes than the cores can drive; every level is \
         measured after a short warm-up and kept as a point of the curve; the ramp stops at the \
-        knee (IOPS gain below 3% over the best so far) or when the mean latency passes \
+        knee (two levels in a row gaining under 3% over the best so far) or when the mean latency passes \
         --max-latency; latency is in microseconds, and the answer says at which load it was \
         found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
         is created (or reused) in /var/tmp/dbio-<uid>.\n\nExample: dbio calibrate --target \

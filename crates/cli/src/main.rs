@@ -25,11 +25,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Find max IOPS, max MB/s and the latency at max IOPS, in about a minute.
+    // The commands' help comes from their Args (about and long_about).
     Calibrate(cmd_calibrate::Args),
-    /// Drive database-shaped I/O (SLOB-style) for a time or a number of loops.
     Run(cmd_run::Args),
-    /// Render a saved result (JSON) again, as a table, CSV, Markdown or HTML.
     Report(cmd_report::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
     Nfs(cmd_nfs::Args),

@@ -19,6 +19,8 @@ use crate::{ExperimentError, ProgressFn};
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any
 /// device here without tying up gigabytes of buffers.
 const MBPS_MAX_OUTSTANDING: u32 = 64;
+/// Levels in a row without the knee gain that end a ramp.
+const KNEE_LEVELS: u32 = 2;
 /// Share of the time budget given to the IOPS ramp; the rest is for MB/s.
 const IOPS_SHARE: f64 = 0.7;
 
@@ -201,6 +203,7 @@ fn ramp(
         best_histogram: Vec::new(),
     };
     let mut best = 0.0f64;
+    let mut flat = 0;
     // A short warm-up fills the queue and the device's caches of metadata;
     // it is part of the level's time.
     let total = Duration::from_secs_f64(level_s);
@@ -268,9 +271,15 @@ fn ramp(
             r.stop = "latency cap";
             break;
         }
-        let knee = best > 0.0 && value < best * (1.0 + spec.knee_gain);
+        // One level without gain may be noise (a shared device, a
+        // neighbour's burst); two in a row is the knee.
+        if best > 0.0 && value < best * (1.0 + spec.knee_gain) {
+            flat += 1;
+        } else {
+            flat = 0;
+        }
         best = best.max(value);
-        if knee {
+        if flat >= KNEE_LEVELS {
             r.stop = "knee";
             break;
         }
