@@ -9,12 +9,16 @@
 //!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
 //!   the procedure and path).
+//! - [`pool`] and [`path`]: connections over several network paths, shared by every
+//!   user of a run, with load balancing by fewest outstanding requests.
 
 pub mod channel;
 pub mod client;
 pub mod config;
 pub mod error;
 pub mod mount;
+pub mod path;
+pub mod pool;
 pub mod proto;
 pub mod transfer;
 pub mod url;

@@ -65,6 +65,9 @@ pub struct ConnConfig {
     pub max_in_flight: usize,
     /// Largest reply record accepted (bounds the receive buffer).
     pub max_record: usize,
+    /// Local address to bind before connecting (a multipath "local:" entry;
+    /// with `dontroute` the traffic leaves through that address's interface).
+    pub bind: Option<std::net::IpAddr>,
 }
 
 impl Default for ConnConfig {
@@ -76,6 +79,7 @@ impl Default for ConnConfig {
             reserved_port: false,
             max_in_flight: 4096,
             max_record: 4 << 20,
+            bind: None,
         }
     }
 }

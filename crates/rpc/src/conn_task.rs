@@ -381,7 +381,7 @@ impl Task {
             Err(e) => {
                 self.last_error = e.to_string();
                 self.reconnect_at = Instant::now() + self.backoff;
-                self.backoff = (self.backoff * 2).min(Duration::from_secs(1));
+                self.backoff = (self.backoff * 2).min(Duration::from_millis(500));
             }
         }
     }
@@ -479,7 +479,9 @@ pub(crate) async fn open(
                 TcpSocket::new_v6()
             }?;
             if config.reserved_port {
-                bind_reserved(&socket, addr, i)?;
+                bind_reserved(&socket, addr, config.bind, i)?;
+            } else if let Some(ip) = config.bind {
+                socket.bind(SocketAddr::new(ip, 0))?;
             }
             match socket.connect(addr).await {
                 Ok(s) => return Ok(s),
@@ -508,8 +510,15 @@ pub(crate) async fn open(
 }
 
 /// Binds a free source port in 512..1024, starting from a varying point.
-fn bind_reserved(socket: &TcpSocket, addr: SocketAddr, attempt: u32) -> io::Result<()> {
-    let local: std::net::IpAddr = if addr.is_ipv4() {
+fn bind_reserved(
+    socket: &TcpSocket,
+    addr: SocketAddr,
+    bind: Option<std::net::IpAddr>,
+    attempt: u32,
+) -> io::Result<()> {
+    let local: std::net::IpAddr = if let Some(ip) = bind {
+        ip
+    } else if addr.is_ipv4() {
         std::net::Ipv4Addr::UNSPECIFIED.into()
     } else {
         std::net::Ipv6Addr::UNSPECIFIED.into()
