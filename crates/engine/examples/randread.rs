@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use dbio_engine::{EngineConfig, EngineKind, FileSpec, IoDir, IoRequest};
+use dbio_engine::uring::{UringEngine, UringOptions};
+use dbio_engine::{Engine, EngineConfig, EngineKind, FileSpec, IoDir, IoRequest};
 
 struct Args {
     engine: EngineKind,
@@ -21,16 +22,18 @@ struct Args {
     direct: bool,
     /// Skip commit(): reap() submits what is queued in the same system call.
     commit: bool,
+    /// io_uring without registered buffers and files.
+    register: bool,
 }
 
 const USAGE: &str = "usage: randread --engine psync|io_uring|null --file PATH \
-                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered] [--no-commit]";
+                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered] [--no-commit] [--no-register]";
 
 fn parse_args() -> Result<Args, String> {
     let mut engine = None;
     let mut file = None;
-    let (mut depth, mut seconds, mut bs, mut direct, mut commit) =
-        (32u32, 10f64, 8192u32, true, true);
+    let (mut depth, mut seconds, mut bs, mut direct, mut commit, mut register) =
+        (32u32, 10f64, 8192u32, true, true, true);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -45,6 +48,7 @@ fn parse_args() -> Result<Args, String> {
             "--bs" => bs = value()?.parse().map_err(|e| format!("--bs: {e}"))?,
             "--buffered" => direct = false,
             "--no-commit" => commit = false,
+            "--no-register" => register = false,
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -62,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         bs,
         direct,
         commit,
+        register,
     })
 }
 
@@ -106,7 +111,15 @@ fn run(args: &Args) -> Result<(), String> {
         direct: args.direct,
         write: false,
     };
-    let mut engine = dbio_engine::open(args.engine, &cfg).map_err(|e| e.to_string())?;
+    let mut engine: Box<dyn Engine> = if args.engine == EngineKind::IoUring && !args.register {
+        let opts = UringOptions {
+            register_buffers: false,
+            register_files: false,
+        };
+        Box::new(UringEngine::open_with(&cfg, opts).map_err(|e| e.to_string())?)
+    } else {
+        dbio_engine::open(args.engine, &cfg).map_err(|e| e.to_string())?
+    };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut free: Vec<u32> = (0..args.depth).collect();
     let mut done = Vec::with_capacity(args.depth as usize);

@@ -156,6 +156,9 @@ pub enum EngineKind {
     IoUring,
     /// No device behind it: measures the engine and workload overhead.
     Null,
+    /// dbio's own NFS client; opened through a [`Backend`] that holds the
+    /// connections shared by every user of a run.
+    Nfs,
 }
 
 impl EngineKind {
@@ -164,6 +167,7 @@ impl EngineKind {
             "psync" | "sync" => Some(Self::Psync),
             "io_uring" | "uring" | "io-uring" => Some(Self::IoUring),
             "null" => Some(Self::Null),
+            "nfs" => Some(Self::Nfs),
             _ => None,
         }
     }
@@ -172,6 +176,7 @@ impl EngineKind {
             Self::Psync => "psync",
             Self::IoUring => "io_uring",
             Self::Null => "null",
+            Self::Nfs => "nfs",
         }
     }
 }
@@ -182,5 +187,29 @@ pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, Eng
         EngineKind::Null => Ok(Box::new(null::NullEngine::new(cfg))),
         EngineKind::Psync => Ok(Box::new(psync::PsyncEngine::open(cfg)?)),
         EngineKind::IoUring => Ok(Box::new(uring::UringEngine::open(cfg)?)),
+        EngineKind::Nfs => Err(EngineError::Unavailable(
+            "nfs",
+            "it needs an nfs:// target".into(),
+        )),
+    }
+}
+
+/// Opens engines on storage that needs state shared by all users of a run
+/// (the NFS connection pool): each user's engine comes from the same backend.
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// Short name of the engines it opens ("nfs").
+    fn name(&self) -> &'static str;
+    fn open(&self, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError>;
+}
+
+/// Opens an engine: through `backend` when there is one, else a local engine.
+pub fn open_with(
+    kind: EngineKind,
+    backend: Option<&std::sync::Arc<dyn Backend>>,
+    cfg: &EngineConfig,
+) -> Result<Box<dyn Engine>, EngineError> {
+    match backend {
+        Some(b) => b.open(cfg),
+        None => open(kind, cfg),
     }
 }

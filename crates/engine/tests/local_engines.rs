@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use dbio_engine::uring::{UringEngine, UringOptions};
 use dbio_engine::{
     open, Completion, Engine, EngineConfig, EngineError, EngineKind, FileSpec, IoDir, IoRequest,
 };
@@ -82,9 +83,13 @@ fn reap_all(e: &mut dyn Engine) -> Vec<Completion> {
 /// in reverse order and checks every byte, through the engine and the page cache.
 fn write_then_read(kind: EngineKind, sync: bool) {
     let dir = scratch();
-    let blocks = 64;
-    let path = data_file(dir.path(), blocks);
-    let mut e = open(kind, &config(&[&path], blocks as u32, true)).unwrap();
+    let path = data_file(dir.path(), 64);
+    let e = open(kind, &config(&[&path], 64, true)).unwrap();
+    roundtrip(e, &path, sync);
+}
+
+fn roundtrip(mut e: Box<dyn Engine>, path: &Path, sync: bool) {
+    let blocks = u64::from(e.depth());
     for block in 0..blocks {
         let slot = block as u32;
         pattern(block, e.buffer(slot));
@@ -113,7 +118,7 @@ fn write_then_read(kind: EngineKind, sync: bool) {
         );
     }
     drop(e);
-    let on_disk = std::fs::read(&path).unwrap();
+    let on_disk = std::fs::read(path).unwrap();
     for block in 0..blocks {
         pattern(block, &mut want);
         let at = (block * u64::from(BLOCK)) as usize;
@@ -132,6 +137,31 @@ fn psync_write_then_read() {
 #[test]
 fn uring_write_then_read() {
     write_then_read(EngineKind::IoUring, false);
+}
+
+#[test]
+fn buffered_write_then_read() {
+    for kind in LOCAL {
+        let dir = scratch();
+        let path = data_file(dir.path(), 16);
+        let e = open(kind, &config(&[&path], 16, false)).unwrap();
+        roundtrip(e, &path, false);
+    }
+}
+
+#[test]
+fn uring_without_registered_buffers_or_files() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 32);
+    let opts = UringOptions {
+        register_buffers: false,
+        register_files: false,
+    };
+    let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
+    assert_eq!(e.registered(), (false, false));
+    roundtrip(Box::new(e), &path, true);
+    let e = UringEngine::open(&config(&[&path], 32, true)).unwrap();
+    assert_eq!(e.registered(), (true, true), "registration works here");
 }
 
 #[test]
