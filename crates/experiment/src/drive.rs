@@ -78,13 +78,13 @@ pub(crate) fn drive(
             direct: load.direct,
             write: load.workload.writes(),
         };
-        let mut e = dbio_engine::open(load.engine, &cfg)?;
+        let mut e = load.dataset.open_engine(load.engine, &cfg)?;
         if !e.capabilities().async_io && outstanding > 1 {
             // A synchronous engine finishes each I/O inside submit: more
             // than one "outstanding" would only inflate latencies.
             outstanding = 1;
             cfg.depth = 1;
-            e = dbio_engine::open(load.engine, &cfg)?;
+            e = load.dataset.open_engine(load.engine, &cfg)?;
         }
         engines.push(e);
     }

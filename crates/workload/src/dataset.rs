@@ -192,6 +192,9 @@ pub struct Dataset {
     pub files: Vec<DatasetFile>,
     /// True when this call wrote the files, false when it reused them.
     pub created: bool,
+    /// Where engines come from when the files are not local (NFS); `None`
+    /// for local files.
+    pub backend: Option<std::sync::Arc<dyn dbio_engine::Backend>>,
 }
 
 impl Dataset {
@@ -204,7 +207,17 @@ impl Dataset {
             block_size: spec.block_size,
             files: spec.files(),
             created: false,
+            backend: None,
         }
+    }
+
+    /// Opens an engine on this data set's files (through its backend if any).
+    pub fn open_engine(
+        &self,
+        kind: EngineKind,
+        cfg: &EngineConfig,
+    ) -> Result<Box<dyn dbio_engine::Engine>, EngineError> {
+        dbio_engine::open_with(kind, self.backend.as_ref(), cfg)
     }
 
     /// The files in engine order (the manifest's order).
@@ -275,6 +288,7 @@ pub fn prepare(
                         block_size: m.block_size,
                         files: m.files.clone(),
                         created: false,
+                        backend: None,
                     });
                 }
             }
@@ -342,6 +356,7 @@ pub fn prepare(
         block_size: spec.block_size,
         files: manifest.files.clone(),
         created: true,
+        backend: None,
     };
     for f in ds.engine_files() {
         create_file(&f.path, f.size)?;
@@ -564,7 +579,7 @@ fn free_bytes(dir: &Path) -> Result<u64, DatasetError> {
 }
 
 /// Writes every file in 1 MiB chunks through the engine, a few in flight.
-fn write_content(
+pub fn write_content(
     ds: &Dataset,
     opts: &PrepareOptions,
     stop: &AtomicBool,
@@ -577,7 +592,7 @@ fn write_content(
         direct: opts.direct,
         write: true,
     };
-    let mut engine = dbio_engine::open(opts.engine, &cfg)?;
+    let mut engine = ds.open_engine(opts.engine, &cfg)?;
     let total = ds.total_bytes();
     let bs = u64::from(ds.block_size);
     // Headers first, so that an interrupted creation leaves every file
