@@ -1,0 +1,298 @@
+//! `dbio nfs` against nfs-ganesha: the commands as users type them, interop
+//! with libnfs (nfs-cat, nfs-cp), one-line errors with exit code 2, and the
+//! server going away in the middle of a copy.
+
+#[path = "../../nfs/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn dbio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Fails with exit code 2 and exactly one line on stderr; returns it.
+fn fails(out: Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    err
+}
+
+fn pattern(len: usize, seed: u32) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect()
+}
+
+fn libnfs_available() -> bool {
+    let found = Command::new("sh")
+        .args(["-c", "command -v nfs-cat && command -v nfs-cp"])
+        .output();
+    let yes = matches!(found, Ok(o) if o.status.success());
+    if !yes && common::require_peers() {
+        panic!("DBIO_REQUIRE_PEERS=1 but libnfs-utils (nfs-cat, nfs-cp) is missing");
+    }
+    yes
+}
+
+#[test]
+fn nfs_commands_against_ganesha() {
+    let Some(s) = common::Server::start("nfscli") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let local = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
+    std::fs::write(s.export_dir.join("small.txt"), b"hello from ganesha\n").unwrap();
+
+    let out = ok(dbio(&["nfs", "ping", &s.url("/export"), "--count", "20"]));
+    assert!(
+        out.contains("20 NULL calls") && out.contains("latency us"),
+        "{out}"
+    );
+    let out = ok(dbio(&["nfs", "ls", &s.url("/export/")]));
+    assert!(out.contains("small.txt") && out.contains("-rw-"), "{out}");
+    assert_eq!(
+        ok(dbio(&["nfs", "cat", &s.url("/export/small.txt")])),
+        "hello from ganesha\n"
+    );
+    let out = ok(dbio(&["nfs", "stat", &s.url("/export/small.txt")]));
+    assert!(
+        out.contains("size: 19") && out.contains("type: Reg"),
+        "{out}"
+    );
+    let out = ok(dbio(&["nfs", "df", &s.url("/export")]));
+    assert!(out.contains("avail GiB") && out.contains("rtmax"), "{out}");
+
+    // cp both ways, several pipelined WRITEs and READs per file.
+    let data = pattern(5 << 20 | 123, 1);
+    std::fs::write(local("big.bin"), &data).unwrap();
+    ok(dbio(&[
+        "nfs",
+        "cp",
+        &local("big.bin"),
+        &s.url("/export/big.bin"),
+        "--io-size",
+        "256k",
+    ]));
+    assert!(std::fs::read(s.export_dir.join("big.bin")).unwrap() == data);
+    ok(dbio(&[
+        "nfs",
+        "cp",
+        &s.url("/export/big.bin"),
+        &local("copy.bin"),
+    ]));
+    assert!(std::fs::read(local("copy.bin")).unwrap() == data);
+    // Into a directory: the file keeps its name.
+    ok(dbio(&["nfs", "mkdir", "-p", &s.url("/export/d1/d2")]));
+    ok(dbio(&[
+        "nfs",
+        "cp",
+        &local("big.bin"),
+        &s.url("/export/d1/d2/"),
+    ]));
+    assert!(s.export_dir.join("d1/d2/big.bin").exists());
+    ok(dbio(&["nfs", "rm", &s.url("/export/d1/d2/big.bin")]));
+    fails(dbio(&["nfs", "rm", &s.url("/export/d1")]));
+    ok(dbio(&["nfs", "rm", &s.url("/export/d1/d2")]));
+    ok(dbio(&["nfs", "rm", &s.url("/export/d1")]));
+    assert!(!s.export_dir.join("d1").exists());
+
+    // The README's form: 127.0.0.1 inside the server's namespace.
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &s.netns,
+            env!("CARGO_BIN_EXE_dbio"),
+            "nfs",
+            "cat",
+        ])
+        .arg("nfs://127.0.0.1/export/small.txt?version=3&mountport=20048&nfsport=2049")
+        .output()
+        .unwrap();
+    assert_eq!(ok(out), "hello from ganesha\n");
+
+    // Errors: one line, exit 2, naming what went wrong.
+    let e = fails(dbio(&["nfs", "cat", &s.url("/export/missing.txt")]));
+    assert!(
+        e.contains("NFS3ERR_NOENT") && e.contains("/export/missing.txt"),
+        "{e}"
+    );
+    let e = fails(dbio(&["nfs", "ls", &s.url("/wrong/")]));
+    assert!(e.contains("no export") && e.contains("/wrong"), "{e}");
+    let e = fails(dbio(&[
+        "nfs",
+        "ls",
+        "nfs://127.0.0.1/export/?mountport=1&nfsport=1",
+    ]));
+    assert!(e.contains("cannot connect"), "{e}");
+    let e = fails(dbio(&[
+        "nfs",
+        "ls",
+        "nfs://127.0.0.1/export/?mountport=99999",
+    ]));
+    assert!(e.contains("out of range"), "{e}");
+    let e = fails(dbio(&["nfs", "ls", "nfs://127.0.0.1/export/?bogus=1"]));
+    assert!(e.contains("unknown NFS URL parameter"), "{e}");
+    std::fs::create_dir(s.export_dir.join("private")).unwrap();
+    std::fs::set_permissions(
+        s.export_dir.join("private"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let e = fails(dbio(&[
+        "nfs",
+        "ls",
+        &s.url("/export/private/"),
+        "--uid",
+        "4321",
+        "--gid",
+        "4321",
+    ]));
+    assert!(e.contains("NFS3ERR_ACCES"), "{e}");
+    // Nothing answers at all: fails within the timeout.
+    let t0 = Instant::now();
+    let e = fails(dbio(&[
+        "nfs",
+        "ping",
+        "nfs://10.213.255.254/export?mountport=20048&nfsport=2049",
+        "--timeout",
+        "1s",
+    ]));
+    assert!(t0.elapsed() < Duration::from_secs(5), "{e}");
+
+    // Interop with libnfs, both directions, byte for byte.
+    if libnfs_available() {
+        let cat = Command::new("nfs-cat")
+            .arg(s.url("/export/big.bin"))
+            .output()
+            .unwrap();
+        assert!(
+            cat.status.success() && cat.stdout == data,
+            "nfs-cat read back different bytes"
+        );
+        let other = pattern(3 << 20 | 77, 2);
+        std::fs::write(local("libnfs.bin"), &other).unwrap();
+        let cp = Command::new("nfs-cp")
+            .arg(local("libnfs.bin"))
+            .arg(s.url("/export/libnfs.bin"))
+            .output()
+            .unwrap();
+        assert!(
+            cp.status.success(),
+            "nfs-cp: {}",
+            String::from_utf8_lossy(&cp.stderr)
+        );
+        ok(dbio(&[
+            "nfs",
+            "cp",
+            &s.url("/export/libnfs.bin"),
+            &local("back.bin"),
+        ]));
+        assert!(
+            std::fs::read(local("back.bin")).unwrap() == other,
+            "dbio read back different bytes"
+        );
+    }
+}
+
+/// The server is killed during a copy and comes back: the copy resumes and
+/// the result is complete. If it stays away, the copy fails with one line
+/// after its timeout, without hanging.
+#[test]
+fn copy_survives_a_server_restart() {
+    let Some(s) = common::Server::start("nfsrs") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src.bin");
+    let data = pattern(12 << 20, 3);
+    std::fs::write(&src, &data).unwrap();
+    // Slow both directions of the path so the copy lasts about 1 s.
+    s.sh(&format!(
+        "tc qdisc add dev {} root tbf rate 100mbit burst 64kb latency 500ms",
+        s.host_dev
+    ));
+    s.sh(&format!(
+        "ip netns exec {} tc qdisc add dev srv0 root tbf rate 100mbit burst 64kb latency 500ms",
+        s.netns
+    ));
+
+    let upload = |url: String| {
+        let src = src.clone();
+        std::thread::spawn(move || {
+            Command::new(env!("CARGO_BIN_EXE_dbio"))
+                .args(["nfs", "cp", "--timeout", "1s", "--retries", "5"])
+                .arg(&src)
+                .arg(url)
+                .output()
+                .unwrap()
+        })
+    };
+    let t = upload(s.url("/export/up.bin"));
+    std::thread::sleep(Duration::from_millis(300));
+    s.restart(0.5);
+    ok(t.join().unwrap());
+    assert!(
+        std::fs::read(s.export_dir.join("up.bin")).unwrap() == data,
+        "upload differs after restart"
+    );
+
+    let dst = tmp.path().join("down.bin");
+    let t = {
+        let (url, dst) = (s.url("/export/up.bin"), dst.clone());
+        std::thread::spawn(move || {
+            Command::new(env!("CARGO_BIN_EXE_dbio"))
+                .args(["nfs", "cp", "--timeout", "1s", "--retries", "5", &url])
+                .arg(dst)
+                .output()
+                .unwrap()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    s.restart(0.5);
+    ok(t.join().unwrap());
+    assert!(
+        std::fs::read(&dst).unwrap() == data,
+        "download differs after restart"
+    );
+
+    // Server away for longer than the copy's deadline (0.2 s x 3).
+    let t0 = Instant::now();
+    let t = {
+        let url = s.url("/export/up.bin");
+        let dst = tmp.path().join("never.bin");
+        std::thread::spawn(move || {
+            Command::new(env!("CARGO_BIN_EXE_dbio"))
+                .args(["nfs", "cp", "--timeout", "200ms", "--retries", "2", &url])
+                .arg(dst)
+                .output()
+                .unwrap()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    s.restart(1.5);
+    let e = fails(t.join().unwrap());
+    assert!(
+        e.contains("READ") && (e.contains("lost") || e.contains("no reply")),
+        "{e}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(Path::new(&s.export_dir).join("up.bin").exists());
+}
