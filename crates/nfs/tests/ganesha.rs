@@ -46,6 +46,7 @@ fn nfs3_client_against_ganesha() {
         directories(&c).await;
         permissions(&server).await;
         transfers(&c).await;
+        verifier_change_resends(&server, &c).await;
         c.unmount().await.unwrap();
     });
 }
@@ -334,4 +335,38 @@ async fn transfers(c: &Nfs3Client) {
     assert_eq!(got, data.len() as u64);
     assert!(back == data, "downloaded data differs");
     c.remove(root, "big", "big").await.unwrap();
+}
+
+/// UNSTABLE writes, then the server restarts (new write verifier): the
+/// COMMIT's verifier differs, so every write is sent again, and the file
+/// is complete afterwards. The client reconnects on its own.
+async fn verifier_change_resends(server: &common::Server, c: &Nfs3Client) {
+    let root = c.root();
+    let fh = c
+        .create(root, "v", CreateHow::Unchecked(Sattr3::default()), "v")
+        .await
+        .unwrap();
+    let mut tracker = transfer::WriteTracker::default();
+    for (i, chunk) in [b"aaaa", b"bbbb", b"cccc"].iter().enumerate() {
+        let off = 4 * i as u64;
+        let data = Bytes::from_static(&chunk[..]);
+        let r = c
+            .write(fh, off, &data, StableHow::Unstable, "v")
+            .await
+            .unwrap();
+        tracker.record(off, data, r.committed, r.verf);
+    }
+    let unchanged = tracker.bytes();
+    // ganesha derives its verifier from its start time in seconds.
+    server.restart(1.0);
+    let resent = transfer::commit(c, fh, "v", &mut tracker).await.unwrap();
+    // Writes answered FILE_SYNC are not tracked; all tracked ones are resent.
+    assert_eq!(resent as u64 * 4, unchanged);
+    assert_eq!(
+        std::fs::read(server.export_dir.join("v")).unwrap(),
+        b"aaaabbbbcccc"
+    );
+    let r = c.read(fh, 0, 12, "v").await.unwrap();
+    assert_eq!(&r.data[..], b"aaaabbbbcccc");
+    c.remove(root, "v", "v").await.unwrap();
 }
