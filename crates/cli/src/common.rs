@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use dbio_engine::EngineKind;
 use dbio_workload::dataset::prepare;
 use dbio_workload::units::{format_size, parse_duration, parse_size};
-use dbio_workload::{Dataset, DatasetSpec, PrepareOptions};
+use dbio_workload::{Dataset, DatasetError, DatasetSpec, PrepareOptions};
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -164,7 +164,7 @@ pub fn dataset(
     let mut announced = false;
     let mut last = Instant::now();
     let t0 = Instant::now();
-    let ds = prepare(target, spec, &opts, stop, &mut |done, total| {
+    let prepared = prepare(target, spec, &opts, stop, &mut |done, total| {
         if !announced {
             eprintln!(
                 "creating data set in {} ({})",
@@ -182,7 +182,18 @@ pub fn dataset(
                 format_size(total)
             );
         }
-    })?;
+    });
+    let ds = match prepared {
+        Ok(ds) => ds,
+        Err(e @ DatasetError::Interrupted) => {
+            if tty {
+                eprintln!();
+            }
+            eprintln!("dbio: {e}");
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
     if ds.created {
         if tty {
             eprintln!();

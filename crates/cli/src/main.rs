@@ -48,8 +48,25 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // One line, naming what and where; no backtrace.
-            eprintln!("dbio: {e:#}");
+            eprintln!("dbio: {}", one_line(&e));
             std::process::exit(2);
         }
     }
+}
+
+/// The error and its causes on one line, leaving out a cause whose text
+/// the line already holds (many messages embed their source).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', " ")
 }

@@ -20,7 +20,7 @@ use dbio_workload::GeneratorError;
 pub enum ExperimentError {
     #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("workload: {0}")]
+    #[error(transparent)]
     Workload(#[from] GeneratorError),
     #[error("{0}")]
     Config(String),
