@@ -174,10 +174,11 @@ fn is_async(kind: EngineKind) -> bool {
     !matches!(kind, EngineKind::Psync)
 }
 
-/// Seconds per level so that a full ramp fits in `budget`; at least half
-/// a second (shorter levels are mostly warm-up), at most five.
+/// Seconds per level so that a full ramp fits in `budget`, keeping 5% for
+/// opening engines and starting threads between levels; at least half a
+/// second (shorter levels are mostly warm-up), at most five.
 fn level_seconds(budget: f64, levels: usize) -> f64 {
-    (budget / levels.max(1) as f64).clamp(0.5, 5.0)
+    (budget * 0.95 / levels.max(1) as f64).clamp(0.5, 5.0)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -314,7 +315,7 @@ mod tests {
 
     #[test]
     fn level_time_fits_the_budget() {
-        assert_eq!(level_seconds(42.0, 9), 42.0 / 9.0);
+        assert_eq!(level_seconds(45.0, 9), 45.0 * 0.95 / 9.0);
         assert_eq!(level_seconds(1.0, 9), 0.5);
         assert_eq!(level_seconds(100.0, 2), 5.0);
     }
