@@ -26,9 +26,13 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_I
         /data/dbio --size 1GiB --max-latency 20 --json cal.json --html cal.html"
 )]
 pub struct Args {
-    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>]
+    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
+    /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL calibrates the server
+    /// through dbio's own NFS client (engine "nfs")
     #[arg(long, value_name = "PATH")]
     target: Option<PathBuf>,
+    #[command(flatten)]
+    nfs: crate::nfs_target::NfsArgs,
     /// Total size of the data files; larger than the storage's caches gives honest figures
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = size_arg)]
     size: u64,
@@ -74,14 +78,33 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let dataset = common::dataset(
-        &target,
-        &spec,
-        args.engine,
-        direct,
-        args.force_overwrite,
-        stop,
-    )?;
+    let nfs = if crate::nfs_target::is_nfs(&target) {
+        Some(crate::nfs_target::open(
+            &target,
+            &args.nfs,
+            &spec,
+            args.force_overwrite,
+            stop,
+        )?)
+    } else {
+        None
+    };
+    let engine = if nfs.is_some() {
+        EngineKind::Nfs
+    } else {
+        args.engine
+    };
+    let dataset = match &nfs {
+        Some((_, ds)) => ds.clone(),
+        None => common::dataset(
+            &target,
+            &spec,
+            args.engine,
+            direct,
+            args.force_overwrite,
+            stop,
+        )?,
+    };
     if stop.load(Ordering::Relaxed) {
         anyhow::bail!("interrupted before calibration started");
     }
@@ -89,7 +112,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let spec = CalibrateSpec {
         target: target.display().to_string(),
         dataset,
-        engine: args.engine,
+        engine,
         direct,
         max_latency_us: args.max_latency * 1000.0,
         max_outstanding: args.max_outstanding,

@@ -28,9 +28,17 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_I
         --time 30s --json run.json"
 )]
 pub struct Args {
-    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>]
+    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
+    /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL drives the server
+    /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS
     #[arg(long, value_name = "PATH")]
     target: Option<PathBuf>,
+    #[command(flatten)]
+    nfs: crate::nfs_target::NfsArgs,
+    /// With an nfs:// target: show the dNFS views (channels, calls, events) under the
+    /// progress line, refreshed every second
+    #[arg(long)]
+    views: bool,
     /// Workload shortcut: oltp (single-block reads, 25% updates: DBWR and redo writes), olap
     /// (multiblock and direct-path reads), redo (heavy redo writes only), mixed (every class,
     /// 25% updates, 10% scans) [default: oltp, or custom with --workload]
@@ -184,14 +192,33 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let dataset = common::dataset(
-        &target,
-        &spec,
-        args.engine,
-        direct,
-        args.force_overwrite,
-        stop,
-    )?;
+    let nfs = if crate::nfs_target::is_nfs(&target) {
+        Some(crate::nfs_target::open(
+            &target,
+            &args.nfs,
+            &spec,
+            args.force_overwrite,
+            stop,
+        )?)
+    } else {
+        None
+    };
+    let engine = if nfs.is_some() {
+        EngineKind::Nfs
+    } else {
+        args.engine
+    };
+    let dataset = match &nfs {
+        Some((_, ds)) => ds.clone(),
+        None => common::dataset(
+            &target,
+            &spec,
+            args.engine,
+            direct,
+            args.force_overwrite,
+            stop,
+        )?,
+    };
     let time = match (args.time, args.loops) {
         (None, None) => Some(Duration::from_secs(30)),
         (t, _) => t,
@@ -203,7 +230,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let spec = RunSpec {
         target: target.display().to_string(),
         dataset,
-        engine: args.engine,
+        engine,
         profile: profile_name,
         workload,
         users: args.users,
@@ -217,11 +244,19 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         anyhow::bail!("interrupted before the run started");
     }
     let printer = common::progress_printer();
-    let out = run(
-        &spec,
-        stop,
-        printer.as_ref().map(|p| p as &(dyn Fn(&str) + Sync)),
-    )?;
+    let views = match &nfs {
+        Some((t, _)) if args.views => Some(crate::nfs_target::views_printer(t.clone())),
+        _ => None,
+    };
+    let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &printer) {
+        (Some(v), _) => Some(v),
+        (None, Some(p)) => Some(p),
+        _ => None,
+    };
+    let mut out = run(&spec, stop, progress)?;
+    if let Some((t, _)) = &nfs {
+        crate::nfs_target::fill_views(&mut out.result, t);
+    }
     let interrupted = out.result.interrupted;
     let result = AnyResult::Run(out.result);
     print!("{}", dbio_report::terminal(&result));

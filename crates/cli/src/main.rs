@@ -5,6 +5,7 @@ mod cmd_nfs;
 mod cmd_report;
 mod cmd_run;
 mod common;
+mod nfs_target;
 
 use clap::{Parser, Subcommand};
 

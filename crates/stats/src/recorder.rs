@@ -410,6 +410,7 @@ fn file_result(f: &FileAcc) -> FileResult {
         write_bytes: f.write_bytes,
         read_mean_us: mean_us(f.read_lat_ns, f.reads),
         write_mean_us: mean_us(f.write_lat_ns, f.writes),
+        server: None,
     }
 }
 

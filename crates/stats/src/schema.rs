@@ -48,6 +48,101 @@ pub struct RunResult {
     /// its own length; a final fragment shorter than a quarter second is
     /// merged into the second before it. The samples' I/Os add up to `ios`.
     pub series: Vec<SecondSample>,
+    /// dNFS view "servers": the NFS servers the run used (absent for local targets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<NfsServer>,
+    /// dNFS view "channels": one row per NFS connection, in pool order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<NfsChannel>,
+    /// dNFS view "stats": NFS calls per procedure and bytes moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfs_stats: Option<Box<NfsStats>>,
+    /// Path events (failover), oldest first; present (maybe empty) for NFS runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<NfsEvent>>,
+}
+
+/// One NFS server (dNFS view "servers", like V$DNFS_SERVERS).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsServer {
+    /// Server name as given in the target or configuration.
+    pub name: String,
+    /// Mounted export.
+    pub export: String,
+    /// NFS version, e.g. "3".
+    pub nfs_version: String,
+    /// NFS port.
+    pub nfs_port: u16,
+    /// MOUNT port, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_port: Option<u16>,
+    /// Largest READ the server accepts (FSINFO rtmax), bytes.
+    pub rtmax: u32,
+    /// Largest WRITE the server accepts (FSINFO wtmax), bytes.
+    pub wtmax: u32,
+    /// READ and WRITE sizes dbio used (larger I/Os are split), bytes.
+    pub rsize: u32,
+    pub wsize: u32,
+    /// Network paths, as "local->server" or "server".
+    pub paths: Vec<String>,
+}
+
+/// One NFS connection (dNFS view "channels", like V$DNFS_CHANNELS).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsChannel {
+    /// Index of the path in the server's `paths`.
+    pub path: u32,
+    /// Local address of the connection ("" when not connected).
+    pub local_addr: String,
+    /// Server address and port.
+    pub server_addr: String,
+    /// RPC calls sent (retransmissions not included).
+    pub sends: u64,
+    /// RPC replies received.
+    pub receives: u64,
+    /// Retransmissions after a timeout.
+    pub retransmits: u64,
+    /// Times the connection was re-established.
+    pub reconnects: u64,
+    /// Bytes written to the socket (record marks included).
+    pub bytes_sent: u64,
+    /// Bytes read from the socket.
+    pub bytes_received: u64,
+}
+
+/// NFS calls and bytes (dNFS view "stats", like V$DNFS_STATS).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsStats {
+    /// Calls per procedure ("READ", "WRITE", ...), only procedures called.
+    pub calls: Vec<NfsProcCount>,
+    /// Data bytes returned by READ.
+    pub read_bytes: u64,
+    /// Data bytes accepted by WRITE.
+    pub write_bytes: u64,
+}
+
+/// Calls of one NFS procedure.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsProcCount {
+    pub procedure: String,
+    pub calls: u64,
+}
+
+/// A path event: a path went down (its requests moved to other paths) or
+/// came back.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsEvent {
+    /// Seconds since the connections were opened.
+    pub t_s: f64,
+    /// The path, as in the server's `paths`.
+    pub path: String,
+    /// "down: reason" or "up".
+    pub what: String,
+    /// Requests re-issued on other paths.
+    pub requests_moved: u64,
+    /// For "up": seconds the path was down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_after_s: Option<f64>,
 }
 
 /// The settings of a run, as resolved from options and profile.
@@ -148,6 +243,9 @@ pub struct FileResult {
     pub read_mean_us: f64,
     /// Mean write latency, microseconds (0 when no writes).
     pub write_mean_us: f64,
+    /// NFS server holding the file (dNFS view "files"); absent for local files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// One second of the run.

@@ -28,7 +28,7 @@ pub const MANIFEST_NAME: &str = "dbio-dataset.json";
 pub const DATASET_VERSION: u32 = 1;
 /// First line of every file header.
 pub const HEADER_MAGIC: &str = "DBIO-DATASET";
-const MANIFEST_MAGIC: &str = "dbio-dataset";
+pub const MANIFEST_MAGIC: &str = "dbio-dataset";
 /// Files are created and rewritten in chunks of this size.
 const CHUNK: u64 = 1 << 20;
 /// Chunks in flight while creating.

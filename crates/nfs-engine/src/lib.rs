@@ -1,0 +1,163 @@
+//! dbio-nfs-engine: dbio's own NFS client as an I/O engine.
+//!
+//! Joins the NFS client ([`dbio_nfs::pool::Pool`]) to the engine interface
+//! and the data set: an [`NfsTarget`] is opened once per run from an
+//! `nfs://` URL and shared by every user; its [`Backend`] opens one
+//! [`engine::NfsEngine`] per user; [`dataset::prepare`] creates or reuses
+//! the data set through NFS; [`views`] turns the pool's counters into the
+//! dNFS views of the result. A crate of its own so that `dbio-engine` stays
+//! free of tokio and the NFS client, and so that it can reach the data-set
+//! code (which itself depends on the engine interface).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use dbio_engine::{Backend, Engine, EngineConfig, EngineError};
+use dbio_nfs::client::ClientOptions;
+use dbio_nfs::path::PathSpec;
+use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::proto::nfs3::FileHandle;
+use dbio_nfs::{NfsError, NfsUrl};
+
+pub mod dataset;
+pub mod engine;
+pub mod views;
+
+/// Largest READ or WRITE the engine sends in one RPC, even when the
+/// server allows more: the workloads' largest I/O.
+const MAX_TRANSFER: u32 = 1 << 20;
+
+/// Errors opening an NFS target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("--target {url}: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: dbio_nfs::UrlError,
+    },
+    #[error("--target {url}: {source}")]
+    Nfs {
+        url: String,
+        #[source]
+        source: Box<NfsError>,
+    },
+}
+
+/// How to reach the server.
+#[derive(Clone, Debug)]
+pub struct TargetOptions {
+    /// Connections per path.
+    pub conns: u32,
+    /// Threads running the connection tasks.
+    pub workers: usize,
+    /// Network paths; empty means the URL's host only.
+    pub paths: Vec<PathSpec>,
+}
+
+/// An NFS export opened for a run: the connection pool and the data-set
+/// directory inside the export. Shared by all users.
+pub struct NfsTarget {
+    pub pool: Pool,
+    /// The URL as given.
+    pub url: String,
+    /// Server name as given in the URL.
+    pub server: String,
+    /// Data-set directory, relative to the export root.
+    pub dir: String,
+    handles: Mutex<HashMap<String, FileHandle>>,
+}
+
+impl std::fmt::Debug for NfsTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NfsTarget")
+            .field("url", &self.url)
+            .field("channels", &self.pool.channels().len())
+            .finish()
+    }
+}
+
+impl NfsTarget {
+    /// Mounts the export of `url` and opens the pool.
+    pub fn open(url: &str, opts: &TargetOptions) -> Result<Arc<NfsTarget>, TargetError> {
+        let parsed = NfsUrl::parse(url).map_err(|source| TargetError::Url {
+            url: url.to_string(),
+            source,
+        })?;
+        let client = ClientOptions::default().with_url(&parsed);
+        let pool_opts = PoolOptions {
+            conns_per_path: parsed.conns.unwrap_or(opts.conns).max(1),
+            workers: opts.workers.max(1),
+            client,
+        };
+        let (pool, rest) =
+            Pool::open(&parsed, opts.paths.clone(), pool_opts).map_err(|source| {
+                TargetError::Nfs {
+                    url: url.to_string(),
+                    source: Box::new(source),
+                }
+            })?;
+        Ok(Arc::new(NfsTarget {
+            pool,
+            url: url.to_string(),
+            server: parsed.host.clone(),
+            dir: rest.trim_matches('/').to_string(),
+            handles: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The file handle of `rel` (relative to the export root), looked up
+    /// once and then cached for every user.
+    pub fn handle(&self, rel: &str) -> Result<FileHandle, NfsError> {
+        if let Some(fh) = self.handles.lock().ok().and_then(|h| h.get(rel).copied()) {
+            return Ok(fh);
+        }
+        let (fh, _) = self.pool.block_on(self.pool.client().lookup_path(rel))?;
+        self.remember(rel, fh);
+        Ok(fh)
+    }
+
+    /// Records a handle obtained another way (CREATE).
+    pub fn remember(&self, rel: &str, fh: FileHandle) {
+        if let Ok(mut h) = self.handles.lock() {
+            h.insert(rel.to_string(), fh);
+        }
+    }
+
+    /// Forgets a handle (the file was removed).
+    pub fn forget(&self, rel: &str) {
+        if let Ok(mut h) = self.handles.lock() {
+            h.remove(rel);
+        }
+    }
+
+    /// `server:/export/rel`, for messages and the files view.
+    pub fn display_path(&self, rel: &str) -> String {
+        format!("{}:{}", self.server, self.pool.client().full_path(rel))
+    }
+
+    /// READ and WRITE sizes: the server's rtmax and wtmax (multiples of
+    /// rtmult/wtmult), at most 1 MiB. Larger I/Os are split.
+    pub fn transfer_sizes(&self) -> (u32, u32) {
+        let c = self.pool.client();
+        (c.read_size(MAX_TRANSFER), c.write_size(MAX_TRANSFER))
+    }
+
+    /// The backend that opens one engine per user on this target.
+    pub fn backend(self: &Arc<Self>) -> Arc<dyn Backend> {
+        Arc::new(NfsBackend(self.clone()))
+    }
+}
+
+#[derive(Debug)]
+struct NfsBackend(Arc<NfsTarget>);
+
+impl Backend for NfsBackend {
+    fn name(&self) -> &'static str {
+        "nfs"
+    }
+
+    fn open(&self, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(engine::NfsEngine::open(self.0.clone(), cfg)?))
+    }
+}

@@ -1,0 +1,142 @@
+//! The dNFS views of a run, read from the pool's counters.
+
+use dbio_rpc::conn::ConnStats;
+use dbio_stats::{NfsChannel, NfsEvent, NfsProcCount, NfsServer, NfsStats, RunResult};
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::NfsTarget;
+
+/// The "servers" view: one row (one server per target for now).
+pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
+    let c = t.pool.client();
+    let fsinfo = c.fsinfo();
+    let (rsize, wsize) = t.transfer_sizes();
+    vec![NfsServer {
+        name: t.server.clone(),
+        export: c.export().to_string(),
+        nfs_version: "3".into(),
+        nfs_port: t.pool.nfs_port(),
+        mount_port: t.pool.mount_port(),
+        rtmax: fsinfo.rtmax,
+        wtmax: fsinfo.wtmax,
+        rsize,
+        wsize,
+        paths: t.pool.paths().iter().map(|p| p.spec.label()).collect(),
+    }]
+}
+
+/// The "channels" view: one row per connection.
+pub fn channels(t: &NfsTarget) -> Vec<NfsChannel> {
+    t.pool
+        .channels()
+        .iter()
+        .map(|ch| {
+            let s = ch.stats();
+            NfsChannel {
+                path: ch.path as u32,
+                local_addr: s.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+                server_addr: ch.conn.addr().to_string(),
+                sends: ConnStats::get(&s.calls),
+                receives: ConnStats::get(&s.replies),
+                retransmits: ConnStats::get(&s.retransmits),
+                reconnects: ConnStats::get(&s.reconnects),
+                bytes_sent: ConnStats::get(&s.bytes_sent),
+                bytes_received: ConnStats::get(&s.bytes_received),
+            }
+        })
+        .collect()
+}
+
+/// The "stats" view.
+pub fn nfs_stats(t: &NfsTarget) -> NfsStats {
+    let p = t.pool.procs();
+    NfsStats {
+        calls: p
+            .snapshot()
+            .into_iter()
+            .map(|(name, calls)| NfsProcCount {
+                procedure: name.to_string(),
+                calls,
+            })
+            .collect(),
+        read_bytes: p.read_bytes.load(Relaxed),
+        write_bytes: p.write_bytes.load(Relaxed),
+    }
+}
+
+/// Path events so far.
+pub fn events(t: &NfsTarget) -> Vec<NfsEvent> {
+    let paths = t.pool.paths();
+    t.pool
+        .events()
+        .into_iter()
+        .map(|e| NfsEvent {
+            t_s: e.at_s,
+            path: paths
+                .get(e.path)
+                .map(|p| p.spec.label())
+                .unwrap_or_default(),
+            what: e.what,
+            requests_moved: e.moved,
+            recovered_after_s: e.recovered_after_s,
+        })
+        .collect()
+}
+
+/// Adds every view to a run's result; files get their server.
+pub fn fill(result: &mut RunResult, t: &NfsTarget) {
+    result.servers = servers(t);
+    result.channels = channels(t);
+    result.nfs_stats = Some(Box::new(nfs_stats(t)));
+    result.events = Some(events(t));
+    for f in &mut result.files {
+        f.server = Some(t.server.clone());
+    }
+}
+
+/// A compact multi-line text of the live views (for `--views`).
+pub fn live_text(t: &NfsTarget) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let st = nfs_stats(t);
+    let calls: Vec<String> = st
+        .calls
+        .iter()
+        .map(|c| format!("{} {}", c.procedure, c.calls))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  nfs {}:{}  {}  read {:.1} MB  written {:.1} MB",
+        t.server,
+        t.pool.client().export(),
+        calls.join(", "),
+        st.read_bytes as f64 / 1e6,
+        st.write_bytes as f64 / 1e6
+    );
+    for (i, (c, ch)) in channels(t).iter().zip(t.pool.channels()).enumerate() {
+        let up = if t.pool.paths()[ch.path].is_up() {
+            "up"
+        } else {
+            "DOWN"
+        };
+        let _ = writeln!(
+            s,
+            "  ch{i:<2} path {} {up:<4} {:>21} -> {:<21} out {:>4} sends {:>9} recv {:>9} reconn {}",
+            c.path,
+            c.local_addr,
+            c.server_addr,
+            ch.outstanding(),
+            c.sends,
+            c.receives,
+            c.reconnects
+        );
+    }
+    for e in events(t) {
+        let _ = writeln!(
+            s,
+            "  event {:.1}s path {} {} (moved {})",
+            e.t_s, e.path, e.what, e.requests_moved
+        );
+    }
+    s
+}
