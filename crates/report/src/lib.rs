@@ -42,6 +42,7 @@ mod csv;
 mod fmt;
 mod html;
 mod markdown;
+mod nfs_views;
 pub mod sample;
 mod svg;
 mod terminal;

@@ -120,6 +120,13 @@ fn run(r: &RunResult) -> String {
         fmt::secs(r.cpu.system_s),
         fmt::us(r.cpu_us_per_io)
     ));
+    for (title, t) in crate::nfs_views::tables(r) {
+        if t.rows.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n  {title}\n"));
+        out.push_str(&t.text("  "));
+    }
     out
 }
 

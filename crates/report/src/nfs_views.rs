@@ -1,0 +1,182 @@
+//! The dNFS views of an NFS run (servers, channels, files, stats, events)
+//! as tables; absent for local runs.
+
+use dbio_stats::RunResult;
+
+use crate::fmt::{self, Table};
+
+/// `(title, table)` for every view the result has, in dNFS order.
+pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
+    let mut out = Vec::new();
+    if r.servers.is_empty() && r.channels.is_empty() && r.nfs_stats.is_none() {
+        return out;
+    }
+    let mut t = Table::new(&[
+        "<Server",
+        "<Export",
+        "Version",
+        "NFS port",
+        "MOUNT port",
+        "rtmax",
+        "wtmax",
+        "rsize",
+        "wsize",
+        "<Paths",
+    ]);
+    for s in &r.servers {
+        t.row(vec![
+            s.name.clone(),
+            s.export.clone(),
+            s.nfs_version.clone(),
+            s.nfs_port.to_string(),
+            s.mount_port.map_or("-".into(), |p| p.to_string()),
+            fmt::bytes(u64::from(s.rtmax)),
+            fmt::bytes(u64::from(s.wtmax)),
+            fmt::bytes(u64::from(s.rsize)),
+            fmt::bytes(u64::from(s.wsize)),
+            s.paths.join(", "),
+        ]);
+    }
+    out.push(("NFS servers", t));
+    let mut t = Table::new(&[
+        "Channel",
+        "Path",
+        "<Local address",
+        "<Server address",
+        "Sends",
+        "Receives",
+        "Retransmits",
+        "Reconnects",
+        "MB sent",
+        "MB received",
+    ]);
+    for (i, c) in r.channels.iter().enumerate() {
+        t.row(vec![
+            i.to_string(),
+            c.path.to_string(),
+            if c.local_addr.is_empty() {
+                "-".into()
+            } else {
+                c.local_addr.clone()
+            },
+            c.server_addr.clone(),
+            fmt::int(c.sends),
+            fmt::int(c.receives),
+            fmt::int(c.retransmits),
+            fmt::int(c.reconnects),
+            fmt::mbps(c.bytes_sent as f64 / 1e6),
+            fmt::mbps(c.bytes_received as f64 / 1e6),
+        ]);
+    }
+    out.push(("NFS channels", t));
+    let mut t = Table::new(&["<File", "Size", "<Server"]);
+    for f in &r.files {
+        t.row(vec![
+            f.name.clone(),
+            fmt::bytes(f.size),
+            f.server.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    out.push(("NFS files", t));
+    if let Some(st) = &r.nfs_stats {
+        let mut t = Table::new(&["<Procedure", "Calls"]);
+        for c in &st.calls {
+            t.row(vec![c.procedure.clone(), fmt::int(c.calls)]);
+        }
+        t.row(vec![
+            "bytes read".into(),
+            fmt::mbps(st.read_bytes as f64 / 1e6) + " MB",
+        ]);
+        t.row(vec![
+            "bytes written".into(),
+            fmt::mbps(st.write_bytes as f64 / 1e6) + " MB",
+        ]);
+        out.push(("NFS stats", t));
+    }
+    if let Some(events) = &r.events {
+        let mut t = Table::new(&[
+            "Time (s)",
+            "<Path",
+            "<Event",
+            "Requests moved",
+            "Recovered after (s)",
+        ]);
+        for e in events {
+            t.row(vec![
+                fmt::secs(e.t_s),
+                e.path.clone(),
+                e.what.clone(),
+                fmt::int(e.requests_moved),
+                e.recovered_after_s.map_or("-".into(), fmt::secs),
+            ]);
+        }
+        out.push(("NFS path events", t));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use dbio_stats::{NfsChannel, NfsEvent, NfsProcCount, NfsServer, NfsStats};
+
+    use crate::{html, markdown, terminal, AnyResult};
+
+    #[test]
+    fn views_appear_in_every_format_and_json_round_trips() {
+        let mut r = crate::sample::run();
+        assert!(super::tables(&r).is_empty(), "a local run has no NFS views");
+        r.servers = vec![NfsServer {
+            name: "filer1".into(),
+            export: "/export".into(),
+            nfs_version: "3".into(),
+            nfs_port: 2049,
+            mount_port: Some(20048),
+            rtmax: 1 << 20,
+            wtmax: 1 << 20,
+            rsize: 1 << 20,
+            wsize: 1 << 20,
+            paths: vec!["10.0.0.2".into()],
+        }];
+        r.channels = (0..2)
+            .map(|i| NfsChannel {
+                path: 0,
+                local_addr: format!("10.0.0.1:{}", 700 + i),
+                server_addr: "10.0.0.2:2049".into(),
+                sends: 1000 + i,
+                receives: 1000 + i,
+                ..Default::default()
+            })
+            .collect();
+        r.nfs_stats = Some(Box::new(NfsStats {
+            calls: vec![NfsProcCount {
+                procedure: "READ".into(),
+                calls: 2001,
+            }],
+            read_bytes: 2001 * 8192,
+            write_bytes: 0,
+        }));
+        r.events = Some(vec![NfsEvent {
+            t_s: 1.5,
+            path: "10.0.0.2".into(),
+            what: "down: connection reset".into(),
+            requests_moved: 17,
+            recovered_after_s: None,
+        }]);
+        let any = AnyResult::Run(r.clone());
+        for text in [terminal(&any), markdown(&any), html(&any)] {
+            for needle in [
+                "NFS servers",
+                "NFS channels",
+                "10.0.0.1:701",
+                "READ",
+                "down: connection reset",
+            ] {
+                assert!(text.contains(needle), "{needle} missing");
+            }
+        }
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"nfs_stats\"") && json.contains("\"events\""));
+        let back: dbio_stats::RunResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}
