@@ -125,3 +125,30 @@ fn calibrate_records_points_in_order_and_max_within_cap() {
     assert!(r.max_mbps > 0.0);
     assert!(r.elapsed_s <= 4.5);
 }
+
+#[test]
+fn think_time_paces_a_user() {
+    let ds = Dataset::planned(
+        Path::new("/nowhere"),
+        &DatasetSpec::new(64 << 20, 8192).unwrap(),
+    );
+    let mut w = WorkloadConfig::new(8192);
+    w.think = Some(dbio_workload::Think {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(10),
+        frequency: 1,
+    });
+    let mut s = spec(ds, EngineKind::Null, w);
+    s.users = 1;
+    s.loops = Some(20);
+    let t = Instant::now();
+    let out = run(&s, &AtomicBool::new(false), None).unwrap();
+    assert_eq!(out.result.ios, 20);
+    // Twenty 10 ms thinks, one before each I/O.
+    assert!(
+        t.elapsed() >= Duration::from_millis(190),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
