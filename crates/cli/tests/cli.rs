@@ -31,6 +31,12 @@ fn assert_user_error(o: &Output, needle: &str) {
     );
 }
 
+/// A scratch directory on the disk that holds the build (not a tmpfs
+/// /tmp, where older kernels refuse O_DIRECT).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch directory")
+}
+
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("result file")).expect("valid JSON")
 }
@@ -79,7 +85,7 @@ fn bad_size_duration_workload_and_option_are_one_line_errors() {
 
 #[test]
 fn missing_parent_directory_is_named() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let target = tmp.path().join("no/such/dir");
     let o = dbio(&[
         "run",
@@ -96,7 +102,7 @@ fn missing_parent_directory_is_named() {
 
 #[test]
 fn missing_target_is_created_when_its_parent_exists() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let target = tmp.path().join("ds");
     let out = tmp.path().join("r.json");
     let o = dbio(&[
@@ -152,7 +158,7 @@ fn o_direct_on_tmpfs_is_refused_clearly_or_works() {
 
 #[test]
 fn writes_refuse_a_file_dbio_did_not_create() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let foreign = tmp.path().join("dbio-data-01.dbf");
     std::fs::write(&foreign, b"somebody's data").unwrap();
     let t = tmp.path().to_str().unwrap();
@@ -188,7 +194,7 @@ fn writes_refuse_a_file_dbio_did_not_create() {
 
 #[test]
 fn run_json_has_the_documented_fields() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("run.json");
     let t = tmp.path().join("ds");
     let o = dbio(&[
@@ -246,7 +252,7 @@ fn run_json_has_the_documented_fields() {
 
 #[test]
 fn null_engine_counts_exactly_the_loops() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("null.json");
     let o = dbio(&[
         "run",
@@ -273,7 +279,7 @@ fn null_engine_counts_exactly_the_loops() {
 
 #[test]
 fn sigint_stops_a_run_and_still_writes_json_marked_interrupted() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("int.json");
     let child = Command::new(env!("CARGO_BIN_EXE_dbio"))
         .args([
@@ -309,7 +315,7 @@ fn sigint_stops_a_run_and_still_writes_json_marked_interrupted() {
 
 #[test]
 fn calibrate_reports_a_max_measured_within_the_cap() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("cal.json");
     let html = tmp.path().join("cal.html");
     let t = Instant::now();
@@ -362,7 +368,7 @@ fn calibrate_reports_a_max_measured_within_the_cap() {
 
 #[test]
 fn report_renders_a_saved_result_and_names_a_bad_file() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("run.json");
     let o = dbio(&[
         "run",
@@ -398,7 +404,7 @@ fn report_renders_a_saved_result_and_names_a_bad_file() {
 
 #[test]
 fn output_into_a_missing_directory_fails_before_the_run() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let out = tmp.path().join("no/dir/r.json");
     let t = Instant::now();
     let o = dbio(&[
