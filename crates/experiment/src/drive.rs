@@ -293,8 +293,9 @@ impl User {
                 Some(t) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
                 None => REAP_WAIT,
             };
-            let min = usize::from(think_until.is_none());
-            if let Err(e) = self.engine.reap(min, wait, &mut out) {
+            // While thinking, wait for a completion or the end of the
+            // think time, whichever comes first (never spin).
+            if let Err(e) = self.engine.reap(1, wait, &mut out) {
                 halt.store(true, Ordering::Relaxed);
                 error.get_or_insert(e.into());
                 break;
