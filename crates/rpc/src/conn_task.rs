@@ -20,7 +20,7 @@ use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
 /// Slices handed to one `writev` (each call takes up to four).
 const IOV_BATCH: usize = 256;
 /// Receive buffer growth step: one allocation serves several small replies.
-const READ_CHUNK: usize = 64 * 1024;
+const READ_CHUNK: usize = 256 * 1024;
 const PAD: [u8; 3] = [0; 3];
 
 /// XIDs are sequential; a multiplicative hash spreads them over the table.

@@ -281,3 +281,29 @@ fn lost_server_fails_pending_calls() {
     assert!(matches!(err, TransportError::Lost { .. }), "{err}");
     assert!(err.to_string().contains("lost"), "{err}");
 }
+
+/// With `reserved_port`, the server sees a source port below 1024 (needs
+/// root; skipped otherwise).
+#[test]
+fn reserved_source_port() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: not root, reserved port not tested");
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || listener.accept().unwrap().1);
+    let rt = runtime();
+    let config = ConnConfig {
+        reserved_port: true,
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let peer = server.join().unwrap();
+    assert!(peer.port() < 1024, "{peer}");
+    assert_eq!(
+        conn.stats().local_addr().map(|a| a.port()),
+        Some(peer.port())
+    );
+}
