@@ -293,14 +293,15 @@ fn reserved_source_port() {
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = thread::spawn(move || listener.accept().unwrap().1);
+    // The accepted stream is kept open so the client stays connected.
+    let server = thread::spawn(move || listener.accept().unwrap());
     let rt = runtime();
     let config = ConnConfig {
         reserved_port: true,
         ..quick()
     };
     let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
-    let peer = server.join().unwrap();
+    let (_stream, peer) = server.join().unwrap();
     assert!(peer.port() < 1024, "{peer}");
     assert_eq!(
         conn.stats().local_addr().map(|a| a.port()),
