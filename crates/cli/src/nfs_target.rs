@@ -29,6 +29,10 @@ pub struct NfsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONNS,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub conns: u32,
+    /// Largest NFS READ or WRITE per RPC, like the rsize/wsize mount options (nfs:// targets
+    /// only); larger I/Os are split. Also bounded by the server's rtmax/wtmax [default: 1MiB]
+    #[arg(long, value_name = "SIZE", value_parser = crate::common::size_arg)]
+    pub rwsize: Option<u64>,
 }
 
 /// The target names an NFS export (`nfs://server/export/dir?...`).
@@ -50,6 +54,9 @@ pub fn open(
         conns: args.conns,
         workers: cores.min(args.conns as usize).max(1),
         paths: Vec::new(),
+        max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
+            s.min(u64::from(u32::MAX)) as u32
+        }),
     };
     let t = NfsTarget::open(url, &opts)?;
     let tty = std::io::stderr().is_terminal();

@@ -23,9 +23,9 @@ pub mod dataset;
 pub mod engine;
 pub mod views;
 
-/// Largest READ or WRITE the engine sends in one RPC, even when the
-/// server allows more: the workloads' largest I/O.
-const MAX_TRANSFER: u32 = 1 << 20;
+/// Largest READ or WRITE the engine sends in one RPC by default, even
+/// when the server allows more: the workloads' largest I/O.
+pub const MAX_TRANSFER: u32 = 1 << 20;
 
 /// Errors opening an NFS target.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +53,20 @@ pub struct TargetOptions {
     pub workers: usize,
     /// Network paths; empty means the URL's host only.
     pub paths: Vec<PathSpec>,
+    /// Largest READ/WRITE per RPC (like the rsize/wsize mount options),
+    /// further bounded by the server's rtmax/wtmax.
+    pub max_transfer: u32,
+}
+
+impl Default for TargetOptions {
+    fn default() -> Self {
+        TargetOptions {
+            conns: 1,
+            workers: 1,
+            paths: Vec::new(),
+            max_transfer: MAX_TRANSFER,
+        }
+    }
 }
 
 /// An NFS export opened for a run: the connection pool and the data-set
@@ -65,6 +79,7 @@ pub struct NfsTarget {
     pub server: String,
     /// Data-set directory, relative to the export root.
     pub dir: String,
+    max_transfer: u32,
     handles: Mutex<HashMap<String, FileHandle>>,
 }
 
@@ -102,6 +117,7 @@ impl NfsTarget {
             url: url.to_string(),
             server: parsed.host.clone(),
             dir: rest.trim_matches('/').to_string(),
+            max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
             handles: Mutex::new(HashMap::new()),
         }))
     }
@@ -140,7 +156,10 @@ impl NfsTarget {
     /// rtmult/wtmult), at most 1 MiB. Larger I/Os are split.
     pub fn transfer_sizes(&self) -> (u32, u32) {
         let c = self.pool.client();
-        (c.read_size(MAX_TRANSFER), c.write_size(MAX_TRANSFER))
+        (
+            c.read_size(self.max_transfer),
+            c.write_size(self.max_transfer),
+        )
     }
 
     /// The backend that opens one engine per user on this target.
