@@ -303,8 +303,17 @@ impl User {
             now = Instant::now();
             let (mut n, mut bytes, mut lat_sum) = (0u64, 0u64, 0u64);
             for c in out.drain(..) {
+                let Some(&f) = slots.get(c.slot as usize) else {
+                    // An engine bug, not an I/O result: stop rather than guess.
+                    halt.store(true, Ordering::Relaxed);
+                    error.get_or_insert(ExperimentError::Config(format!(
+                        "engine {} completed unknown slot {}",
+                        self.engine.name(),
+                        c.slot
+                    )));
+                    continue;
+                };
                 free.push(c.slot);
-                let f = slots[c.slot as usize];
                 match c.result {
                     Ok(len) => {
                         let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
