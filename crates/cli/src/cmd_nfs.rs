@@ -116,6 +116,7 @@ fn flat(e: NfsError) -> anyhow::Error {
 }
 
 pub fn main(args: Args) -> anyhow::Result<()> {
+    keep_freed_memory();
     // One thread runs both this command and the connection task: the
     // cheapest way per RPC, and file I/O here is short.
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -155,6 +156,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Sub::Df { url } => df(conn, url).await,
         Sub::Mkdir { url, parents } => mkdir(conn, url, *parents).await,
         Sub::Rm { url } => rm(conn, url).await,
+    }
+}
+
+/// Reply records of up to 1 MiB are allocated and freed all the time;
+/// glibc would hand large ones back to the kernel (trim, munmap) and fault
+/// fresh pages in for the next, which costs more than the copy itself.
+/// Keep freed memory in the heap instead.
+fn keep_freed_memory() {
+    // SAFETY: mallopt only changes allocator tuning; called before any
+    // threads are started.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
     }
 }
 

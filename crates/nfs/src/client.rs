@@ -225,11 +225,15 @@ impl Nfs3Client {
 
     /// READ size to use: the preferred size, within rtmax and `cap`, a multiple of rtmult.
     pub fn read_size(&self, cap: u32) -> u32 {
+        // A reply must fit in the connection's record limit, with room for its header.
+        let fits = (self.options.conn.max_record as u32)
+            .saturating_sub(1024)
+            .max(4096);
         transfer_size(
             self.fsinfo.rtpref,
             self.fsinfo.rtmax,
             self.fsinfo.rtmult,
-            cap,
+            cap.min(fits),
         )
     }
 

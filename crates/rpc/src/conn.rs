@@ -38,6 +38,8 @@ pub enum TransportError {
         secs: f64,
         reason: String,
     },
+    #[error("server {addr} broke the RPC protocol: {reason}")]
+    Protocol { addr: String, reason: String },
     #[error("connection to {addr} is closed")]
     Closed { addr: String },
     #[error("call to {addr} too large: {len} bytes (limit {limit})")]

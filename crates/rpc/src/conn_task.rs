@@ -103,6 +103,13 @@ impl Out {
     }
 }
 
+/// Why reading stopped: the connection failed, or the server broke the
+/// protocol (the stream is out of step; pending calls cannot be saved).
+enum ReadFail {
+    Io(String),
+    Protocol(String),
+}
+
 pub(crate) struct Task {
     addr: SocketAddr,
     config: Arc<ConnConfig>,
@@ -169,9 +176,18 @@ impl Task {
                     ready = stream.ready(interest) => match ready {
                         Ok(r) => {
                             if r.is_readable() || r.is_read_closed() {
-                                if let Err(e) = self.read() {
-                                    self.drop_connection(e);
-                                    continue;
+                                match self.read() {
+                                    Ok(()) => {}
+                                    Err(ReadFail::Io(e)) => {
+                                        self.drop_connection(e);
+                                        continue;
+                                    }
+                                    Err(ReadFail::Protocol(e)) => {
+                                        // Resending would meet the same reply again.
+                                        self.fail_all(&e);
+                                        self.drop_connection(e);
+                                        continue;
+                                    }
                                 }
                             }
                             if r.is_writable() {
@@ -294,7 +310,7 @@ impl Task {
 
     /// Reads what the socket has and delivers complete records. Records
     /// are split off the receive buffer without copying.
-    fn read(&mut self) -> Result<(), String> {
+    fn read(&mut self) -> Result<(), ReadFail> {
         let mut got = false;
         loop {
             let Some(stream) = &self.stream else {
@@ -307,18 +323,20 @@ impl Task {
                 buf.reserve(want.max(READ_CHUNK));
             }
             match stream.try_read_buf(buf) {
-                Ok(0) => return Err("connection closed by the server".into()),
+                Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
                 Ok(n) => {
                     got = true;
                     self.stats.bytes_received.fetch_add(n as u64, Relaxed);
-                    while let Some(record) =
-                        self.decoder.next_record().map_err(|e| e.to_string())?
+                    while let Some(record) = self
+                        .decoder
+                        .next_record()
+                        .map_err(|e| ReadFail::Protocol(e.to_string()))?
                     {
                         self.deliver(record);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(ReadFail::Io(e.to_string())),
             }
         }
         if got {
@@ -341,6 +359,16 @@ impl Task {
             None => {
                 self.stats.unmatched.fetch_add(1, Relaxed);
             }
+        }
+    }
+
+    /// Ends every pending call with a protocol error.
+    fn fail_all(&mut self, reason: &str) {
+        for (_, p) in self.pending.drain() {
+            p.reply.send(Err(TransportError::Protocol {
+                addr: self.addr.to_string(),
+                reason: reason.to_string(),
+            }));
         }
     }
 

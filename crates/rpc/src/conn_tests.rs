@@ -308,3 +308,29 @@ fn reserved_source_port() {
         Some(peer.port())
     );
 }
+
+/// A reply larger than the record limit fails the pending calls at once
+/// with a protocol error, instead of resending into the same reply.
+#[test]
+fn oversized_reply_is_a_protocol_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let rec = read_record(&mut s).unwrap();
+        let mut body = rec[..4].to_vec();
+        body.resize(2048, 0);
+        let _ = s.write_all(&record(&body));
+        thread::sleep(Duration::from_millis(500));
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        max_record: 1024,
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let t0 = Instant::now();
+    let err = rt.block_on(conn.call(call_with(b"big"))).unwrap_err();
+    assert!(matches!(err, TransportError::Protocol { .. }), "{err}");
+    assert!(t0.elapsed() < Duration::from_millis(300));
+}
