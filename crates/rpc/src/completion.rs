@@ -51,11 +51,23 @@ impl ReplyTo {
 }
 
 /// A completion queue a plain thread can block on: many submitters' replies
-/// land here, tagged, in arrival order.
+/// land here, tagged, in arrival order. One thread waits on it at a time.
 #[derive(Default)]
 pub struct CompletionQueue {
-    items: Mutex<VecDeque<(u64, CallResult)>>,
+    items: Mutex<Queue>,
     ready: Condvar,
+}
+
+/// The queue and what its waiter needs, under one lock. A reply wakes the
+/// waiter (a futex system call) only when it completes what the waiter
+/// asked for, and only once: replies arriving in a burst cost one wake-up.
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<(u64, CallResult)>,
+    /// Completions the sleeping waiters want (0: nobody sleeps).
+    wanted: usize,
+    /// A wake-up was sent and not yet consumed.
+    woken: bool,
 }
 
 impl CompletionQueue {
@@ -67,20 +79,25 @@ impl CompletionQueue {
     /// passes, then moves all queued completions to `out`. Returns how many
     /// were moved (possibly fewer than `min` on timeout).
     pub fn wait(&self, min: usize, timeout: Duration, out: &mut Vec<(u64, CallResult)>) -> usize {
-        let deadline = Instant::now() + timeout;
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        while items.len() < min {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
+        let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        if q.items.len() < min {
+            let deadline = Instant::now() + timeout;
+            while q.items.len() < min {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                q.wanted = min;
+                q.woken = false;
+                q = match self.ready.wait_timeout(q, deadline - now) {
+                    Ok((guard, _)) => guard,
+                    Err(e) => e.into_inner().0,
+                };
             }
-            items = match self.ready.wait_timeout(items, deadline - now) {
-                Ok((guard, _)) => guard,
-                Err(e) => e.into_inner().0,
-            };
+            q.wanted = 0;
         }
-        let n = items.len();
-        out.extend(items.drain(..));
+        let n = q.items.len();
+        out.extend(q.items.drain(..));
         n
     }
 
@@ -91,7 +108,7 @@ impl CompletionQueue {
 
     /// Number of completions waiting to be taken.
     pub fn len(&self) -> usize {
-        self.items.lock().map(|i| i.len()).unwrap_or(0)
+        self.items.lock().map(|q| q.items.len()).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -101,10 +118,16 @@ impl CompletionQueue {
 
 impl Completions for CompletionQueue {
     fn complete(&self, tag: u64, result: CallResult) {
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        items.push_back((tag, result));
-        drop(items);
-        self.ready.notify_one();
+        let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        q.items.push_back((tag, result));
+        let wake = q.wanted > 0 && !q.woken && q.items.len() >= q.wanted;
+        if wake {
+            q.woken = true;
+        }
+        drop(q);
+        if wake {
+            self.ready.notify_one();
+        }
     }
 }
 
