@@ -70,6 +70,7 @@ fn latency_arg(s: &str) -> Result<f64, String> {
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     args.output.check()?;
+    anyhow::ensure!(!args.time.is_zero(), "--time must be longer than zero");
     anyhow::ensure!(
         args.engine != EngineKind::Null,
         "--engine null: calibrate measures storage; use `dbio run --engine null` for dbio's overhead"

@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     time: Option<Duration>,
     /// Stop after this many I/Os per user (SLOB WORK_LOOP); with --time, whichever comes first
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     loops: Option<u64>,
     /// Percent of block operations that are updates: a DBWR write (batched) and a redo
     /// write each (SLOB UPDATE_PCT) [default: from the profile, oltp 25]
@@ -137,6 +137,10 @@ fn redo_arg(s: &str) -> Result<RedoStress, String> {
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     args.output.check()?;
+    anyhow::ensure!(
+        args.time.is_none_or(|t| !t.is_zero()),
+        "--time must be longer than zero"
+    );
     let block_size = u32::try_from(args.block_size)
         .ok()
         .filter(|b| b.is_power_of_two() && (2048..=32768).contains(b))

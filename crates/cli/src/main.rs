@@ -71,3 +71,30 @@ fn one_line(e: &anyhow::Error) -> String {
     }
     line.replace('\n', " ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[derive(Debug)]
+    struct Embeds(std::io::Error);
+    impl std::fmt::Display for Embeds {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "/x: {}", self.0)
+        }
+    }
+    impl std::error::Error for Embeds {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn causes_are_shown_once_on_one_line() {
+        let io = std::io::Error::other("disk\non fire");
+        let e = anyhow::Error::new(Embeds(io));
+        assert_eq!(one_line(&e), "/x: disk on fire");
+        let e = anyhow::Error::new(std::io::Error::other("inner")).context("outer");
+        assert_eq!(one_line(&e), "outer: inner");
+    }
+}

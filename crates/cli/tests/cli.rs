@@ -75,6 +75,8 @@ fn bad_size_duration_workload_and_option_are_one_line_errors() {
         "unknown workload \"nope\"",
     );
     assert_user_error(&dbio(&["run", "--engine", "aio"]), "unknown engine");
+    assert_user_error(&dbio(&["run", "--time", "0s"]), "--time");
+    assert_user_error(&dbio(&["run", "--loops", "0"]), "--loops");
     assert_user_error(&dbio(&["run", "--no-such-option"]), "--no-such-option");
     assert_user_error(&dbio(&["calibrate", "--max-latency", "0"]), "bad latency");
     assert_user_error(
