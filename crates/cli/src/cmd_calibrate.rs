@@ -79,17 +79,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let nfs = if crate::nfs_target::is_nfs(&target) {
-        Some(crate::nfs_target::open(
-            &target,
-            &args.nfs,
-            &spec,
-            args.force_overwrite,
-            stop,
-        )?)
-    } else {
-        None
-    };
+    let nfs = crate::nfs_target::open(&target, &args.nfs, &spec, args.force_overwrite, stop)?;
     let engine = if nfs.is_some() {
         EngineKind::Nfs
     } else {

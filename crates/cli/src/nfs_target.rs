@@ -7,7 +7,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::net::ToSocketAddrs;
+
 use anyhow::Context;
+use dbio_nfs::config::{default_candidates, NfsConfig, NfsVersion};
+use dbio_nfs::path::PathSpec;
 use dbio_nfs_engine::{dataset, views, NfsTarget, TargetOptions};
 use dbio_stats::RunResult;
 use dbio_workload::units::format_size;
@@ -33,6 +37,12 @@ pub struct NfsArgs {
     /// only); larger I/Os are split. Also bounded by the server's rtmax/wtmax [default: 1MiB]
     #[arg(long, value_name = "SIZE", value_parser = crate::common::size_arg)]
     pub rwsize: Option<u64>,
+    /// Oracle's oranfstab (or its TOML equivalent) naming servers, paths (local: + path:,
+    /// several paths share the load) and export/mount pairs; a --target under a mount point
+    /// is then reached through dbio's NFS client. Without it, ./oranfstab then
+    /// /etc/oranfstab are looked for, as Oracle does
+    #[arg(long, value_name = "FILE")]
+    pub oranfstab: Option<std::path::PathBuf>,
 }
 
 /// The target names an NFS export (`nfs://server/export/dir?...`).
@@ -40,25 +50,110 @@ pub fn is_nfs(target: &Path) -> bool {
     target.to_str().is_some_and(|t| t.starts_with("nfs://"))
 }
 
-/// Mounts the export and prepares the data set through NFS.
+/// How to reach an NFS target: its URL, paths and server name.
+struct Plan {
+    url: String,
+    paths: Vec<PathSpec>,
+    server_name: Option<String>,
+}
+
+/// An `nfs://` target, or a path under a mount point of the oranfstab
+/// (`--oranfstab`, else `./oranfstab`, else `/etc/oranfstab`); `None` for
+/// local files.
+fn plan(target: &Path, args: &NfsArgs) -> anyhow::Result<Option<Plan>> {
+    if is_nfs(target) {
+        let url = target.to_str().context("--target: not UTF-8")?;
+        return Ok(Some(Plan {
+            url: url.to_string(),
+            paths: Vec::new(),
+            server_name: None,
+        }));
+    }
+    let Some(cfg) = NfsConfig::load(args.oranfstab.as_deref(), &default_candidates())? else {
+        return Ok(None);
+    };
+    let Some(m) = cfg.resolve(target) else {
+        anyhow::ensure!(
+            args.oranfstab.is_none(),
+            "--target {}: no mount point of {} covers it",
+            target.display(),
+            args.oranfstab.as_deref().unwrap_or(Path::new("")).display()
+        );
+        return Ok(None);
+    };
+    for w in &cfg.warnings {
+        eprintln!("note: {w}");
+    }
+    let server = m.server;
+    anyhow::ensure!(
+        server.nfs_version == NfsVersion::V3,
+        "server {}: nfs_version {:?} is not supported yet (only nfsv3)",
+        server.name,
+        server.nfs_version
+    );
+    let mut paths = Vec::new();
+    for p in &server.paths {
+        let remote = match p.remote_ip() {
+            Some(ip) => ip,
+            None => (p.remote.as_str(), 0)
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut a| a.next())
+                .map(|a| a.ip())
+                .with_context(|| {
+                    format!("server {}: cannot resolve path {}", server.name, p.remote)
+                })?,
+        };
+        let local = match &p.local {
+            None => None,
+            Some(l) => Some(p.local_ip().with_context(|| {
+                format!(
+                    "server {}: local {l}: give an IP address (interface names are not supported)",
+                    server.name
+                )
+            })?),
+        };
+        paths.push(PathSpec {
+            local,
+            server: remote,
+        });
+    }
+    let first = paths.first().context("server entry without a path")?;
+    let host = match first.server {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+    };
+    Ok(Some(Plan {
+        url: format!("nfs://{host}{}", m.remote_path()),
+        paths,
+        server_name: Some(server.name.clone()),
+    }))
+}
+
+/// Mounts the export and prepares the data set through NFS; `None` when
+/// the target is local.
 pub fn open(
     target: &Path,
     args: &NfsArgs,
     spec: &DatasetSpec,
     force_overwrite: bool,
     stop: &AtomicBool,
-) -> anyhow::Result<(Arc<NfsTarget>, Dataset)> {
-    let url = target.to_str().context("--target: not UTF-8")?;
+) -> anyhow::Result<Option<(Arc<NfsTarget>, Dataset)>> {
+    let Some(plan) = plan(target, args)? else {
+        return Ok(None);
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let conns_total = args.conns as usize * plan.paths.len().max(1);
     let opts = TargetOptions {
         conns: args.conns,
-        workers: cores.min(args.conns as usize).max(1),
-        paths: Vec::new(),
+        workers: cores.min(conns_total).max(1),
+        paths: plan.paths,
         max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
             s.min(u64::from(u32::MAX)) as u32
         }),
+        server_name: plan.server_name,
     };
-    let t = NfsTarget::open(url, &opts)?;
+    let t = NfsTarget::open(&plan.url, &opts)?;
     let tty = std::io::stderr().is_terminal();
     let mut announced = false;
     let mut last = Instant::now();
@@ -94,7 +189,7 @@ pub fn open(
             t0.elapsed().as_secs_f64()
         );
     }
-    Ok((t, ds))
+    Ok(Some((t, ds)))
 }
 
 /// Adds the dNFS views to a run's result.

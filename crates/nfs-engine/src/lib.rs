@@ -56,6 +56,8 @@ pub struct TargetOptions {
     /// Largest READ/WRITE per RPC (like the rsize/wsize mount options),
     /// further bounded by the server's rtmax/wtmax.
     pub max_transfer: u32,
+    /// Server name for the views (an oranfstab `server:`); default: the URL's host.
+    pub server_name: Option<String>,
 }
 
 impl Default for TargetOptions {
@@ -65,6 +67,7 @@ impl Default for TargetOptions {
             workers: 1,
             paths: Vec::new(),
             max_transfer: MAX_TRANSFER,
+            server_name: None,
         }
     }
 }
@@ -115,7 +118,7 @@ impl NfsTarget {
         Ok(Arc::new(NfsTarget {
             pool,
             url: url.to_string(),
-            server: parsed.host.clone(),
+            server: opts.server_name.clone().unwrap_or(parsed.host.clone()),
             dir: rest.trim_matches('/').to_string(),
             max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
             handles: Mutex::new(HashMap::new()),

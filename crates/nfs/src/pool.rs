@@ -125,7 +125,7 @@ impl Pool {
                 reason: e.to_string(),
             })?;
         let cred = options.client.credential()?;
-        let (client, rest, paths, channels) = rt.block_on(async {
+        let (client, rest, paths, channels, nfs_port) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
                 let addr = crate::mount::resolve(&url.host, NFS_PORT).await?;
@@ -138,7 +138,8 @@ impl Pool {
             mopts.conns = 1;
             mopts.conn.bind = paths[0].local;
             let (client, rest) = Nfs3Client::mount(&first, mopts).await?;
-            let port = url.nfs_port.unwrap_or(NFS_PORT);
+            // The port the mount found (from the URL or the portmapper).
+            let port = client.channel().pick().addr().port();
             let mut channels = Vec::new();
             for (i, p) in paths.iter().enumerate() {
                 for _ in 0..options.conns_per_path.max(1) {
@@ -154,7 +155,7 @@ impl Pool {
                     });
                 }
             }
-            Ok::<_, NfsError>((client, rest, paths, channels))
+            Ok::<_, NfsError>((client, rest, paths, channels, port))
         })?;
         Ok((
             Pool {
@@ -167,7 +168,7 @@ impl Pool {
                 procs: ProcCounters::default(),
                 events: Mutex::new(Vec::new()),
                 opened: Instant::now(),
-                nfs_port: url.nfs_port.unwrap_or(NFS_PORT),
+                nfs_port,
                 mount_port: url.mount_port,
             },
             rest,
