@@ -123,7 +123,16 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    rt.block_on(run(args))
+    match rt.block_on(run(args)) {
+        // The reader of our output went away (`| head`): not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
@@ -274,21 +283,24 @@ async fn ping(
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
     let avg = latencies.iter().map(|d| us(*d)).sum::<f64>() / latencies.len() as f64;
-    println!(
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "{count} {proc_name} calls to {} ({}), {depth} outstanding: {:.0} calls/s, client CPU {:.2} us/call",
         client.server(),
         client.export(),
         count as f64 / wall.as_secs_f64(),
         us(cpu) / count as f64,
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "latency us: min {:.1}  avg {:.1}  p50 {:.1}  p99 {:.1}  max {:.1}",
         us(latencies[0]),
         avg,
         us(pct(0.5)),
         us(pct(0.99)),
         us(latencies[latencies.len() - 1]),
-    );
+    )?;
     Ok(())
 }
 
@@ -407,30 +419,34 @@ async fn stat(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
     .filter(|(bit, _)| access & bit != 0)
     .map(|(_, name)| *name)
     .collect();
-    println!("  path: {}", client.full_path(&rest));
-    println!(
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "  path: {}", client.full_path(&rest))?;
+    writeln!(
+        out,
         "  type: {:?}  mode: {} ({:04o})",
         a.ftype,
         mode_string(&a),
         a.mode & 0o7777
-    );
-    println!("  size: {}  used: {}", a.size, a.used);
-    println!("  uid: {}  gid: {}  nlink: {}", a.uid, a.gid, a.nlink);
-    println!("  fileid: {}  fsid: {:#x}", a.fileid, a.fsid);
-    println!(
+    )?;
+    writeln!(out, "  size: {}  used: {}", a.size, a.used)?;
+    writeln!(out, "  uid: {}  gid: {}  nlink: {}", a.uid, a.gid, a.nlink)?;
+    writeln!(out, "  fileid: {}  fsid: {:#x}", a.fileid, a.fsid)?;
+    writeln!(
+        out,
         "  atime: {}  mtime: {}  ctime: {} (UTC)",
         format_time(a.atime.seconds),
         format_time(a.mtime.seconds),
         format_time(a.ctime.seconds)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  access: {}",
         if granted.is_empty() {
             "none".to_string()
         } else {
             granted.join(",")
         }
-    );
+    )?;
     Ok(())
 }
 
@@ -476,32 +492,37 @@ async fn df(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
     let p = client.pathconf(fh, &rest).await.map_err(flat)?;
     let i = client.fsinfo();
     let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-    println!(
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "{:<28} {:>10} {:>10} {:>10} {:>5}",
         "export", "size GiB", "used GiB", "avail GiB", "use%"
-    );
+    )?;
     let used = s.tbytes.saturating_sub(s.fbytes);
     let pct = if s.tbytes == 0 {
         0.0
     } else {
         used as f64 * 100.0 / s.tbytes as f64
     };
-    println!(
+    writeln!(
+        out,
         "{:<28} {:>10.2} {:>10.2} {:>10.2} {:>4.0}%",
         format!("{}:{}", client.server(), client.export()),
         gib(s.tbytes),
         gib(used),
         gib(s.abytes),
         pct
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "files: {} total, {} free, {} available to you",
         s.tfiles, s.ffiles, s.afiles
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "rtmax {} rtpref {} wtmax {} wtpref {} dtpref {}; name_max {}, linkmax {}",
         i.rtmax, i.rtpref, i.wtmax, i.wtpref, i.dtpref, p.name_max, p.linkmax
-    );
+    )?;
     Ok(())
 }
 
