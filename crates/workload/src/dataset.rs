@@ -64,6 +64,8 @@ pub enum DatasetError {
     Interrupted,
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error(transparent)]
+    Map(#[from] crate::verify::MapError),
 }
 
 fn io_err<'a>(
@@ -364,7 +366,67 @@ pub fn prepare(
     write_content(&ds, opts, stop, progress)?;
     manifest.complete = true;
     write_manifest(dir, &manifest)?;
+    // Fresh content is at generation 0 everywhere: verifiable at once.
+    crate::verify::GenMap::create(&ds)?;
     Ok(ds)
+}
+
+/// Rewrites the content of the local data set `ds` at generation 0 and a
+/// fresh verify map, for a verify run on content whose generations are not
+/// known. The manifest says incomplete meanwhile, so that an interruption
+/// leaves a data set that is created again on next use.
+pub fn reformat(
+    ds: &Dataset,
+    opts: &PrepareOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<crate::verify::GenMap, DatasetError> {
+    let mut manifest = Manifest {
+        magic: MANIFEST_MAGIC.into(),
+        version: DATASET_VERSION,
+        id: format!("{:016x}", ds.id),
+        block_size: ds.block_size,
+        complete: false,
+        files: ds.files.clone(),
+    };
+    crate::verify::GenMap::forget(&ds.dir)?;
+    write_manifest(&ds.dir, &manifest)?;
+    write_content(ds, opts, stop, progress)?;
+    manifest.complete = true;
+    write_manifest(&ds.dir, &manifest)?;
+    Ok(crate::verify::GenMap::create(ds)?)
+}
+
+/// Reads the manifest of the data set in `dir` for `dbio verify`: the data
+/// set as listed, whether its creation finished.
+pub fn open_existing(dir: &Path) -> Result<(Dataset, bool), DatasetError> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(DatasetError::NotDir(dir.display().to_string())),
+        Err(e) => return Err(io_err("cannot open the data set", dir)(e)),
+    }
+    let Some(m) = read_manifest(dir, false)? else {
+        return Err(DatasetError::Spec(format!(
+            "{}: not a dbio data set (no {MANIFEST_NAME})",
+            dir.display()
+        )));
+    };
+    let id = parse_id(&m.id).ok_or_else(|| {
+        DatasetError::Spec(format!(
+            "{}: bad data-set id {:?}",
+            dir.join(MANIFEST_NAME).display(),
+            m.id
+        ))
+    })?;
+    let ds = Dataset {
+        dir: dir.to_path_buf(),
+        id,
+        block_size: m.block_size,
+        files: m.files.clone(),
+        created: false,
+        backend: None,
+    };
+    Ok((ds, m.complete))
 }
 
 /// Creates `dir` (owner-only) if its parent exists.
@@ -624,8 +686,15 @@ pub fn write_content(
             let slot = free.pop().unwrap_or(0);
             let buf = &mut engine.buffer(slot)[..len as usize];
             content::fill_blocks(buf, bs as usize, ds.id, file, offset / bs, 0);
+            let f = &ds.files[file as usize];
+            // Every unit after the text header carries its verify head.
+            let us = u64::from(crate::verify::unit_size(f.kind, ds.block_size));
+            let skip = if offset == 0 { ds.header_len() } else { 0 };
+            let whole = (len.saturating_sub(skip) / us * us) as usize;
+            let units = &mut buf[skip as usize..skip as usize + whole];
+            let first = (offset + skip) / us;
+            crate::verify::stamp_units(units, us as usize, ds.id, file, first, 0);
             if offset == 0 {
-                let f = &ds.files[file as usize];
                 let text = header_text(ds.id, file, f, ds.block_size);
                 buf[..text.len()].copy_from_slice(text.as_bytes());
             }

@@ -53,9 +53,15 @@ fn creates_then_reuses() {
         let mut want = vec![0u8; 8192];
         let idx = ds.files.iter().position(|x| x.name == f.name).unwrap() as u32;
         content::fill(&mut want, content::block_seed(ds.id, idx, 1, 0));
+        // With its verify head (per block, or per sector in the redo log).
+        let us = crate::verify::unit_size(f.kind, 8192) as usize;
+        crate::verify::stamp_units(&mut want, us, ds.id, idx, 8192 / us as u64, 0);
         assert_eq!(&data[8192..16384], &want[..]);
         assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
     }
+    // The verify map of a fresh data set is owner-only too.
+    let map = fs::metadata(dir.join(crate::verify::MAP_NAME)).unwrap();
+    assert_eq!(map.permissions().mode() & 0o777, 0o600);
     let again = prep(&dir, 8, false).unwrap();
     assert!(!again.created);
     assert_eq!(again.id, ds.id);

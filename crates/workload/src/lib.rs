@@ -6,12 +6,16 @@
 //!   with a manifest and a header, and guarded against overwriting others'.
 //! - [`generator`]: per-user generator that yields the next I/O cheaply.
 //! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
+//! - [`verify`], [`verify_scan`]: verified block content, the generation
+//!   map, and the pass that checks every block.
 
 pub mod class;
 pub mod content;
 pub mod dataset;
 pub mod generator;
 pub mod units;
+pub mod verify;
+pub mod verify_scan;
 
 pub use class::IoClass;
 pub use dataset::{Dataset, DatasetError, DatasetSpec, FileKind, PrepareOptions};
