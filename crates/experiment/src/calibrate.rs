@@ -236,6 +236,7 @@ fn ramp(
             warmup,
             loops: None,
             seed: spec.seed ^ u64::from(outstanding),
+            verify: None,
         };
         let out = drive(&load, stop, &live, &mut |_| {})?;
         if let Some(e) = out.error {

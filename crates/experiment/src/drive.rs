@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use dbio_engine::{Completion, Engine, EngineConfig, EngineKind, IoDir, IoRequest};
 use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Live, Recorder};
 use dbio_workload::content::{fill, fill_blocks, stamp_sectors};
+use dbio_workload::verify::{stamp_unit, GenMap, VerifyCounts, GEN_MASK, IN_FLIGHT};
 use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
 
 use crate::ExperimentError;
@@ -33,7 +34,14 @@ pub(crate) struct Load<'a> {
     /// I/Os per user.
     pub loops: Option<u64>,
     pub seed: u64,
+    /// Verify mode: writes carry verified content tracked in this map, reads
+    /// check what they read.
+    pub verify: Option<&'a GenMap>,
 }
+
+/// Draws before a verify-mode user gives up finding a write whose blocks
+/// have no write in flight, and tries again after the next completion.
+const CLAIM_TRIES: u32 = 32;
 
 /// What a load measured.
 pub(crate) struct Outcome {
@@ -46,6 +54,8 @@ pub(crate) struct Outcome {
     pub outstanding: u32,
     /// The first I/O error, which stopped the load.
     pub error: Option<ExperimentError>,
+    /// What the reads of verify mode found.
+    pub verify: Option<VerifyCounts>,
 }
 
 /// The recorder's classes: every [`IoClass`], in order.
@@ -113,6 +123,9 @@ pub(crate) fn drive(
                 dataset_id: load.dataset.id,
                 block_size: load.dataset.block_size as usize,
                 generation: (u as u64) << 40,
+                dataset: load.dataset,
+                verify: load.verify,
+                counts: VerifyCounts::default(),
             };
             let (stop, halt) = (stop, &halt);
             let h = std::thread::Builder::new()
@@ -148,10 +161,14 @@ pub(crate) fn drive(
     let cpu = CpuClock::now().since(&cpu_from);
     let mut merged = Recorder::new(&classes, files, start);
     let mut error = None;
+    let mut verify = load.verify.map(|_| VerifyCounts::default());
     for r in results {
         match r {
-            Ok((rec, err)) => {
+            Ok((rec, err, counts)) => {
                 merged.merge(&rec);
+                if let Some(v) = &mut verify {
+                    v.merge(&counts);
+                }
                 if error.is_none() {
                     error = err;
                 }
@@ -165,6 +182,7 @@ pub(crate) fn drive(
         cpu,
         outstanding,
         error,
+        verify,
     })
 }
 
@@ -174,9 +192,11 @@ struct InFlight {
     class: u8,
     write: bool,
     file: u32,
+    offset: u64,
+    len: u32,
 }
 
-struct User {
+struct User<'a> {
     engine: Box<dyn Engine>,
     gen: Generator,
     recorder: Recorder,
@@ -187,9 +207,12 @@ struct User {
     dataset_id: u64,
     block_size: usize,
     generation: u64,
+    dataset: &'a Dataset,
+    verify: Option<&'a GenMap>,
+    counts: VerifyCounts,
 }
 
-impl User {
+impl User<'_> {
     /// The user's loop: fill every free slot, start the batch, reap at
     /// least one completion, record what completed; until told to stop.
     fn work(
@@ -197,7 +220,7 @@ impl User {
         stop: &AtomicBool,
         halt: &AtomicBool,
         live: &Live,
-    ) -> Result<(Recorder, Option<ExperimentError>), ExperimentError> {
+    ) -> Result<(Recorder, Option<ExperimentError>, VerifyCounts), ExperimentError> {
         let depth = self.outstanding.min(self.engine.depth()).max(1);
         let no_data = self.engine.capabilities().no_data;
         let now0 = Instant::now();
@@ -207,9 +230,18 @@ impl User {
                 class: 0,
                 write: false,
                 file: 0,
+                offset: 0,
+                len: 0,
             };
             depth as usize
         ];
+        // Verify mode: per slot, the generation of each block when its read
+        // was issued (the oldest a correct read may return), or the new
+        // generation of each block of its write.
+        let mut gens: Vec<Vec<u32>> = match self.verify {
+            Some(_) => vec![Vec::new(); depth as usize],
+            None => Vec::new(),
+        };
         let mut filled = vec![false; depth as usize];
         let mut free: Vec<u32> = (0..depth).rev().collect();
         let mut out: Vec<Completion> = Vec::with_capacity(depth as usize);
@@ -237,7 +269,26 @@ impl User {
                         break;
                     }
                     let mut op = pending.take().unwrap_or_else(|| self.gen.next_op());
+                    if let Some(map) = self.verify {
+                        let g = &mut gens[slot as usize];
+                        let mut tries = 0;
+                        while !claim(map, &op, g) {
+                            tries += 1;
+                            if tries == CLAIM_TRIES {
+                                break;
+                            }
+                            op = self.gen.next_op();
+                        }
+                        if tries == CLAIM_TRIES {
+                            pending = Some(op);
+                            free.push(slot);
+                            break;
+                        }
+                    }
                     if op.think_ns > 0 {
+                        if let Some(map) = self.verify {
+                            unclaim(map, &op, &gens[slot as usize]);
+                        }
                         think_until = Some(Instant::now() + Duration::from_nanos(op.think_ns));
                         op.think_ns = 0;
                         pending = Some(op);
@@ -246,12 +297,17 @@ impl User {
                     }
                     if op.dir == IoDir::Write && !no_data {
                         self.fill(slot, &op, &mut filled[slot as usize]);
+                        if self.verify.is_some() {
+                            self.stamp(slot, &op, &gens[slot as usize]);
+                        }
                     }
                     slots[slot as usize] = InFlight {
                         start: Instant::now(),
                         class: op.class.index() as u8,
                         write: op.dir == IoDir::Write,
                         file: op.file,
+                        offset: op.offset,
+                        len: op.len,
                     };
                     let req = IoRequest {
                         file: op.file,
@@ -263,6 +319,9 @@ impl User {
                         tag: u64::from(slot),
                     };
                     if let Err(e) = self.engine.submit(req) {
+                        if let Some(map) = self.verify {
+                            unclaim(map, &op, &gens[slot as usize]);
+                        }
                         free.push(slot);
                         halt.store(true, Ordering::Relaxed);
                         error.get_or_insert(e.into());
@@ -316,6 +375,9 @@ impl User {
                 free.push(c.slot);
                 match c.result {
                     Ok(len) => {
+                        if let Some(map) = self.verify {
+                            self.check(map, c.slot, &f, &gens[c.slot as usize]);
+                        }
                         let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
                         if f.start >= self.record_from {
                             self.recorder.record(
@@ -342,7 +404,40 @@ impl User {
                 live.add(n, bytes, lat_sum);
             }
         }
-        Ok((self.recorder, error))
+        Ok((self.recorder, error, self.counts))
+    }
+
+    /// Verify mode: stamps each block of the write in `slot` with its new
+    /// generation.
+    fn stamp(&mut self, slot: u32, op: &Op, gens: &[u32]) {
+        let Some(map) = self.verify else { return };
+        let (_, us) = map.units(op.file);
+        let first = op.offset / u64::from(us);
+        let (id, file) = (self.dataset_id, op.file);
+        let buf = &mut self.engine.buffer(slot)[..op.len as usize];
+        for (i, (u, &g)) in buf.chunks_exact_mut(us as usize).zip(gens).enumerate() {
+            stamp_unit(u, id, file, first + i as u64, g);
+        }
+    }
+
+    /// Verify mode, an I/O completed: a write's blocks now hold their new
+    /// generation; a read's blocks must hold a generation between the one
+    /// at issue and the newest written since.
+    fn check(&mut self, map: &GenMap, slot: u32, f: &InFlight, gens: &[u32]) {
+        let (_, us) = map.units(f.file);
+        let first = f.offset / u64::from(us);
+        let n = u64::from(f.len / us);
+        if f.write {
+            map.complete(f.file, first, n);
+            return;
+        }
+        let buf = &self.engine.buffer(slot)[..f.len as usize];
+        for (i, (u, &lo)) in buf.chunks_exact(us as usize).zip(gens).enumerate() {
+            let unit = first + i as u64;
+            let hi = map.get(f.file, unit) & GEN_MASK;
+            self.counts
+                .check(self.dataset, f.file, unit, u, lo, hi.max(lo));
+        }
     }
 
     /// Fresh, unique content for a write in `slot`.
@@ -363,5 +458,40 @@ impl User {
             let buf = &mut whole[..op.len as usize];
             stamp_sectors(buf, self.dataset_id ^ self.generation ^ op.offset);
         }
+    }
+}
+
+/// Verify mode, before `op` is issued: a write marks its blocks in flight
+/// and gets their new generations in `gens` (false when one of them already
+/// has a write in flight); a read notes each block's last completed
+/// generation.
+fn claim(map: &GenMap, op: &Op, gens: &mut Vec<u32>) -> bool {
+    let (_, us) = map.units(op.file);
+    let first = op.offset / u64::from(us);
+    let n = u64::from(op.len / us);
+    if op.dir == IoDir::Write {
+        return map.claim(op.file, first, n, gens);
+    }
+    gens.clear();
+    gens.extend((first..first + n).map(|u| {
+        let v = map.get(op.file, u);
+        if v & IN_FLIGHT != 0 {
+            (v & GEN_MASK).wrapping_sub(1) & GEN_MASK
+        } else {
+            v
+        }
+    }));
+    true
+}
+
+/// Undoes [`claim`] for a write that was not issued.
+fn unclaim(map: &GenMap, op: &Op, gens: &[u32]) {
+    if op.dir != IoDir::Write {
+        return;
+    }
+    let (_, us) = map.units(op.file);
+    let first = op.offset / u64::from(us);
+    for (i, g) in gens.iter().enumerate() {
+        map.settle(op.file, first + i as u64, g.wrapping_sub(1));
     }
 }

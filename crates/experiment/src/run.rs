@@ -4,7 +4,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dbio_engine::EngineKind;
-use dbio_stats::{Live, Progress, RunConfig, RunResult, FORMAT_VERSION, RUN_KIND};
+use dbio_stats::{
+    Live, Progress, RunConfig, RunResult, VerifyBadBlock, VerifySummary, FORMAT_VERSION, RUN_KIND,
+};
+use dbio_workload::verify::{GenMap, VerifyCounts};
+use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, WorkloadConfig};
 
 use crate::drive::{drive, Load};
@@ -30,6 +34,10 @@ pub struct RunSpec {
     /// I/Os per user.
     pub loops: Option<u64>,
     pub seed: u64,
+    /// Verify mode: the generation map of the data set (see
+    /// [`dbio_workload::verify`]); reads check blocks and a final pass
+    /// checks every block.
+    pub verify: Option<std::sync::Arc<GenMap>>,
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.
@@ -65,6 +73,7 @@ pub fn run(
         warmup: Duration::ZERO,
         loops: spec.loops,
         seed: spec.seed,
+        verify: spec.verify.as_deref(),
     };
     let live = Live::new();
     let t0 = Instant::now();
@@ -84,8 +93,13 @@ pub fn run(
         f.name = d.name.clone();
         f.size = d.size;
     }
-    let interrupted = stop.load(Ordering::Relaxed) || out.error.is_some();
-    let stop_reason = match (&out.error, stop.load(Ordering::Relaxed)) {
+    let mut error = out.error;
+    let verify = match (&spec.verify, out.verify) {
+        (Some(map), Some(during)) => Some(final_pass(spec, map, during, stop, &mut error)),
+        _ => None,
+    };
+    let interrupted = stop.load(Ordering::Relaxed) || error.is_some();
+    let stop_reason = match (&error, stop.load(Ordering::Relaxed)) {
         (Some(e), _) => Some(format!("I/O error: {e}")),
         (None, true) => Some("interrupted by signal".to_string()),
         _ => None,
@@ -124,11 +138,61 @@ pub fn run(
         classes,
         files,
         series,
+        verify,
         ..Default::default()
     };
     result.fill_totals();
-    Ok(RunOutput {
-        result,
-        error: out.error,
-    })
+    Ok(RunOutput { result, error })
+}
+
+/// Verify mode after the load: every block is read back and checked (not
+/// after an I/O error or a stop signal, when the pass is left out and the
+/// summary says so), and the map is written to the storage.
+fn final_pass(
+    spec: &RunSpec,
+    map: &GenMap,
+    during: VerifyCounts,
+    stop: &AtomicBool,
+    error: &mut Option<ExperimentError>,
+) -> VerifySummary {
+    let mut counts = during;
+    let mut pass = VerifyCounts::default();
+    let mut complete = false;
+    if error.is_none() && !stop.load(Ordering::Relaxed) {
+        let opts = ScanOptions {
+            engine: spec.engine,
+            direct: spec.direct,
+            settle: false,
+        };
+        match scan(&spec.dataset, map, &opts, stop, &mut |_, _| {}) {
+            Ok((c, done)) => {
+                pass = c;
+                complete = done;
+            }
+            Err(e) => *error = Some(ExperimentError::Config(format!("verify pass: {e}"))),
+        }
+    }
+    if let Err(e) = map.flush() {
+        error.get_or_insert(ExperimentError::Config(e.to_string()));
+    }
+    counts.merge(&pass);
+    VerifySummary {
+        blocks_checked: counts.blocks_checked,
+        final_pass_blocks: pass.blocks_checked,
+        final_pass_complete: complete,
+        lost: counts.lost,
+        torn: counts.torn,
+        misdirected: counts.misdirected,
+        checksum: counts.checksum,
+        bad: counts
+            .bad
+            .iter()
+            .map(|b| VerifyBadBlock {
+                file: b.file.clone(),
+                block: b.block,
+                kind: b.fault.name().into(),
+                detail: b.detail.clone(),
+            })
+            .collect(),
+    }
 }

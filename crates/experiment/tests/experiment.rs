@@ -20,6 +20,7 @@ fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
         time: None,
         loops: Some(1000),
         seed: 1,
+        verify: None,
     }
 }
 

@@ -60,6 +60,46 @@ pub struct RunResult {
     /// Path events (failover), oldest first; present (maybe empty) for NFS runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<NfsEvent>>,
+    /// Data verification (`--verify`): blocks checked by the reads of the run
+    /// and by the final pass, and what was wrong; absent without `--verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySummary>,
+}
+
+/// What `--verify` found. Every count must be zero on healthy storage.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifySummary {
+    /// Blocks checked: by reads during the run plus the final pass (a redo
+    /// log sector counts as a block).
+    pub blocks_checked: u64,
+    /// Blocks checked by the final pass alone.
+    pub final_pass_blocks: u64,
+    /// True when the final pass read every block (false when interrupted).
+    pub final_pass_complete: bool,
+    /// Lost writes: a block holds an older generation than a write that completed.
+    pub lost: u64,
+    /// Torn blocks: sectors of one block carry different write generations.
+    pub torn: u64,
+    /// Misdirected blocks: a valid block of another file, block number or data set.
+    pub misdirected: u64,
+    /// Checksum failures: content that does not match its checksum, or no block head.
+    pub checksum: u64,
+    /// The first bad blocks found (at most 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad: Vec<VerifyBadBlock>,
+}
+
+/// One bad block.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifyBadBlock {
+    /// File name in the data set.
+    pub file: String,
+    /// Block number in the file (512-byte sector for the redo log).
+    pub block: u64,
+    /// "lost", "torn", "misdirected" or "checksum".
+    pub kind: String,
+    /// What was expected and found.
+    pub detail: String,
 }
 
 /// One NFS server (dNFS view "servers", like V$DNFS_SERVERS).

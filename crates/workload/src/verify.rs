@@ -216,6 +216,15 @@ fn map_io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error)
     }
 }
 
+impl std::fmt::Debug for GenMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GenMap")
+            .field("files", &self.files)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
 impl GenMap {
     /// A map in memory only (storage reached through a backend, e.g. NFS),
     /// every unit at generation 0.
