@@ -1,0 +1,153 @@
+//! The connection pool and the NFS engine against nfs-ganesha: balancing by
+//! fewest outstanding requests across connections and paths, path down/up
+//! events, and the engine's READ/WRITE round trip with splitting.
+
+#[path = "../../nfs/tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use dbio_engine::{Completion, EngineConfig, FileSpec, IoDir, IoRequest};
+use dbio_nfs::path::PathSpec;
+use dbio_nfs::proto::nfs3::Proc;
+use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_rpc::conn::{CompletionQueue, ReplyTo};
+
+fn target(server: &common::Server, paths: usize, conns: u32, rw: u32) -> std::sync::Arc<NfsTarget> {
+    let ip = server.addr.parse().unwrap();
+    let opts = TargetOptions {
+        conns,
+        workers: 1,
+        paths: (0..paths).map(|_| PathSpec::new(ip)).collect(),
+        max_transfer: rw,
+        server_name: None,
+    };
+    NfsTarget::open(&server.url("/export"), &opts).unwrap()
+}
+
+#[test]
+fn pool_balances_and_tracks_paths() {
+    let Some(server) = common::Server::start("pool") else {
+        return;
+    };
+    let t = target(&server, 2, 2, 1 << 20);
+    let pool = &t.pool;
+    assert_eq!(pool.channels().len(), 4);
+    assert_eq!(pool.paths().len(), 2);
+
+    // Nothing is marked done until reaped, so eight calls spread two per
+    // channel: each goes to the channel with the fewest outstanding.
+    let q = std::sync::Arc::new(CompletionQueue::new());
+    let mut used = Vec::new();
+    for i in 0..8u64 {
+        let ch = pool.pick(None);
+        used.push(ch);
+        let call = pool.encode(Proc::Null, |_| {}, bytes::Bytes::new());
+        pool.submit_on(
+            ch,
+            Proc::Null,
+            call,
+            ReplyTo::Sink(q.clone(), ch as u64 | i << 8),
+        );
+    }
+    for ch in 0..4 {
+        assert_eq!(used.iter().filter(|&&c| c == ch).count(), 2, "{used:?}");
+        assert_eq!(pool.channels()[ch].outstanding(), 2);
+    }
+    let mut out = Vec::new();
+    while out.len() < 8 {
+        assert!(q.wait(8 - out.len(), Duration::from_secs(5), &mut out) > 0);
+    }
+    for (tag, r) in &out {
+        assert!(r.is_ok());
+        pool.done((*tag & 0xff) as usize);
+    }
+    assert!(pool.channels().iter().all(|c| c.outstanding() == 0));
+    let sends: u64 = pool
+        .channels()
+        .iter()
+        .map(|c| dbio_rpc::conn::ConnStats::get(&c.stats().calls))
+        .sum();
+    assert_eq!(sends, 8);
+
+    // A failure on path 0 moves work to path 1 and is recorded; a reply on
+    // path 0 brings it back.
+    let other = pool.path_failed(0, "test: connection reset").unwrap();
+    assert_eq!(pool.channels()[other].path, 1);
+    assert!(!pool.paths()[0].is_up());
+    for _ in 0..10 {
+        assert_eq!(pool.channels()[pool.pick(None)].path, 1);
+    }
+    pool.path_answered(1);
+    assert!(pool.paths()[0].is_up());
+    let ev = pool.events();
+    assert_eq!(ev.len(), 2);
+    assert_eq!((ev[0].path, ev[0].moved), (0, 1));
+    assert!(ev[0].what.starts_with("down"));
+    assert_eq!(ev[1].what, "up");
+    assert!(ev[1].recovered_after_s.is_some());
+}
+
+#[test]
+fn engine_writes_and_reads_back_split_io() {
+    let Some(server) = common::Server::start("engio") else {
+        return;
+    };
+    let file = server.export_dir.join("f.dat");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    // 16 KiB per RPC: a 100 KiB I/O goes as 7 calls.
+    let t = target(&server, 1, 3, 16 << 10);
+    assert_eq!(t.transfer_sizes(), (16 << 10, 16 << 10));
+    let cfg = EngineConfig {
+        files: vec![FileSpec {
+            path: PathBuf::from("f.dat"),
+            size: 1 << 20,
+        }],
+        depth: 4,
+        max_io: 100 << 10,
+        direct: true,
+        write: true,
+    };
+    let mut e = t.backend().open(&cfg).unwrap();
+    let len = 100u32 << 10;
+    let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+    e.buffer(1)[..len as usize].copy_from_slice(&data);
+    let io = |dir, slot, sync| IoRequest {
+        file: 0,
+        offset: 4096 * 3,
+        len,
+        dir,
+        slot,
+        sync,
+        tag: 42,
+    };
+    e.submit(io(IoDir::Write, 1, true)).unwrap();
+    assert!(e.submit(io(IoDir::Write, 1, true)).is_err(), "slot busy");
+    let mut out: Vec<Completion> = Vec::new();
+    assert_eq!(e.reap(1, Duration::from_secs(5), &mut out).unwrap(), 1);
+    assert_eq!(out[0].tag, 42);
+    assert_eq!(*out[0].result.as_ref().unwrap(), len);
+    let on_disk = std::fs::read(&file).unwrap();
+    assert_eq!(&on_disk[4096 * 3..4096 * 3 + len as usize], &data[..]);
+
+    e.submit(io(IoDir::Read, 2, false)).unwrap();
+    out.clear();
+    assert_eq!(e.reap(1, Duration::from_secs(5), &mut out).unwrap(), 1);
+    assert!(out[0].result.is_ok());
+    assert_eq!(&e.buffer(2)[..len as usize], &data[..]);
+    assert_eq!(e.in_flight(), 0);
+
+    // Reading past the end of the file is a short read, not silent zeros.
+    let mut past = io(IoDir::Read, 0, false);
+    past.offset = (1 << 20) - 4096;
+    e.submit(past).unwrap();
+    out.clear();
+    e.reap(1, Duration::from_secs(5), &mut out).unwrap();
+    assert!(out[0].result.is_err());
+    let calls = t.pool.procs().snapshot();
+    let reads = calls.iter().find(|c| c.0 == "READ").unwrap().1;
+    let writes = calls.iter().find(|c| c.0 == "WRITE").unwrap().1;
+    assert_eq!(writes, 7);
+    assert_eq!(reads, 7 + 7);
+}
