@@ -411,7 +411,9 @@ impl Nfs3Client {
         let res = self
             .call_buf(Proc::Read, rel, || self.read_call(fh, offset, count))
             .await?;
-        self.decode_read(&res, rel)
+        let reply = self.decode_read(&res, rel)?;
+        check_read_len(&reply, count, &self.full_path(rel))?;
+        Ok(reply)
     }
 
     /// Encodes a WRITE; `data` is sent as its own slice, not copied.
@@ -653,6 +655,22 @@ pub fn decode_results<'r, T: XdrDecode<'r>>(
         }),
         Err(e) => Err(bad_reply(proc_.name(), path, e)),
     }
+}
+
+/// A READ reply must not carry more data than was asked for: extra bytes
+/// would land past the range the caller reads (invented data).
+pub fn check_read_len(reply: &ReadReply, asked: u32, path: &str) -> Result<(), NfsError> {
+    if reply.data.len() > asked as usize {
+        return Err(bad_reply(
+            "READ",
+            path,
+            format!(
+                "more data than asked ({} > {asked} bytes)",
+                reply.data.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The result status is NFS3ERR_JUKEBOX.

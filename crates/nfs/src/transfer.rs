@@ -128,7 +128,9 @@ pub async fn download(
         let mut reply = if crate::client::is_jukebox(res.bytes()) {
             client.read(fh, offset, want as u32, rel).await?
         } else {
-            client.decode_read(&res, rel)?
+            let reply = client.decode_read(&res, rel)?;
+            crate::client::check_read_len(&reply, want as u32, &client.full_path(rel))?;
+            reply
         };
         let mut got = 0u64;
         loop {
