@@ -109,3 +109,94 @@ proptest! {
         prop_assert!(largest <= bound(b.len()), "{} > {}", largest, bound(b.len()));
     }
 }
+
+/// Record reassembly: the largest allocation while feeding `stream` in `chunk`-byte
+/// pieces to a decoder bounded at `max`, and the records it gave.
+fn reassemble(stream: &[u8], chunk: usize, max: usize) -> (usize, usize) {
+    let mut records = 0;
+    let largest = largest_allocation(|| {
+        let mut dec = dbio_rpc::RecordDecoder::new(max);
+        for piece in stream.chunks(chunk.max(1)) {
+            dec.push(piece);
+            loop {
+                match dec.next_record() {
+                    Ok(Some(_)) => records += 1,
+                    Ok(None) => break,
+                    Err(_) => return,
+                }
+            }
+        }
+    });
+    (largest, records)
+}
+
+#[test]
+fn record_marks_claiming_huge_lengths_allocate_nothing_large() {
+    // A last fragment of 2^31 - 1 bytes, and a non-last one of 1 GiB, each with
+    // 64 bytes behind them.
+    for mark in [0xffff_ffffu32, 0x4000_0000] {
+        let mut b = mark.to_be_bytes().to_vec();
+        b.extend_from_slice(&[0xab; 64]);
+        for chunk in [1, 7, 4096] {
+            let (largest, records) = reassemble(&b, chunk, 4 << 20);
+            assert_eq!(records, 0);
+            assert!(largest <= bound(b.len()), "{largest} > {}", bound(b.len()));
+        }
+    }
+}
+
+#[test]
+fn many_tiny_fragments_stay_proportional() {
+    // One record of 20000 one-byte fragments: reassembly copies, but only what arrived.
+    let mut b = Vec::new();
+    for i in 0..20_000u32 {
+        let last = if i == 19_999 { 0x8000_0000 } else { 0 };
+        b.extend_from_slice(&(1u32 | last).to_be_bytes());
+        b.push(i as u8);
+    }
+    let (largest, records) = reassemble(&b, 4096, 1 << 20);
+    assert_eq!(records, 1);
+    assert!(largest <= bound(b.len()), "{largest} > {}", bound(b.len()));
+}
+
+#[test]
+fn rpc_replies_with_huge_lengths_allocate_nothing_large() {
+    // Accepted reply whose verifier claims 2^32 - 1 bytes; a denied reply with a huge
+    // version range; a reply of a SUCCESS with huge result words.
+    let mut verf = Vec::new();
+    verf.put_u32(7);
+    verf.put_u32(1);
+    verf.put_u32(0);
+    verf.put_u32(1);
+    verf.put_u32(u32::MAX);
+    verf.extend_from_slice(&[0; 32]);
+    let mut denied = Vec::new();
+    denied.put_u32(7);
+    denied.put_u32(1);
+    denied.put_u32(1);
+    denied.put_u32(0);
+    denied.put_u32(u32::MAX);
+    denied.put_u32(u32::MAX);
+    let mut ok = dbio_rpc::msg::REPLY.to_be_bytes().to_vec();
+    ok.splice(0..0, 7u32.to_be_bytes());
+    ok.extend_from_slice(&[0; 12]);
+    ok.extend_from_slice(&[0xff; 64]);
+    for b in [verf, denied, ok] {
+        let largest = largest_allocation(|| {
+            let _ = dbio_rpc::decode_reply(&b);
+            let _ = dbio_rpc::decode_call(&b);
+        });
+        assert!(largest <= bound(b.len()), "{largest} > {}", bound(b.len()));
+    }
+}
+
+proptest! {
+    #[test]
+    fn chunked_record_streams_allocate_in_proportion(
+        raw in proptest::collection::vec(any::<u8>(), 0..2048),
+        chunk in 1usize..600,
+    ) {
+        let (largest, _) = reassemble(&raw, chunk, 1 << 20);
+        prop_assert!(largest <= bound(raw.len()), "{} > {}", largest, bound(raw.len()));
+    }
+}
