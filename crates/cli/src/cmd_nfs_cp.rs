@@ -2,6 +2,7 @@
 //! line on a terminal.
 
 use super::*;
+use std::os::unix::fs::FileExt;
 
 pub(super) async fn cp(
     conn: &ConnArgs,
@@ -31,7 +32,7 @@ async fn upload(
     dst: &str,
     opts: TransferOptions,
 ) -> anyhow::Result<()> {
-    let mut file = std::fs::File::open(src).map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
+    let file = std::fs::File::open(src).map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
     let meta = file
         .metadata()
         .map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
@@ -67,7 +68,10 @@ async fn upload(
         fh,
         &rest,
         opts,
-        |buf| file.read(buf).map_err(|e| local_error(&src_name, e)),
+        |off: u64, buf: &mut [u8]| {
+            file.read_at(buf, off)
+                .map_err(|e| local_error(&src_name, e))
+        },
         |done| progress.update(done),
     )
     .await

@@ -24,7 +24,9 @@ pub struct TransferOptions {
     pub max_io: u32,
     /// How WRITEs are sent; UNSTABLE ones are COMMITted.
     pub stable: StableHow,
-    /// UNSTABLE bytes written before a COMMIT (bounds the data kept for resending).
+    /// UNSTABLE bytes written between COMMITs (besides the one at the end).
+    /// Nothing is kept in memory for a resend (data is read again from the
+    /// source), so this only bounds what a server restart makes us resend.
     pub commit_every: u64,
 }
 
@@ -34,36 +36,37 @@ impl Default for TransferOptions {
             depth: 16,
             max_io: 1 << 20,
             stable: StableHow::Unstable,
-            commit_every: 64 << 20,
+            commit_every: u64::MAX,
         }
     }
 }
 
-/// UNSTABLE writes not yet covered by a COMMIT with a matching verifier.
+/// UNSTABLE writes not yet covered by a COMMIT with a matching verifier:
+/// (offset, length, verifier of the WRITE reply).
 #[derive(Default, Debug)]
 pub struct WriteTracker {
-    writes: Vec<(u64, Bytes, Verifier)>,
+    writes: Vec<(u64, u32, Verifier)>,
     bytes: u64,
 }
 
 impl WriteTracker {
     /// Remembers a WRITE the server answered with `committed` and `verf`.
-    pub fn record(&mut self, offset: u64, data: Bytes, committed: StableHow, verf: Verifier) {
+    pub fn record(&mut self, offset: u64, len: u32, committed: StableHow, verf: Verifier) {
         if committed == StableHow::FileSync || committed == StableHow::DataSync {
             return;
         }
-        self.bytes += data.len() as u64;
-        self.writes.push((offset, data, verf));
+        self.bytes += u64::from(len);
+        self.writes.push((offset, len, verf));
     }
 
-    /// Uncommitted bytes held.
+    /// Uncommitted bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// After a COMMIT answered `verf`: every write made under another
-    /// verifier must be sent again. Clears the tracker.
-    pub fn after_commit(&mut self, verf: Verifier) -> Vec<(u64, Bytes)> {
+    /// After a COMMIT answered `verf`: the ranges written under another
+    /// verifier, which must be sent again. Clears the tracker.
+    pub fn after_commit(&mut self, verf: Verifier) -> Vec<(u64, u32)> {
         self.bytes = 0;
         self.writes
             .drain(..)
@@ -155,16 +158,43 @@ pub async fn download(
     }
 }
 
-/// Writes a file from `source` (which fills a buffer and returns how many
-/// bytes it put there, 0 at the end), in order, `depth` WRITEs at a time.
-/// UNSTABLE data is committed every `commit_every` bytes and at the end, and
-/// resent if the verifier changed. Returns the bytes written.
+/// Source of an upload: fills `buf` with the bytes at `offset`, returns
+/// how many (0 at the end). Called again for ranges that must be resent.
+pub trait ReadAt {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, NfsError>;
+}
+
+impl<F: FnMut(u64, &mut [u8]) -> Result<usize, NfsError>> ReadAt for F {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, NfsError> {
+        self(offset, buf)
+    }
+}
+
+/// Reads up to `len` bytes at `offset` (fewer only at the end of the source).
+fn fill(source: &mut impl ReadAt, offset: u64, len: usize) -> Result<Bytes, NfsError> {
+    let mut buf = vec![0u8; len];
+    let mut filled = 0;
+    while filled < len {
+        let n = source.read_at(offset + filled as u64, &mut buf[filled..])?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    buf.truncate(filled);
+    Ok(Bytes::from(buf))
+}
+
+/// Writes a file from `source`, in order, `depth` WRITEs at a time.
+/// UNSTABLE data is committed at the end (and every `commit_every` bytes);
+/// ranges written under a verifier the COMMIT does not confirm are read
+/// from the source again and resent. Returns the bytes written.
 pub async fn upload(
     client: &Nfs3Client,
     fh: FileHandle,
     rel: &str,
     opts: TransferOptions,
-    mut source: impl FnMut(&mut [u8]) -> Result<usize, NfsError>,
+    mut source: impl ReadAt,
     mut progress: impl FnMut(u64),
 ) -> Result<u64, NfsError> {
     let chunk = client.write_size(opts.max_io) as usize;
@@ -175,24 +205,14 @@ pub async fn upload(
     let mut at_end = false;
     loop {
         while !at_end && queue.len() < opts.depth.max(1) {
-            let mut buf = vec![0u8; chunk];
-            let mut filled = 0;
-            while filled < chunk {
-                let n = source(&mut buf[filled..])?;
-                if n == 0 {
-                    at_end = true;
-                    break;
-                }
-                filled += n;
-            }
-            if filled == 0 {
+            let data = fill(&mut source, offset, chunk)?;
+            at_end = data.len() < chunk;
+            if data.is_empty() {
                 break;
             }
-            buf.truncate(filled);
-            let data = Bytes::from(buf);
             let rx = submit(client, client.write_call(fh, offset, &data, opts.stable));
-            queue.push_back((offset, data, rx));
-            offset += filled as u64;
+            offset += data.len() as u64;
+            queue.push_back((offset - data.len() as u64, data, rx));
         }
         let Some((off, data, rx)) = queue.pop_front() else {
             break;
@@ -203,15 +223,16 @@ pub async fn upload(
         } else {
             client.decode_write(&res, rel)?
         };
-        tracker.record(off, data.clone(), reply.committed, reply.verf);
-        if (reply.count as usize) < data.len() {
-            // Short write: send the rest synchronously, in as many WRITEs as needed.
+        let done = (reply.count as usize).min(data.len());
+        tracker.record(off, done as u32, reply.committed, reply.verf);
+        if done < data.len() {
+            // Short write: send the rest before moving on.
             write_all(
                 client,
                 fh,
                 rel,
-                off + u64::from(reply.count),
-                data.slice(reply.count as usize..),
+                off + done as u64,
+                data.slice(done..),
                 opts.stable,
                 &mut tracker,
             )
@@ -220,30 +241,11 @@ pub async fn upload(
         written += data.len() as u64;
         progress(written);
         if tracker.bytes() >= opts.commit_every {
-            // Drain in-flight writes so the COMMIT covers them.
-            while let Some((o, d, rx)) = queue.pop_front() {
-                let res = results(client, "WRITE", rel, rx).await?;
-                let r = client.decode_write(&res, rel)?;
-                tracker.record(o, d.clone(), r.committed, r.verf);
-                if (r.count as usize) < d.len() {
-                    write_all(
-                        client,
-                        fh,
-                        rel,
-                        o + u64::from(r.count),
-                        d.slice(r.count as usize..),
-                        opts.stable,
-                        &mut tracker,
-                    )
-                    .await?;
-                }
-                written += d.len() as u64;
-                progress(written);
-            }
-            commit(client, fh, rel, &mut tracker).await?;
+            // Writes still in flight are checked by a later COMMIT.
+            commit(client, fh, rel, &mut tracker, &mut source).await?;
         }
     }
-    commit(client, fh, rel, &mut tracker).await?;
+    commit(client, fh, rel, &mut tracker, &mut source).await?;
     Ok(written)
 }
 
@@ -265,28 +267,30 @@ async fn write_all(
             });
         }
         let n = (r.count as usize).min(data.len());
-        tracker.record(offset, data.slice(..n), r.committed, r.verf);
+        tracker.record(offset, n as u32, r.committed, r.verf);
         offset += n as u64;
         data = data.slice(n..);
     }
     Ok(())
 }
 
-/// COMMITs what the tracker holds; writes made under an older verifier
-/// are sent again FILE_SYNC (durable on reply, no further COMMIT needed).
+/// COMMITs what the tracker holds; ranges written under another verifier
+/// are read from `source` again and sent FILE_SYNC (durable on reply).
+/// Returns how many ranges were resent.
 pub async fn commit(
     client: &Nfs3Client,
     fh: FileHandle,
     rel: &str,
     tracker: &mut WriteTracker,
+    source: &mut impl ReadAt,
 ) -> Result<usize, NfsError> {
     if tracker.bytes() == 0 {
         return Ok(0);
     }
     let verf = client.commit(fh, 0, 0, rel).await?;
     let resend = tracker.after_commit(verf);
-    let n = resend.len();
-    for (offset, data) in resend {
+    for &(offset, len) in &resend {
+        let data = fill(source, offset, len as usize)?;
         let mut again = WriteTracker::default();
         write_all(
             client,
@@ -299,7 +303,7 @@ pub async fn commit(
         )
         .await?;
     }
-    Ok(n)
+    Ok(resend.len())
 }
 
 #[cfg(test)]
@@ -309,13 +313,27 @@ mod tests {
     #[test]
     fn changed_verifier_resends_only_older_writes() {
         let mut t = WriteTracker::default();
-        t.record(0, Bytes::from_static(b"aaaa"), StableHow::Unstable, [1; 8]);
-        t.record(4, Bytes::from_static(b"bbbb"), StableHow::Unstable, [2; 8]);
-        t.record(8, Bytes::from_static(b"cccc"), StableHow::FileSync, [1; 8]);
+        t.record(0, 4, StableHow::Unstable, [1; 8]);
+        t.record(4, 4, StableHow::Unstable, [2; 8]);
+        t.record(8, 4, StableHow::FileSync, [1; 8]);
         assert_eq!(t.bytes(), 8);
-        let resend = t.after_commit([2; 8]);
-        assert_eq!(resend, vec![(0, Bytes::from_static(b"aaaa"))]);
+        assert_eq!(t.after_commit([2; 8]), vec![(0, 4)]);
         assert_eq!(t.bytes(), 0);
         assert!(t.after_commit([3; 8]).is_empty());
+    }
+
+    #[test]
+    fn fill_reads_until_full_or_the_end() {
+        let data = b"0123456789";
+        let mut src = |off: u64, buf: &mut [u8]| -> Result<usize, NfsError> {
+            // At most 3 bytes per call, like a pipe.
+            let rest = &data[(off as usize).min(data.len())..];
+            let n = rest.len().min(buf.len()).min(3);
+            buf[..n].copy_from_slice(&rest[..n]);
+            Ok(n)
+        };
+        assert_eq!(&fill(&mut src, 2, 5).unwrap()[..], b"23456");
+        assert_eq!(&fill(&mut src, 8, 5).unwrap()[..], b"89");
+        assert!(fill(&mut src, 10, 5).unwrap().is_empty());
     }
 }

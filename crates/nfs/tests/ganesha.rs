@@ -306,17 +306,16 @@ async fn transfers(c: &Nfs3Client) {
         commit_every: 1 << 20,
         ..TransferOptions::default()
     };
-    let mut src = &data[..];
     let mut last = 0;
     let n = transfer::upload(
         c,
         fh,
         "big",
         opts,
-        |buf| {
-            let k = buf.len().min(src.len());
-            buf[..k].copy_from_slice(&src[..k]);
-            src = &src[k..];
+        |off: u64, buf: &mut [u8]| {
+            let rest = &data[(off as usize).min(data.len())..];
+            let k = buf.len().min(rest.len());
+            buf[..k].copy_from_slice(&rest[..k]);
             Ok(k)
         },
         |done| last = done,
@@ -354,19 +353,44 @@ async fn verifier_change_resends(server: &common::Server, c: &Nfs3Client) {
             .write(fh, off, &data, StableHow::Unstable, "v")
             .await
             .unwrap();
-        tracker.record(off, data, r.committed, r.verf);
+        tracker.record(off, 4, r.committed, r.verf);
     }
     let unchanged = tracker.bytes();
     // ganesha derives its verifier from its start time in seconds.
     server.restart(1.0);
-    let resent = transfer::commit(c, fh, "v", &mut tracker).await.unwrap();
+    // Resent ranges are read from the source again: upper case shows which.
+    let mut source = |off: u64, buf: &mut [u8]| {
+        let upper = b"AAAABBBBCCCC";
+        let rest = &upper[off as usize..];
+        let k = buf.len().min(rest.len());
+        buf[..k].copy_from_slice(&rest[..k]);
+        Ok(k)
+    };
+    let resent = transfer::commit(c, fh, "v", &mut tracker, &mut source)
+        .await
+        .unwrap();
     // Writes answered FILE_SYNC are not tracked; all tracked ones are resent.
     assert_eq!(resent as u64 * 4, unchanged);
-    assert_eq!(
-        std::fs::read(server.export_dir.join("v")).unwrap(),
-        b"aaaabbbbcccc"
-    );
+    assert!(resent > 0, "ganesha answered UNSTABLE writes FILE_SYNC");
+    let want: Vec<u8> = b"aaaabbbbcccc"
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let resent_range = tracker_was_resent(i, resent);
+            if resent_range {
+                b.to_ascii_uppercase()
+            } else {
+                *b
+            }
+        })
+        .collect();
+    assert_eq!(std::fs::read(server.export_dir.join("v")).unwrap(), want);
     let r = c.read(fh, 0, 12, "v").await.unwrap();
-    assert_eq!(&r.data[..], b"aaaabbbbcccc");
+    assert_eq!(&r.data[..], &want[..]);
     c.remove(root, "v", "v").await.unwrap();
+}
+
+/// All three writes were UNSTABLE, so `resent` of them (the first ones) came back.
+fn tracker_was_resent(byte: usize, resent: usize) -> bool {
+    byte / 4 < resent
 }
