@@ -261,7 +261,7 @@ fn replies_to_calls_never_made_are_dropped() {
 // ---- silence and slowness ----
 
 #[test]
-fn reply_after_the_deadline_times_out_then_is_dropped() {
+fn reply_after_the_deadline_is_a_timeout() {
     let server = Server::start(|mut peer| {
         while let Some(call) = peer.read_call() {
             if call.proc_ == 0 && peer.index == 0 {
