@@ -22,7 +22,11 @@ use crate::NfsTarget;
 
 /// Times one part is re-issued (on another path, or after JUKEBOX) before
 /// its I/O fails.
-const MAX_REISSUE: u32 = 4;
+const MAX_REISSUE: u32 = 10;
+/// First delay before re-sending a part the server answered JUKEBOX ("try
+/// again later"); it doubles with each retry, up to [`JUKEBOX_MAX_DELAY`].
+const JUKEBOX_DELAY: Duration = Duration::from_millis(20);
+const JUKEBOX_MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// One I/O in flight on a slot; it may be split into several RPCs.
 #[derive(Default)]
@@ -46,6 +50,8 @@ pub struct NfsEngine {
     replies: Vec<(u64, CallResult)>,
     /// Re-issue counts per (slot, part), kept only while a part is retried.
     retries: Vec<(u64, u32)>,
+    /// Parts to re-send at a given time (after JUKEBOX).
+    deferred: Vec<(Instant, Slot, u32)>,
 }
 
 /// Tag of one RPC: slot, part of the slot's I/O, channel it went on.
@@ -86,6 +92,7 @@ impl NfsEngine {
             in_flight: 0,
             replies: Vec::with_capacity(depth as usize),
             retries: Vec::new(),
+            deferred: Vec::new(),
             target,
         })
     }
@@ -181,8 +188,10 @@ impl NfsEngine {
         match outcome {
             Ok(true) => {}
             Ok(false) => {
-                // JUKEBOX: the server asks to try again.
-                self.send_part(slot, part, None);
+                // JUKEBOX: the server asks to try again later.
+                let n = self.retry_count(t);
+                let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
+                self.deferred.push((Instant::now() + delay, slot, part));
                 return None;
             }
             Err(e) => {
@@ -209,6 +218,33 @@ impl NfsEngine {
             slot,
             result,
         })
+    }
+
+    /// Re-issues so far of the RPC tagged `t`.
+    fn retry_count(&self, t: u64) -> u32 {
+        let key = t & !0xffff;
+        self.retries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// Re-sends deferred parts that are due; returns when the next one is.
+    fn send_due(&mut self) -> Option<Instant> {
+        if self.deferred.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].0 <= now {
+                let (_, slot, part) = self.deferred.swap_remove(i);
+                self.send_part(slot, part, None);
+            } else {
+                i += 1;
+            }
+        }
+        self.deferred.iter().map(|d| d.0).min()
     }
 
     /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
@@ -373,8 +409,10 @@ impl Engine for NfsEngine {
         let min = min.min(self.in_flight as usize);
         let mut got = 0;
         loop {
+            let next_due = self.send_due();
             let now = Instant::now();
-            let left = deadline.saturating_duration_since(now);
+            let until = next_due.map_or(deadline, |d| d.min(deadline));
+            let left = until.saturating_duration_since(now);
             // Each I/O needs at least one reply: waiting for `min - got`
             // replies never waits past the I/Os asked for.
             let want = min.saturating_sub(got);
