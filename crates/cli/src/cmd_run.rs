@@ -115,6 +115,12 @@ pub struct Args {
     /// Seed of the I/O generators (the same seed replays the same offsets)
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Verify the data: every written block carries its data set, file, block number, write
+    /// generation and a checksum; every read checks them, and a final pass reads back every
+    /// block. The result counts lost, torn and misdirected blocks and checksum failures
+    /// (all zero on healthy storage); `dbio verify DIR` checks again later, even after a crash
+    #[arg(long)]
+    verify: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -197,35 +203,53 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let stop = common::stop_flag();
     let direct = !args.buffered;
     let nfs = crate::nfs_target::open(&target, &args.nfs, &spec, args.force_overwrite, stop)?;
+    anyhow::ensure!(
+        nfs.is_some() || args.engine != EngineKind::Nfs,
+        "--engine nfs: needs an nfs:// target or a path under an oranfstab mount point"
+    );
     let engine = if nfs.is_some() {
         EngineKind::Nfs
     } else {
         args.engine
     };
+    let profile_name = match (args.profile, args.workload.is_empty()) {
+        (None, false) => "custom".to_string(),
+        (p, _) => p.unwrap_or(Profile::Oltp).name().to_string(),
+    };
+    let target_name = target.display().to_string();
+    let outputs = args.output.outputs();
+    let partial =
+        || crate::verify_run::exit_interrupted(&target_name, engine, &profile_name, &outputs);
     let dataset = match &nfs {
         Some((_, ds)) => ds.clone(),
-        None => common::dataset(
+        None => match common::prepare_dataset(
             &target,
             &spec,
             args.engine,
             direct,
             args.force_overwrite,
             stop,
-        )?,
+        )? {
+            Some(ds) => ds,
+            None => return partial(),
+        },
     };
+    let writes = workload.writes();
+    let verify =
+        match crate::verify_run::prepare(&dataset, engine, direct, args.verify, writes, stop) {
+            Ok(v) => v,
+            Err(e) if crate::verify_run::is_interrupted(&e) => return partial(),
+            Err(e) => return Err(e),
+        };
     let time = match (args.time, args.loops) {
         (None, None) => Some(Duration::from_secs(30)),
         (t, _) => t,
-    };
-    let profile_name = match (args.profile, args.workload.is_empty()) {
-        (None, false) => "custom".to_string(),
-        (p, _) => p.unwrap_or(Profile::Oltp).name().to_string(),
     };
     let spec = RunSpec {
         target: target.display().to_string(),
         dataset,
         engine,
-        profile: profile_name,
+        profile: profile_name.clone(),
         workload,
         users: args.users,
         outstanding: args.outstanding,
@@ -233,9 +257,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         time,
         loops: args.loops,
         seed: args.seed.unwrap_or_else(seed_from_clock),
+        verify,
     };
     if stop.load(Ordering::Relaxed) {
-        anyhow::bail!("interrupted before the run started");
+        return partial();
     }
     let printer = common::progress_printer();
     let views = match &nfs {
@@ -252,13 +277,23 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         crate::nfs_target::fill_views(&mut out.result, t);
     }
     let interrupted = out.result.interrupted;
+    let corrupt = out
+        .result
+        .verify
+        .as_ref()
+        .is_some_and(|v| v.lost + v.torn + v.misdirected + v.checksum > 0);
     let result = AnyResult::Run(out.result);
     print!("{}", dbio_report::terminal(&result));
     dbio_report::write_outputs(&result, &args.output.outputs())?;
     if let Some(e) = out.error {
         return Err(e.into());
     }
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    Ok(match (interrupted, corrupt) {
+        (true, _) => EXIT_INTERRUPTED,
+        // Bad blocks: the exit code of `dbio verify` finding corruption.
+        (false, true) => 1,
+        _ => 0,
+    })
 }
 
 fn seed_from_clock() -> u64 {

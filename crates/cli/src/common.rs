@@ -141,7 +141,8 @@ pub fn progress_printer() -> Option<impl Fn(&str) + Sync> {
     })
 }
 
-/// Reuses or creates the data set, with a progress line on a terminal.
+/// Reuses or creates the data set, with a progress line on a terminal;
+/// exits with [`EXIT_INTERRUPTED`] when a signal stops the creation.
 pub fn dataset(
     target: &Path,
     spec: &DatasetSpec,
@@ -150,9 +151,28 @@ pub fn dataset(
     force_overwrite: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Dataset> {
+    match prepare_dataset(target, spec, engine, direct, force_overwrite, stop)? {
+        Some(ds) => Ok(ds),
+        None => {
+            eprintln!("dbio: {}", DatasetError::Interrupted);
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    }
+}
+
+/// Like [`dataset`], but `None` when a signal stopped the creation (the
+/// caller then writes its partial results).
+pub fn prepare_dataset(
+    target: &Path,
+    spec: &DatasetSpec,
+    engine: EngineKind,
+    direct: bool,
+    force_overwrite: bool,
+    stop: &AtomicBool,
+) -> anyhow::Result<Option<Dataset>> {
     if engine == EngineKind::Null {
         // The null engine moves no data: no files are needed.
-        return Ok(Dataset::planned(target, spec));
+        return Ok(Some(Dataset::planned(target, spec)));
     }
     // Files are written with the engine the run uses, except null.
     let opts = PrepareOptions {
@@ -185,12 +205,11 @@ pub fn dataset(
     });
     let ds = match prepared {
         Ok(ds) => ds,
-        Err(e @ DatasetError::Interrupted) => {
+        Err(DatasetError::Interrupted) => {
             if tty {
                 eprintln!();
             }
-            eprintln!("dbio: {e}");
-            std::process::exit(EXIT_INTERRUPTED);
+            return Ok(None);
         }
         Err(e) => return Err(e.into()),
     };
@@ -206,5 +225,5 @@ pub fn dataset(
             t0.elapsed().as_secs_f64()
         );
     }
-    Ok(ds)
+    Ok(Some(ds))
 }

@@ -4,8 +4,10 @@ mod cmd_calibrate;
 mod cmd_nfs;
 mod cmd_report;
 mod cmd_run;
+mod cmd_verify;
 mod common;
 mod nfs_target;
+mod verify_run;
 
 use clap::{Parser, Subcommand};
 
@@ -30,6 +32,7 @@ enum Command {
     Calibrate(cmd_calibrate::Args),
     Run(cmd_run::Args),
     Report(cmd_report::Args),
+    Verify(cmd_verify::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
     Nfs(cmd_nfs::Args),
 }
@@ -43,6 +46,7 @@ fn main() {
         Command::Calibrate(a) => cmd_calibrate::main(a),
         Command::Run(a) => cmd_run::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
+        Command::Verify(a) => cmd_verify::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
     };
     match result {

@@ -95,7 +95,9 @@ pub fn run(
     }
     let mut error = out.error;
     let verify = match (&spec.verify, out.verify) {
-        (Some(map), Some(during)) => Some(final_pass(spec, map, during, stop, &mut error)),
+        (Some(map), Some(during)) => {
+            Some(Box::new(final_pass(spec, map, during, stop, &mut error)))
+        }
         _ => None,
     };
     let interrupted = stop.load(Ordering::Relaxed) || error.is_some();

@@ -63,7 +63,7 @@ pub struct RunResult {
     /// Data verification (`--verify`): blocks checked by the reads of the run
     /// and by the final pass, and what was wrong; absent without `--verify`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify: Option<VerifySummary>,
+    pub verify: Option<Box<VerifySummary>>,
 }
 
 /// What `--verify` found. Every count must be zero on healthy storage.

@@ -1,0 +1,145 @@
+//! `dbio verify DATASET`: reads back every block of a data set written with
+//! `--verify` and checks it against the generation map kept beside it.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use dbio_engine::EngineKind;
+use dbio_workload::dataset::open_existing;
+use dbio_workload::units::format_size;
+use dbio_workload::verify::{GenMap, MAP_NAME};
+use dbio_workload::verify_scan::{scan, ScanOptions};
+
+use crate::common::{self, engine_arg, EXIT_INTERRUPTED};
+
+/// Exit code when a block does not verify.
+pub const EXIT_CORRUPT: i32 = 1;
+
+#[derive(clap::Args)]
+#[command(
+    about = "Check every block of a data set written with --verify",
+    long_about = "Read back every block of a data set written by `dbio run --verify` and check it \
+        against the generation map kept beside it (dbio-verify.map): the block head (data set, \
+        file, block number, write generation), the generation stamp of every sector and the \
+        checksum. Blocks whose write was in flight when dbio stopped (even by kill -9) may hold \
+        the old or the new generation; both are accepted and the map is settled.\n\nExit code: \
+        0 when every block checks, 1 when one does not (the first bad blocks are listed: file, \
+        block, what is wrong), 2 on bad input, 130 when interrupted.\n\nExample: dbio verify \
+        /data/dbio"
+)]
+pub struct Args {
+    /// Directory of the data set (the --target of the run)
+    #[arg(value_name = "DATASET")]
+    dataset: PathBuf,
+    /// I/O engine that reads the blocks: io_uring or psync
+    #[arg(long, value_name = "ENGINE", default_value = "psync", value_parser = engine_arg)]
+    engine: EngineKind,
+    /// Read through the page cache instead of O_DIRECT
+    #[arg(long)]
+    buffered: bool,
+}
+
+pub fn main(args: Args) -> anyhow::Result<i32> {
+    let dir = &args.dataset;
+    anyhow::ensure!(
+        !crate::nfs_target::is_nfs(dir),
+        "{}: dbio verify checks local data sets; an nfs:// data set is checked by the final pass \
+         of `dbio run --verify`",
+        dir.display()
+    );
+    anyhow::ensure!(
+        args.engine != EngineKind::Null,
+        "--engine null: verify needs an engine that reads data (io_uring or psync)"
+    );
+    let (ds, complete) = open_existing(dir)?;
+    if !complete {
+        println!(
+            "{}: creation of data set {:016x} did not finish; it holds no written blocks \
+             to check and is created again on next use",
+            dir.display(),
+            ds.id
+        );
+        return Ok(0);
+    }
+    for f in ds.engine_files() {
+        let meta = std::fs::metadata(&f.path)
+            .map_err(|e| anyhow::anyhow!("{}: data-set file missing: {e}", f.path.display()))?;
+        anyhow::ensure!(
+            meta.len() == f.size,
+            "{}: size {} bytes, the manifest says {}",
+            f.path.display(),
+            meta.len(),
+            f.size
+        );
+    }
+    let map = GenMap::open(&ds)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
+             --verify, so what its blocks should hold is not known",
+            dir.display(),
+            ds.id
+        )
+    })?;
+    let stop = common::stop_flag();
+    let opts = ScanOptions {
+        engine: args.engine,
+        direct: !args.buffered,
+        settle: true,
+    };
+    let tty = std::io::stderr().is_terminal();
+    let t0 = Instant::now();
+    let mut last = t0;
+    let (counts, complete) = scan(&ds, &map, &opts, stop, &mut |done, total| {
+        if tty && (last.elapsed() >= Duration::from_millis(200) || done == total) {
+            last = Instant::now();
+            eprint!(
+                "\r\x1b[K  {:>3}%  {} of {}",
+                done * 100 / total.max(1),
+                format_size(done),
+                format_size(total)
+            );
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    map.flush()?;
+    println!(
+        "{}: data set {:016x}: {} blocks checked in {:.1} s: lost {}, torn {}, misdirected {}, \
+         checksum {}",
+        dir.display(),
+        ds.id,
+        counts.blocks_checked,
+        t0.elapsed().as_secs_f64(),
+        counts.lost,
+        counts.torn,
+        counts.misdirected,
+        counts.checksum
+    );
+    if counts.in_flight > 0 {
+        println!(
+            "{} blocks had a write in flight when dbio stopped; each holds the old or the new \
+             generation, as it may",
+            counts.in_flight
+        );
+    }
+    for b in &counts.bad {
+        println!(
+            "  {} block {}: {} ({})",
+            b.file,
+            b.block,
+            b.fault.name(),
+            b.detail
+        );
+    }
+    if counts.faults() > counts.bad.len() as u64 {
+        println!("  ... {} more", counts.faults() - counts.bad.len() as u64);
+    }
+    if !complete || stop.load(Ordering::Relaxed) {
+        println!("interrupted: not every block was checked");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(if counts.faults() > 0 { EXIT_CORRUPT } else { 0 })
+}
