@@ -80,6 +80,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let stop = common::stop_flag();
     let direct = !args.buffered;
     let nfs = crate::nfs_target::open(&target, &args.nfs, &spec, args.force_overwrite, stop)?;
+    anyhow::ensure!(
+        nfs.is_some() || args.engine != EngineKind::Nfs,
+        "--engine nfs: needs an nfs:// target or a path under an oranfstab mount point"
+    );
     let engine = if nfs.is_some() {
         EngineKind::Nfs
     } else {
