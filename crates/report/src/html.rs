@@ -236,7 +236,10 @@ fn run(r: &RunResult) -> String {
     ));
     b.push_str("<h2>File I/O stats</h2>\n");
     b.push_str(&file_table(r).html());
-    for (title, t) in crate::nfs_views::tables(r) {
+    for (title, t) in crate::nfs_views::tables(r)
+        .into_iter()
+        .chain(crate::verify_view::tables(r))
+    {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
         b.push_str(&t.html());
     }

@@ -46,6 +46,7 @@ mod nfs_views;
 pub mod sample;
 mod svg;
 mod terminal;
+mod verify_view;
 
 pub use csv::csv;
 pub use html::html;

@@ -237,7 +237,10 @@ fn run(r: &RunResult) -> String {
     out.push_str(&file_table(r).markdown());
     out.push_str("\n## Time series\n\n");
     out.push_str(&series_table(&r.series).markdown());
-    for (title, t) in crate::nfs_views::tables(r) {
+    for (title, t) in crate::nfs_views::tables(r)
+        .into_iter()
+        .chain(crate::verify_view::tables(r))
+    {
         out.push_str(&format!("\n## {title}\n\n"));
         out.push_str(&t.markdown());
     }

@@ -120,7 +120,10 @@ fn run(r: &RunResult) -> String {
         fmt::secs(r.cpu.system_s),
         fmt::us(r.cpu_us_per_io)
     ));
-    for (title, t) in crate::nfs_views::tables(r) {
+    for (title, t) in crate::nfs_views::tables(r)
+        .into_iter()
+        .chain(crate::verify_view::tables(r))
+    {
         if t.rows.is_empty() {
             continue;
         }
