@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use dbio_workload::content::fill_blocks;
+use dbio_workload::verify::{check_unit, stamp_unit};
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Value {
@@ -175,8 +176,12 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
     assert_eq!(data.len() as u64, m["files"][0]["size"].as_u64().unwrap());
     let bs = 8192usize;
     for block in [1usize, 7, 100, data.len() / bs - 1] {
+        // As the data set writes it: generator content, then the verify stamp.
         let mut want = vec![0u8; bs];
         fill_blocks(&mut want, bs, id, 0, block as u64, 0);
+        stamp_unit(&mut want, id, 0, block as u64, 0);
+        let got = &data[block * bs..(block + 1) * bs];
+        assert_eq!(check_unit(got, id, 0, block as u64), Ok(0), "block {block}");
         assert!(
             data[block * bs..(block + 1) * bs] == want[..],
             "block {block} of {name} differs"
