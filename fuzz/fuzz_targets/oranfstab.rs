@@ -10,8 +10,7 @@ mod check;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let Some(config) = check::parse_checked(&text, "oranfstab", NfsConfig::parse_oranfstab)
-    else {
+    let Some(config) = check::parse_checked(&text, "oranfstab", NfsConfig::parse_oranfstab) else {
         return;
     };
     if let Some(toml) = check::to_toml(&config) {

@@ -40,7 +40,10 @@ pub fn check_err(err: &ConfigError, text: &str, file: &str) {
     assert!(!msg.contains('\n'), "error spans lines: {msg}");
     if let ConfigError::Line { line, .. } = err {
         let lines = text.lines().count().max(1);
-        assert!(*line >= 1 && *line <= lines + 1, "error line {line} of {lines}");
+        assert!(
+            *line >= 1 && *line <= lines + 1,
+            "error line {line} of {lines}"
+        );
     }
 }
 
