@@ -258,6 +258,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         loops: args.loops,
         seed: args.seed.unwrap_or_else(seed_from_clock),
         verify,
+        on_final_pass: Some(|| eprintln!("verifying every block of the data set")),
     };
     if stop.load(Ordering::Relaxed) {
         return partial();

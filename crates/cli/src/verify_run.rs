@@ -56,6 +56,7 @@ pub fn prepare(
         return Ok(Some(Arc::new(map)));
     }
     let map = match GenMap::open(ds)? {
+        Some(map) if !map.any_in_flight() => map,
         Some(map) => {
             // A run killed with writes in flight: find which generation
             // each of those blocks holds before writing again.

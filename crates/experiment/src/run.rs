@@ -38,6 +38,8 @@ pub struct RunSpec {
     /// [`dbio_workload::verify`]); reads check blocks and a final pass
     /// checks every block.
     pub verify: Option<std::sync::Arc<GenMap>>,
+    /// Told when the final verify pass starts (the caller may say so).
+    pub on_final_pass: Option<fn()>,
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.
@@ -161,6 +163,9 @@ fn final_pass(
     let mut pass = VerifyCounts::default();
     let mut complete = false;
     if error.is_none() && !stop.load(Ordering::Relaxed) {
+        if let Some(f) = spec.on_final_pass {
+            f();
+        }
         let opts = ScanOptions {
             engine: spec.engine,
             direct: spec.direct,

@@ -21,6 +21,7 @@ fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
         loops: Some(1000),
         seed: 1,
         verify: None,
+        on_final_pass: None,
     }
 }
 

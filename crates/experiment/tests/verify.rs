@@ -46,6 +46,7 @@ fn verified_run(engine: EngineKind) {
         loops: Some(3000),
         seed: 7,
         verify: Some(map.clone()),
+        on_final_pass: None,
     };
     let out = run(&spec, &AtomicBool::new(false), None).unwrap();
     assert!(out.error.is_none());

@@ -394,6 +394,13 @@ impl GenMap {
             .store(generation & GEN_MASK, Ordering::Release);
     }
 
+    /// True when some unit has a write in flight (a run was killed).
+    pub fn any_in_flight(&self) -> bool {
+        let n: usize = self.files.iter().map(|f| f.1 as usize).sum();
+        // SAFETY: the backing holds `n` words from `words`.
+        (0..n).any(|i| unsafe { &*self.words.add(i) }.load(Ordering::Acquire) & IN_FLIGHT != 0)
+    }
+
     /// Writes the map to the storage (msync); nothing for a map in memory.
     pub fn flush(&self) -> Result<(), MapError> {
         if let Backing::Mapped { ptr, len } = self.backing {

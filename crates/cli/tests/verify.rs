@@ -1,0 +1,361 @@
+//! `dbio run --verify` and `dbio verify`: healthy storage verifies clean;
+//! damage done behind dbio's back (a flipped byte, a block copied over
+//! another, an old copy put back) is found and named; kill -9 and
+//! SIGINT/SIGTERM at any moment leave a data set that verifies and a
+//! results file that says it is partial.
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BS: u64 = 8192;
+
+fn dbio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(args)
+        .output()
+        .expect("run dbio")
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn dbio")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch directory")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A verified update-heavy run on a small data set (one 8 MiB data file).
+fn verified_run(dir: &Path, json: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--target",
+        s(dir),
+        "--size",
+        "8MiB",
+        "--profile",
+        "mixed",
+        "--update-pct",
+        "60",
+        "--users",
+        "2",
+        "--outstanding",
+        "4",
+        "--verify",
+        "--json",
+        s(json),
+    ];
+    args.extend_from_slice(extra);
+    dbio(&args)
+}
+
+fn verify_of(json: &Path) -> Value {
+    let v: Value = serde_json::from_slice(&fs::read(json).expect("results")).expect("JSON");
+    v["verify"].clone()
+}
+
+fn data_file(dir: &Path) -> PathBuf {
+    dir.join("dbio-data-01.dbf")
+}
+
+fn read_block(path: &Path, block: u64) -> Vec<u8> {
+    let mut b = vec![0u8; BS as usize];
+    fs::File::open(path)
+        .unwrap()
+        .read_exact_at(&mut b, block * BS)
+        .unwrap();
+    b
+}
+
+fn write_block(path: &Path, block: u64, data: &[u8]) {
+    let f = OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(data, block * BS).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// `dbio verify` exit code and output.
+fn verify(dir: &Path) -> (i32, String) {
+    let o = dbio(&["verify", s(dir)]);
+    (o.status.code().unwrap_or(-1), text(&o))
+}
+
+#[test]
+fn healthy_run_counts_nothing_and_verify_exits_zero() {
+    let tmp = scratch();
+    let (dir, json) = (tmp.path().join("ds"), tmp.path().join("v.json"));
+    let o = verified_run(&dir, &json, &["--loops", "3000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = verify_of(&json);
+    for k in ["lost", "torn", "misdirected", "checksum"] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+    assert_eq!(v["final_pass_complete"], true);
+    assert!(v["blocks_checked"].as_u64().unwrap() > v["final_pass_blocks"].as_u64().unwrap());
+    let out = text(&o);
+    assert!(out.contains("Data verification"), "{out}");
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("lost 0, torn 0, misdirected 0, checksum 0"),
+        "{out}"
+    );
+    // Data sets and the map are owner-only.
+    for name in [
+        "",
+        "dbio-data-01.dbf",
+        "dbio-verify.map",
+        "dbio-dataset.json",
+    ] {
+        let mode = fs::metadata(dir.join(name)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o077, 0, "{name} is {mode:o}");
+    }
+}
+
+#[test]
+fn flipped_byte_copied_block_and_old_copy_are_each_named() {
+    let tmp = scratch();
+    let (dir, json) = (tmp.path().join("ds"), tmp.path().join("v.json"));
+    let o = verified_run(&dir, &json, &["--loops", "10"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let file = data_file(&dir);
+    let before: Vec<Vec<u8>> = (0..1024).map(|b| read_block(&file, b)).collect();
+    let o = verified_run(&dir, &json, &["--loops", "4000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(verify(&dir).0, 0);
+
+    // A corrupted byte in the middle of block 100.
+    let mut b = read_block(&file, 100);
+    b[3000] ^= 0x40;
+    write_block(&file, 100, &b);
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("checksum 1"), "{out}");
+    assert!(
+        out.contains("dbio-data-01.dbf block 100: checksum"),
+        "{out}"
+    );
+    b[3000] ^= 0x40;
+    write_block(&file, 100, &b);
+    assert_eq!(verify(&dir).0, 0);
+
+    // Block 200 copied over block 300.
+    let b200 = read_block(&file, 200);
+    let b300 = read_block(&file, 300);
+    write_block(&file, 300, &b200);
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("misdirected 1"), "{out}");
+    assert!(
+        out.contains("block 300: misdirected (holds block 200"),
+        "{out}"
+    );
+    write_block(&file, 300, &b300);
+
+    // An old copy of a block the second run rewrote, put back.
+    let changed = (1..1024u64)
+        .find(|&b| read_block(&file, b) != before[b as usize])
+        .expect("the run rewrote some block");
+    write_block(&file, changed, &before[changed as usize]);
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lost 1"), "{out}");
+    assert!(
+        out.contains(&format!("block {changed}: lost (generation")),
+        "{out}"
+    );
+}
+
+#[test]
+fn verify_refuses_what_is_not_a_verifiable_data_set() {
+    let tmp = scratch();
+    let o = dbio(&["verify", s(&tmp.path().join("absent"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("absent: cannot open the data set"),
+        "{}",
+        text(&o)
+    );
+    let o = dbio(&["verify", s(tmp.path())]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("not a dbio data set"), "{}", text(&o));
+    // Written without --verify since: generations unknown.
+    let dir = tmp.path().join("ds");
+    let o = dbio(&[
+        "run",
+        "--target",
+        s(&dir),
+        "--size",
+        "8MiB",
+        "--loops",
+        "200",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = dbio(&["verify", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("no verify map"), "{}", text(&o));
+    // A verify run makes it verifiable again.
+    let json = tmp.path().join("v.json");
+    assert_eq!(
+        verified_run(&dir, &json, &["--loops", "100"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(verify(&dir).0, 0);
+}
+
+/// Waits until `child` prints a line holding `needle` on stderr; the rest
+/// of stderr is drained in the background.
+fn wait_line(child: &mut Child, needle: &str) {
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let needle = needle.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            if line.contains(&needle) {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("phase line on stderr");
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+fn wait(child: &mut Child) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st.code().unwrap_or(-1);
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "dbio did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn kill_9_during_a_verify_run_leaves_no_corruption() {
+    let tmp = scratch();
+    let (dir, json) = (tmp.path().join("ds"), tmp.path().join("v.json"));
+    assert_eq!(
+        verified_run(&dir, &json, &["--loops", "10"]).status.code(),
+        Some(0)
+    );
+    for round in 0..3 {
+        let mut child = spawn(&[
+            "run",
+            "--target",
+            s(&dir),
+            "--size",
+            "8MiB",
+            "--profile",
+            "mixed",
+            "--update-pct",
+            "80",
+            "--users",
+            "4",
+            "--outstanding",
+            "8",
+            "--verify",
+            "--time",
+            "20s",
+        ]);
+        std::thread::sleep(Duration::from_millis(400 + 150 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let (code, out) = verify(&dir);
+        assert_eq!(code, 0, "round {round}: {out}");
+    }
+    // A verify run over a killed one starts from the settled map.
+    assert_eq!(
+        verified_run(&dir, &json, &["--loops", "500"]).status.code(),
+        Some(0)
+    );
+}
+
+/// SIGINT or SIGTERM when `phase` is printed: exit 130, a results file that
+/// parses and says it is partial, a data set that verifies.
+fn interrupt_at(phase: &str, sig: i32, size: &str, time: &str) {
+    let tmp = scratch();
+    let (dir, json) = (tmp.path().join("ds"), tmp.path().join("v.json"));
+    if !phase.starts_with("creating") {
+        let o = dbio(&[
+            "run",
+            "--target",
+            s(&dir),
+            "--size",
+            size,
+            "--verify",
+            "--loops",
+            "10",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let mut child = spawn(&[
+        "run",
+        "--target",
+        s(&dir),
+        "--size",
+        size,
+        "--profile",
+        "mixed",
+        "--verify",
+        "--time",
+        time,
+        "--json",
+        s(&json),
+    ]);
+    if phase.is_empty() {
+        // In the middle of the load.
+        std::thread::sleep(Duration::from_millis(700));
+    } else {
+        wait_line(&mut child, phase);
+    }
+    signal(&child, sig);
+    assert_eq!(wait(&mut child), 130, "phase {phase}");
+    let r: Value = serde_json::from_slice(&fs::read(&json).expect("results file")).unwrap();
+    assert_eq!(r["interrupted"], true, "{phase}: {r}");
+    assert!(r["stop_reason"].as_str().unwrap().contains("interrupted"));
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 0, "{phase}: {out}");
+}
+
+#[test]
+fn sigint_while_creating_the_data_set() {
+    interrupt_at("creating data set", libc::SIGINT, "1GiB", "2s");
+}
+
+#[test]
+fn sigterm_during_the_run() {
+    interrupt_at("", libc::SIGTERM, "8MiB", "20s");
+}
+
+#[test]
+fn sigint_during_the_final_verify_pass() {
+    interrupt_at("verifying every block", libc::SIGINT, "1GiB", "200ms");
+}
