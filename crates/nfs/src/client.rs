@@ -574,6 +574,7 @@ impl Nfs3Client {
                 .call(Proc::Readdirplus, rel, |b| args.encode(b))
                 .await?;
             let ok: ReaddirplusOk = self.decode(&res, Proc::Readdirplus, rel)?;
+            let asked = cookie;
             for e in &ok.entries {
                 cookie = e.cookie;
                 let name = String::from_utf8_lossy(e.name.0).into_owned();
@@ -590,7 +591,8 @@ impl Nfs3Client {
             if ok.eof {
                 return Ok(entries);
             }
-            if ok.entries.is_empty() || entries.len() > MAX_DIR_ENTRIES {
+            // A cookie that does not move would fetch the same entries forever.
+            if ok.entries.is_empty() || cookie == asked || entries.len() > MAX_DIR_ENTRIES {
                 return Err(bad_reply(
                     "READDIRPLUS",
                     &self.full_path(rel),

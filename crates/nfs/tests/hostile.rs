@@ -691,3 +691,44 @@ fn nfs_call_without_a_reply_is_a_transport_timeout() {
         }
     });
 }
+
+#[test]
+fn readdirplus_whose_cookie_never_advances_is_refused() {
+    // Every reply gives the same entry, the same cookie, and "not at the end yet".
+    let calls = Arc::new(AtomicU32::new(0));
+    let c = calls.clone();
+    let server = nfs_server(move |call, peer| {
+        if call.prog == nfs3::PROGRAM && call.proc_ == 17 {
+            c.fetch_add(1, SeqCst);
+            let mut r = Vec::new();
+            r.put_u32(0);
+            r.put_xdr_bool(false);
+            r.put_slice(&[0; 8]);
+            r.put_xdr_bool(true);
+            r.put_u64(5);
+            r.put_opaque(b"again");
+            r.put_u64(1);
+            r.put_xdr_bool(false);
+            r.put_xdr_bool(false);
+            r.put_xdr_bool(false);
+            r.put_xdr_bool(false);
+            peer.reply(call.xid, &r);
+            return Step::Done;
+        }
+        Step::Default
+    });
+    run_case(HARD, MEM, move || async move {
+        let client = mount(&server).await.expect("mount");
+        let (res, elapsed) = timed(client.readdirplus(client.root(), "d")).await;
+        match res.unwrap_err() {
+            NfsError::BadReply { what, reason, .. } => {
+                assert_eq!(what, "READDIRPLUS");
+                assert!(reason.contains("no progress"), "{reason}");
+            }
+            other => panic!("expected BadReply, got {other}"),
+        }
+        assert!(elapsed < TIMEOUT, "{elapsed:?}");
+    });
+    // The second reply repeats the first one's cookie: two calls, not millions.
+    assert_eq!(calls.load(SeqCst), 2);
+}

@@ -21,6 +21,8 @@ use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
 const IOV_BATCH: usize = 256;
 /// Receive buffer growth step: one allocation serves several small replies.
 const READ_CHUNK: usize = 256 * 1024;
+/// Largest receive buffer allocation (for streams of large READ replies).
+const MAX_CHUNK: usize = 8 << 20;
 const PAD: [u8; 3] = [0; 3];
 
 /// XIDs are sequential; a multiplicative hash spreads them over the table.
@@ -320,7 +322,10 @@ impl Task {
             let buf = self.decoder.buffer_mut();
             let spare = buf.capacity() - buf.len();
             if spare < want.clamp(1, READ_CHUNK) {
-                buf.reserve(want.max(READ_CHUNK));
+                // A large record whose start is already in the buffer moves
+                // (is copied) into the new allocation: make that allocation
+                // hold several such records so it happens rarely.
+                buf.reserve(want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK));
             }
             match stream.try_read_buf(buf) {
                 Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
