@@ -442,6 +442,35 @@ fn malformed_reply_header_is_an_rpc_error() {
     });
 }
 
+#[test]
+fn call_echoed_back_in_place_of_a_reply_is_an_rpc_error() {
+    // The server sends the client's own GETATTR call back: right XID, msg_type CALL.
+    let server = nfs_server(|call, peer| {
+        if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
+            let mut body = BytesMut::new();
+            encode_call(&mut body, call.xid, call.prog, 3, 1, &Credential::none());
+            body.extend_from_slice(&call.args);
+            peer.send_record(&body);
+            return Step::Done;
+        }
+        Step::Default
+    });
+    run_case(HARD, MEM, move || async move {
+        let client = mount(&server).await.expect("mount");
+        let err = client.getattr(client.root(), "").await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NfsError::Rpc {
+                    source: RpcError::Xdr(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    });
+}
+
 // ---- results the client must not believe ----
 
 #[test]
