@@ -191,3 +191,77 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
     assert!(header.starts_with("DBIO-DATASET"), "{header}");
     assert!(Path::new(&server.export_dir.join("fresh")).is_dir());
 }
+
+#[test]
+fn oranfstab_mount_point_reaches_the_server_over_every_path() {
+    let Some(server) = common::Server::start("ora") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let tab = tmp.path().join("oranfstab");
+    // Two paths to the same server (ports from its portmapper), and a
+    // keyword that is accepted and ignored.
+    std::fs::write(
+        &tab,
+        format!(
+            "server: filer1\npath: {a}\npath: {a}\nexport: /export mount: /u02/oradata\n\
+             community: public\n",
+            a = server.addr
+        ),
+    )
+    .unwrap();
+    let json = tmp.path().join("ora.json").display().to_string();
+    let r = run(&[
+        "--oranfstab",
+        tab.to_str().unwrap(),
+        "--target",
+        "/u02/oradata/dbio",
+        "--size",
+        "8MiB",
+        "--workload",
+        "single-block-read",
+        "--outstanding",
+        "16",
+        "--conns",
+        "2",
+        "--time",
+        "1s",
+        "--json",
+        &json,
+    ]);
+    assert_eq!(r["config"]["engine"], "nfs");
+    assert_eq!(r["servers"][0]["name"], "filer1");
+    assert_eq!(r["servers"][0]["paths"].as_array().unwrap().len(), 2);
+    let chans = r["channels"].as_array().unwrap();
+    assert_eq!(chans.len(), 4, "2 paths x 2 connections");
+    for path in [0, 1] {
+        let on_path: u64 = chans
+            .iter()
+            .filter(|c| c["path"] == path)
+            .map(|c| c["sends"].as_u64().unwrap())
+            .sum();
+        assert!(on_path > 0, "path {path} carried no calls");
+    }
+    assert!(server.export_dir.join("dbio/dbio-dataset.json").is_file());
+
+    // A bad line: one line naming the file and the line, exit 2.
+    std::fs::write(
+        &tab,
+        "server: filer1\nlocal: 10.0.0.1\nexport: /x mount: /y\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args([
+            "run",
+            "--oranfstab",
+            tab.to_str().unwrap(),
+            "--target",
+            "/y/dbio",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("oranfstab:"), "{err}");
+}
