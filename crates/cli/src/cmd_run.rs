@@ -1,6 +1,6 @@
 //! `dbio run`: database-shaped I/O, SLOB-style, for a time or a number of loops.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     time: Option<Duration>,
     /// Stop after this many I/Os per user (SLOB WORK_LOOP); with --time, whichever comes first
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = common::count_arg)]
     loops: Option<u64>,
     /// Percent of block operations that are updates: a DBWR write (batched) and a redo
     /// write each (SLOB UPDATE_PCT) [default: from the profile, oltp 25]
@@ -85,7 +85,7 @@ pub struct Args {
     #[arg(long, value_name = "MIB", default_value_t = 0)]
     hotspot_offset_mb: u64,
     /// Every Nth block operation goes to the hot spot (SLOB HOTSPOT_FREQUENCY)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = common::count32_arg)]
     hotspot_frequency: u32,
     /// Shortest think time, e.g. 100ms (SLOB THINK_TM_MIN)
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = duration_arg)]
@@ -199,6 +199,18 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         (None, None) => 1 << 30,
     };
     let spec = DatasetSpec::new(size, block_size).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
+    // Checked before anything is written (the generator would refuse it later).
+    let planned = dbio_workload::Dataset::planned(Path::new(""), &spec);
+    dbio_workload::Generator::new(&workload, &dbio_workload::Layout::of(&planned), 0, 1, 0)
+        .map_err(|e| match e {
+            dbio_workload::GeneratorError::Hotspot { data, .. } => anyhow::anyhow!(
+                "--hotspot-mb {} at --hotspot-offset-mb {} lies outside the {} of data",
+                args.hotspot_mb,
+                args.hotspot_offset_mb,
+                dbio_workload::units::format_size(data)
+            ),
+            e => anyhow::anyhow!("{e}"),
+        })?;
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;

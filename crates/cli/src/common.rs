@@ -30,11 +30,41 @@ pub fn exit_on_clap_error(e: clap::Error) -> ! {
             },
         );
     }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(line) = negative_value(&e, &args) {
+        eprintln!("dbio: {line}");
+        std::process::exit(2);
+    }
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("bad arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments");
+    let mut first = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        // clap lists the missing arguments on the lines that follow.
+        let missing: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage")).collect();
+        first = format!("{first} {}", missing.join(" "));
+    }
     eprintln!("dbio: {first} (see dbio --help)");
     std::process::exit(2);
+}
+
+/// clap takes `--size -1G` for an unknown option `-1`: say instead that
+/// the option's value is negative.
+fn negative_value(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let digit = bad.strip_prefix('-')?.chars().next()?;
+    if !digit.is_ascii_digit() {
+        return None;
+    }
+    let at = args.iter().position(|a| a.starts_with(bad.as_str()))?;
+    let option = args[..at].last().filter(|o| o.starts_with("--"))?;
+    Some(format!("{option} {}: must not be negative", args[at]))
 }
 
 /// clap parser for sizes (`1GiB`, `512M`, `8k`).
@@ -45,6 +75,21 @@ pub fn size_arg(s: &str) -> Result<u64, String> {
 /// clap parser for durations (`30s`, `2m`, `500ms`).
 pub fn duration_arg(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// clap parser for counts that must be 1 or more.
+pub fn count_arg(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// [`count_arg`] for 32-bit counts.
+pub fn count32_arg(s: &str) -> Result<u32, String> {
+    let n = count_arg(s)?;
+    u32::try_from(n).map_err(|_| format!("{n} is above {}", u32::MAX))
 }
 
 /// clap parser for `--engine`.
