@@ -4,7 +4,7 @@
 //! dbio's own connections and prints the outcome; any failure is one line
 //! naming the procedure and path, exit code 2.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
