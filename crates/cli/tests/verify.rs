@@ -266,6 +266,7 @@ fn kill_9_during_a_verify_run_leaves_no_corruption() {
         verified_run(&dir, &json, &["--loops", "10"]).status.code(),
         Some(0)
     );
+    let mut in_flight = false;
     for round in 0..3 {
         let mut child = spawn(&[
             "run",
@@ -290,7 +291,10 @@ fn kill_9_during_a_verify_run_leaves_no_corruption() {
         child.wait().unwrap();
         let (code, out) = verify(&dir);
         assert_eq!(code, 0, "round {round}: {out}");
+        in_flight |= out.contains("had a write in flight");
     }
+    // The journal was exercised: some write was in flight at a kill.
+    assert!(in_flight, "no write was in flight at any kill");
     // A verify run over a killed one starts from the settled map.
     assert_eq!(
         verified_run(&dir, &json, &["--loops", "500"]).status.code(),
@@ -341,6 +345,9 @@ fn interrupt_at(phase: &str, sig: i32, size: &str, time: &str) {
     let r: Value = serde_json::from_slice(&fs::read(&json).expect("results file")).unwrap();
     assert_eq!(r["interrupted"], true, "{phase}: {r}");
     assert!(r["stop_reason"].as_str().unwrap().contains("interrupted"));
+    if phase.starts_with("verifying") {
+        assert_eq!(r["verify"]["final_pass_complete"], false, "{r}");
+    }
     let (code, out) = verify(&dir);
     assert_eq!(code, 0, "{phase}: {out}");
 }
