@@ -54,6 +54,7 @@ struct ConnArgs {
 enum Sub {
     /// NULL round trips (or READs with --read): latency and calls per second.
     Ping {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
         url: String,
         /// Calls to make.
         #[arg(long, default_value_t = 10)]
@@ -67,14 +68,25 @@ enum Sub {
         read: Option<u64>,
     },
     /// List a directory (READDIRPLUS), like ls -l.
-    Ls { url: String },
+    Ls {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
+        url: String,
+    },
     /// Attributes of a file or directory (GETATTR, ACCESS).
-    Stat { url: String },
+    Stat {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
+        url: String,
+    },
     /// Write a file to standard output.
-    Cat { url: String },
+    Cat {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
+        url: String,
+    },
     /// Copy a local file to NFS or an NFS file to local, pipelined.
     Cp {
+        /// Local file or nfs:// URL to copy from.
         src: String,
+        /// Local path or nfs:// URL to copy to (a directory keeps the name).
         dst: String,
         /// READs or WRITEs in flight.
         #[arg(long, default_value_t = 16)]
@@ -87,15 +99,22 @@ enum Sub {
         stable: StableHow,
     },
     /// File system size and free space (FSSTAT, FSINFO, PATHCONF).
-    Df { url: String },
+    Df {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
+        url: String,
+    },
     /// Create a directory (with -p, also its missing parents).
     Mkdir {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
         url: String,
         #[arg(short = 'p', long)]
         parents: bool,
     },
     /// Remove a file, or an empty directory.
-    Rm { url: String },
+    Rm {
+        /// nfs://HOST[:PORT]/EXPORT/PATH[?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N]
+        url: String,
+    },
 }
 
 fn stable_arg(s: &str) -> Result<StableHow, String> {
