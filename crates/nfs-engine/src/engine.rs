@@ -180,6 +180,14 @@ impl NfsEngine {
                         self.send_part(slot, part, Some(other));
                         return None;
                     }
+                    if pool.paths().len() > 1 {
+                        // Every path is down: wait for the probe to bring
+                        // one back, as for JUKEBOX.
+                        let n = self.retry_count(t);
+                        let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
+                        self.deferred.push((Instant::now() + delay, slot, part));
+                        return None;
+                    }
                 }
                 Err(self.io_error(req, part, e.to_string()))
             }

@@ -10,12 +10,14 @@
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
 //!   the procedure and path).
 //! - [`pool`] and [`path`]: connections over several network paths, shared by every
-//!   user of a run, with load balancing by fewest outstanding requests.
+//!   user of a run, with load balancing by fewest outstanding requests;
+//!   [`failover`]: path health, failover events and the probe of dead paths.
 
 pub mod channel;
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod failover;
 pub mod mount;
 pub mod path;
 pub mod pool;

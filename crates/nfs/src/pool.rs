@@ -8,13 +8,17 @@
 //! - Each request goes to the channel with the fewest outstanding requests
 //!   among the paths that are up (ties rotate), so a slow connection or a
 //!   congested path gets less work.
+//! - With several paths, connections fail their calls at once when their
+//!   path dies (refused, reset, or silent for the reply timeout) so the
+//!   engine re-issues them on another path; a background probe brings the
+//!   path back ([`crate::failover`]).
 //! - The pool owns its tokio runtime: callers are plain threads that submit
 //!   with a [`ReplyTo`] (a completion queue they block on) and never await.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use dbio_rpc::conn::{CallBuf, ConnStats, Connection, ReplyTo};
@@ -23,6 +27,7 @@ use dbio_rpc::{encode_call, Credential};
 use crate::channel::CallError;
 use crate::client::{ClientOptions, Nfs3Client};
 use crate::error::NfsError;
+use crate::failover::Health;
 use crate::mount::call_error;
 use crate::path::{PathEvent, PathSpec, PathState};
 use crate::proto::nfs3::{self, Proc};
@@ -32,6 +37,13 @@ use crate::url::NfsUrl;
 const HEAD_CAPACITY: usize = 256;
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
+/// With several paths: time without any reply before a path counts as
+/// dead, unless the URL sets `timeo=`. Short, because the other paths
+/// carry the load meanwhile; a slow path still answers something.
+pub const PATH_TIMEOUT: Duration = Duration::from_secs(2);
+/// With several paths: how long one call may wait in all (on a path that
+/// is slow but answering) before it fails and moves.
+const PATH_CALL_DEADLINE: Duration = Duration::from_secs(60);
 
 /// How to build a pool.
 #[derive(Clone, Debug)]
@@ -94,13 +106,11 @@ impl ProcCounters {
 pub struct Pool {
     rt: tokio::runtime::Runtime,
     client: Nfs3Client,
-    paths: Vec<PathState>,
+    health: Arc<Health>,
     channels: Vec<Channel>,
     cred: Credential,
     next: AtomicUsize,
     procs: ProcCounters,
-    events: Mutex<Vec<PathEvent>>,
-    opened: Instant,
     nfs_port: u16,
     mount_port: Option<u16>,
 }
@@ -130,6 +140,7 @@ impl Pool {
             if paths.is_empty() {
                 let addr = crate::mount::resolve(&url.host, NFS_PORT).await?;
                 paths.push(PathSpec::new(addr.ip()));
+                paths.extend(url.paths.iter().cloned());
             }
             // MOUNT and metadata calls use the first path.
             let mut first = url.clone();
@@ -140,10 +151,22 @@ impl Pool {
             let (client, rest) = Nfs3Client::mount(&first, mopts).await?;
             // The port the mount found (from the URL or the portmapper).
             let port = client.channel().pick().addr().port();
+            let mut data_cfg = options.client.conn.clone();
+            if paths.len() > 1 {
+                // Fail over quickly instead of waiting on a dead path.
+                let timeout = url
+                    .timeo
+                    .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
+                data_cfg.fail_fast = true;
+                data_cfg.timeout = timeout;
+                data_cfg.connect_timeout = timeout;
+                data_cfg.retries = (PATH_CALL_DEADLINE.as_millis() / timeout.as_millis().max(1))
+                    .clamp(1, 1000) as u32;
+            }
             let mut channels = Vec::new();
             for (i, p) in paths.iter().enumerate() {
                 for _ in 0..options.conns_per_path.max(1) {
-                    let mut cfg = options.client.conn.clone();
+                    let mut cfg = data_cfg.clone();
                     cfg.bind = p.local;
                     let conn = Connection::connect(p.nfs_addr(port), cfg)
                         .await
@@ -157,17 +180,20 @@ impl Pool {
             }
             Ok::<_, NfsError>((client, rest, paths, channels, port))
         })?;
+        let health = Arc::new(Health::new(paths.into_iter().map(PathState::new).collect()));
+        if health.paths.len() > 1 {
+            let conns = channels.iter().map(|c| (c.path, c.conn.clone())).collect();
+            rt.spawn(crate::failover::probe(health.clone(), conns, cred.clone()));
+        }
         Ok((
             Pool {
                 rt,
                 client,
-                paths: paths.into_iter().map(PathState::new).collect(),
+                health,
                 channels,
                 cred,
                 next: AtomicUsize::new(0),
                 procs: ProcCounters::default(),
-                events: Mutex::new(Vec::new()),
-                opened: Instant::now(),
                 nfs_port,
                 mount_port: url.mount_port,
             },
@@ -187,7 +213,7 @@ impl Pool {
     }
 
     pub fn paths(&self) -> &[PathState] {
-        &self.paths
+        &self.health.paths
     }
 
     pub fn channels(&self) -> &[Channel] {
@@ -219,7 +245,7 @@ impl Pool {
         for k in 0..n {
             let i = (start + k) % n;
             let ch = &self.channels[i];
-            if !self.paths[ch.path].is_up() || Some(ch.path) == avoid_path {
+            if !self.health.paths[ch.path].is_up() || Some(ch.path) == avoid_path {
                 continue;
             }
             let load = ch.outstanding();
@@ -271,47 +297,25 @@ impl Pool {
     /// re-issue on, if some other path is up.
     pub fn path_failed(&self, ch: usize, reason: &str) -> Option<usize> {
         let path = self.channels.get(ch)?.path;
-        if self.paths[path].mark_down() {
-            self.record(path, format!("down: {reason}"), None);
-        }
+        self.health.failed(path, reason, false);
         let other = self.pick(Some(path));
-        let moved = self.paths[self.channels[other].path].is_up() && other != ch;
+        let moved = self.health.paths[self.channels[other].path].is_up() && other != ch;
         if moved {
-            self.paths[path].count_moved();
-            if let Ok(mut ev) = self.events.lock() {
-                if let Some(e) = ev.iter_mut().rev().find(|e| e.path == path) {
-                    e.moved += 1;
-                }
-            }
+            self.health.failed(path, reason, true);
         }
         moved.then_some(other)
     }
 
     /// A reply arrived on channel `ch`: a path that was down is up again.
     pub fn path_answered(&self, ch: usize) {
-        let Some(c) = self.channels.get(ch) else {
-            return;
-        };
-        if let Some(down) = self.paths[c.path].mark_up() {
-            self.record(c.path, "up".into(), Some(down.as_secs_f64()));
-        }
-    }
-
-    fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
-        if let Ok(mut ev) = self.events.lock() {
-            ev.push(PathEvent {
-                at_s: self.opened.elapsed().as_secs_f64(),
-                path,
-                what,
-                moved: 0,
-                recovered_after_s,
-            });
+        if let Some(c) = self.channels.get(ch) {
+            self.health.answered(c.path);
         }
     }
 
     /// Path events so far, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
-        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+        self.health.events()
     }
 
     /// The server's NFS address on the path of channel `ch`.

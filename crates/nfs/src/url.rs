@@ -1,5 +1,9 @@
 //! NFS URLs in libnfs's form:
 //! `nfs://host[:port]/export/path?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N`.
+//! Multipath: each `path=SERVER` or `path=LOCAL->SERVER` (IP addresses)
+//! adds a network path to the same storage after the host's own; `timeo=N`
+//! (tenths of a second, like the mount option) is the reply timeout, after
+//! which a silent path counts as dead.
 //!
 //! The path holds both the export and the path inside it; where one ends
 //! is learnt from the server's export list when mounting.
@@ -24,7 +28,7 @@ pub enum UrlError {
     #[error("NFS URL port {value} out of range (1-65535) in {name}")]
     PortRange { name: String, value: String },
     #[error(
-        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns)"
+        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo)"
     )]
     UnknownParam(String),
     #[error("NFS version {0} is not supported (only version=3)")]
@@ -53,6 +57,10 @@ pub struct NfsUrl {
     pub gid: Option<u32>,
     /// Connections to open (`conns=`), at least 1.
     pub conns: Option<u32>,
+    /// More paths to the same storage (`path=`), after the host's own.
+    pub paths: Vec<crate::path::PathSpec>,
+    /// Reply timeout in tenths of a second (`timeo=`).
+    pub timeo: Option<u32>,
 }
 
 impl NfsUrl {
@@ -79,6 +87,8 @@ impl NfsUrl {
             uid: None,
             gid: None,
             conns: None,
+            paths: Vec::new(),
+            timeo: None,
         };
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -98,6 +108,19 @@ impl NfsUrl {
                         return Err(bad(name, value, "connection count (1-64)"));
                     }
                     parsed.conns = Some(n);
+                }
+                "path" => {
+                    if parsed.paths.len() >= MAX_URL_PATHS {
+                        return Err(bad(name, value, "path (at most 16 in a URL)"));
+                    }
+                    parsed.paths.push(parse_path(name, value)?);
+                }
+                "timeo" => {
+                    let n = parse_num(name, value, "timeout (1-6000 tenths of a second)")?;
+                    if !(1..=6000).contains(&n) {
+                        return Err(bad(name, value, "timeout (1-6000 tenths of a second)"));
+                    }
+                    parsed.timeo = Some(n);
                 }
                 _ => return Err(UrlError::UnknownParam(name.to_string())),
             }
@@ -127,6 +150,26 @@ fn bad(name: &str, value: &str, what: &'static str) -> UrlError {
         name: name.to_string(),
         value: value.to_string(),
         what,
+    }
+}
+
+/// Paths a URL may name (an oranfstab has no such limit).
+const MAX_URL_PATHS: usize = 16;
+
+/// `SERVER` or `LOCAL->SERVER`, both IP addresses.
+fn parse_path(name: &str, value: &str) -> Result<crate::path::PathSpec, UrlError> {
+    let what = "path (SERVER or LOCAL->SERVER, IP addresses)";
+    let ip = |s: &str| {
+        s.trim_matches(|c| c == '[' || c == ']')
+            .parse::<std::net::IpAddr>()
+            .map_err(|_| bad(name, value, what))
+    };
+    match value.split_once("->") {
+        Some((local, server)) => Ok(crate::path::PathSpec {
+            local: Some(ip(local)?),
+            server: ip(server)?,
+        }),
+        None => Ok(crate::path::PathSpec::new(ip(value)?)),
     }
 }
 
@@ -253,6 +296,22 @@ mod tests {
     }
 
     #[test]
+    fn extra_paths_and_timeout() {
+        let u = NfsUrl::parse(
+            "nfs://10.0.1.2/export/d?path=10.0.2.2&path=10.0.3.1->10.0.3.2&path=[fd00::2]&timeo=15",
+        )
+        .unwrap();
+        assert_eq!(u.paths.len(), 3);
+        assert_eq!(u.paths[0].label(), "10.0.2.2");
+        assert_eq!(u.paths[1].label(), "10.0.3.1->10.0.3.2");
+        assert_eq!(
+            u.paths[2].server,
+            "fd00::2".parse::<std::net::IpAddr>().unwrap()
+        );
+        assert_eq!(u.timeo, Some(15));
+    }
+
+    #[test]
     fn bad_urls_say_why() {
         let cases = [
             ("http://h/x", "must start with nfs://"),
@@ -265,6 +324,9 @@ mod tests {
             ("nfs://h/x?version=4", "only version=3"),
             ("nfs://h/x?uid=-1", "not a valid user id"),
             ("nfs://h/x?conns=0", "connection count"),
+            ("nfs://h/x?path=host.example", "not a valid path"),
+            ("nfs://h/x?path=1.2.3.4->", "not a valid path"),
+            ("nfs://h/x?timeo=0", "not a valid timeout"),
             ("nfs://h/x/../y", "must be absolute"),
             ("nfs://h/x%zz", "%-escape"),
             ("nfs://h h/x", "bad host"),

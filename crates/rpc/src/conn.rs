@@ -38,6 +38,10 @@ pub enum TransportError {
         secs: f64,
         reason: String,
     },
+    /// Multipath mode ([`ConnConfig::fail_fast`]): the connection dropped
+    /// and its calls were handed back at once.
+    #[error("connection to {addr} dropped: {reason}")]
+    Dropped { addr: String, reason: String },
     #[error("server {addr} broke the RPC protocol: {reason}")]
     Protocol { addr: String, reason: String },
     #[error("connection to {addr} is closed")]
@@ -70,6 +74,13 @@ pub struct ConnConfig {
     /// Local address to bind before connecting (a multipath "local:" entry;
     /// with `dontroute` the traffic leaves through that address's interface).
     pub bind: Option<std::net::IpAddr>,
+    /// Multipath mode: when the connection drops, goes silent for `timeout`
+    /// or cannot be re-established, pending calls fail at once (a
+    /// [`TransportError::Dropped`] or [`TransportError::Connect`]) so the caller
+    /// can re-issue them on another path, instead of being held for
+    /// resending here; a live connection never retransmits (TCP does), and
+    /// a dropped socket is reset, so no stale WRITE reaches the server later.
+    pub fail_fast: bool,
 }
 
 impl Default for ConnConfig {
@@ -82,6 +93,7 @@ impl Default for ConnConfig {
             max_in_flight: 4096,
             max_record: 4 << 20,
             bind: None,
+            fail_fast: false,
         }
     }
 }

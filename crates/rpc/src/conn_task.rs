@@ -387,6 +387,20 @@ impl Task {
         self.last_error = reason;
         self.reconnect_at = Instant::now();
         self.backoff = Duration::from_millis(20);
+        if self.config.fail_fast {
+            let err = TransportError::Dropped {
+                addr: self.addr.to_string(),
+                reason: self.last_error.clone(),
+            };
+            self.fail_pending(err);
+        }
+    }
+
+    /// Ends every pending call with `err` (multipath: the caller moves them).
+    fn fail_pending(&mut self, err: TransportError) {
+        for (_, p) in self.pending.drain() {
+            p.reply.send(Err(err.clone()));
+        }
     }
 
     async fn reconnect(&mut self) {
@@ -415,6 +429,9 @@ impl Task {
                 self.last_error = e.to_string();
                 self.reconnect_at = Instant::now() + self.backoff;
                 self.backoff = (self.backoff * 2).min(Duration::from_millis(500));
+                if self.config.fail_fast {
+                    self.fail_pending(e);
+                }
             }
         }
     }
@@ -435,9 +452,12 @@ impl Task {
             if now.duration_since(p.submitted) >= deadline {
                 expired.push(*xid);
             } else if self.stream.is_some() && now.duration_since(p.sent_at) >= timeout {
-                if self.last_rx < p.sent_at {
+                // After a reconnect both are the same instant: nothing came back.
+                let quiet = self.last_rx < p.sent_at
+                    || (self.config.fail_fast && self.last_rx == p.sent_at);
+                if quiet {
                     silent = true;
-                } else {
+                } else if !self.config.fail_fast {
                     resend.push(*xid);
                 }
             }
@@ -511,6 +531,13 @@ pub(crate) async fn open(
             } else {
                 TcpSocket::new_v6()
             }?;
+            if config.fail_fast {
+                // Closing resets the connection: data still queued for a
+                // dead path is dropped, never delivered after a re-issue.
+                // A zero linger time resets at once: the drop never blocks.
+                #[allow(deprecated)]
+                socket.set_linger(Some(Duration::ZERO))?;
+            }
             if config.reserved_port {
                 bind_reserved(&socket, addr, config.bind, i)?;
             } else if let Some(ip) = config.bind {

@@ -334,3 +334,52 @@ fn oversized_reply_is_a_protocol_error() {
     assert!(matches!(err, TransportError::Protocol { .. }), "{err}");
     assert!(t0.elapsed() < Duration::from_millis(300));
 }
+
+/// Multipath mode: a dropped connection hands its calls back at once
+/// (long before the deadline), and a server gone silent does too after
+/// `timeout`; a later call reconnects when the server is back.
+#[test]
+fn fail_fast_hands_calls_back_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        // First connection: read one call, then reset.
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = read_record(&mut s);
+        drop(s);
+        // Second connection: read one call and stay silent.
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = read_record(&mut s);
+        let (mut s2, _) = listener.accept().unwrap();
+        // Third: answer (the reply echoes the XID).
+        let call = read_record(&mut s2).unwrap();
+        s2.write_all(&record(&call[..4])).unwrap();
+        drop(s);
+        s2
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        timeout: Duration::from_millis(300),
+        retries: 100,
+        fail_fast: true,
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let t = Instant::now();
+    let err = rt.block_on(conn.call(call_with(b"a"))).unwrap_err();
+    assert!(matches!(err, TransportError::Dropped { .. }), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let t = Instant::now();
+    let err = rt.block_on(conn.call(call_with(b"b"))).unwrap_err();
+    assert!(err.to_string().contains("no reply within"), "{err}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let reply = rt.block_on(conn.call(call_with(b"c"))).unwrap();
+    assert_eq!(reply.record.len(), 4);
+    assert_eq!(ConnStats::get(&conn.stats().retransmits), 0);
+    drop(server.join().unwrap());
+}

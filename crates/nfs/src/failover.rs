@@ -1,0 +1,154 @@
+//! Path health of a multipath pool: which paths take new requests, the
+//! failover events, and the background probe that brings a dead path back.
+//!
+//! A path goes down when one of its connections fails a call (refused,
+//! reset, or silent for the reply timeout); the engine then re-issues that
+//! call on another path. A down path gets no new work; the probe sends it
+//! an NFS NULL on every connection, with a doubling delay, and the path
+//! rejoins once all of them answer (one answering while another still
+//! fails would flap the path).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use dbio_rpc::conn::{CallBuf, Connection};
+use dbio_rpc::{encode_call, Credential};
+
+use crate::path::{PathEvent, PathState};
+use crate::proto::nfs3;
+
+/// First delay before probing a dead path again; doubles up to [`PROBE_MAX`].
+const PROBE_FIRST: Duration = Duration::from_millis(100);
+const PROBE_MAX: Duration = Duration::from_secs(2);
+/// How often the probe looks for dead paths.
+const PROBE_TICK: Duration = Duration::from_millis(50);
+
+/// Paths and their events, shared by the pool and its probe task.
+#[derive(Debug)]
+pub struct Health {
+    pub paths: Vec<PathState>,
+    events: Mutex<Vec<PathEvent>>,
+    opened: Instant,
+}
+
+impl Health {
+    pub fn new(paths: Vec<PathState>) -> Health {
+        Health {
+            paths,
+            events: Mutex::new(Vec::new()),
+            opened: Instant::now(),
+        }
+    }
+
+    /// Marks `path` down (recording the event once) and counts one request
+    /// moved off it when `moved`.
+    pub fn failed(&self, path: usize, reason: &str, moved: bool) {
+        let Some(p) = self.paths.get(path) else {
+            return;
+        };
+        if p.mark_down() {
+            self.record(path, format!("down: {reason}"), None);
+        }
+        if moved {
+            p.count_moved();
+            if let Ok(mut ev) = self.events.lock() {
+                if let Some(e) = ev
+                    .iter_mut()
+                    .rev()
+                    .find(|e| e.path == path && e.what.starts_with("down"))
+                {
+                    e.moved += 1;
+                }
+            }
+        }
+    }
+
+    /// `path` answered: if it was down, it rejoins and the time it was
+    /// down is recorded.
+    pub fn answered(&self, path: usize) {
+        let Some(p) = self.paths.get(path) else {
+            return;
+        };
+        if let Some(down) = p.mark_up() {
+            self.record(path, "up".into(), Some(down.as_secs_f64()));
+        }
+    }
+
+    fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
+        if let Ok(mut ev) = self.events.lock() {
+            ev.push(PathEvent {
+                at_s: self.opened.elapsed().as_secs_f64(),
+                path,
+                what,
+                moved: 0,
+                recovered_after_s,
+            });
+        }
+    }
+
+    /// Events so far, oldest first.
+    pub fn events(&self) -> Vec<PathEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+/// Probes dead paths until the runtime that runs it shuts down.
+/// `conns` holds each connection with the index of its path.
+pub async fn probe(health: Arc<Health>, conns: Vec<(usize, Connection)>, cred: Credential) {
+    let n = health.paths.len();
+    let mut next_at = vec![None::<Instant>; n];
+    let mut delay = vec![PROBE_FIRST; n];
+    loop {
+        tokio::time::sleep(PROBE_TICK).await;
+        for path in 0..n {
+            if health.paths[path].is_up() {
+                next_at[path] = None;
+                delay[path] = PROBE_FIRST;
+                continue;
+            }
+            let now = Instant::now();
+            let due = *next_at[path].get_or_insert(now + delay[path]);
+            if now < due {
+                continue;
+            }
+            let calls = conns.iter().filter(|(p, _)| *p == path).map(|(_, c)| {
+                let (c, call) = (c.clone(), null_call(&cred));
+                async move { c.call(call).await }
+            });
+            let all_ok = futures_all(calls).await;
+            if all_ok {
+                health.answered(path);
+            } else {
+                delay[path] = (delay[path] * 2).min(PROBE_MAX);
+                next_at[path] = Some(Instant::now() + delay[path]);
+            }
+        }
+    }
+}
+
+/// Runs the calls side by side; true when every one got a reply.
+async fn futures_all<F>(calls: impl Iterator<Item = F>) -> bool
+where
+    F: std::future::Future<Output = dbio_rpc::conn::CallResult> + Send + 'static,
+{
+    let handles: Vec<_> = calls.map(tokio::spawn).collect();
+    let mut ok = !handles.is_empty();
+    for h in handles {
+        ok &= matches!(h.await, Ok(Ok(_)));
+    }
+    ok
+}
+
+fn null_call(cred: &Credential) -> CallBuf {
+    let mut head = BytesMut::with_capacity(128);
+    encode_call(
+        &mut head,
+        0,
+        nfs3::PROGRAM,
+        nfs3::VERSION,
+        nfs3::Proc::Null as u32,
+        cred,
+    );
+    CallBuf::new(head)
+}
