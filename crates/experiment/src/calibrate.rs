@@ -21,6 +21,11 @@ use crate::{ExperimentError, ProgressFn};
 const MBPS_MAX_OUTSTANDING: u32 = 64;
 /// Levels in a row without the knee gain that end a ramp.
 const KNEE_LEVELS: u32 = 2;
+/// No knee is declared below this load: on a shared, noisy device one lucky
+/// reading at 1 or 2 outstanding would otherwise end the ramp long before
+/// the device's real parallelism is reached. A device without parallelism
+/// costs only a few short levels more.
+const KNEE_MIN_OUTSTANDING: u32 = 16;
 /// Share of the time budget given to the IOPS ramp; the rest is for MB/s.
 const IOPS_SHARE: f64 = 0.7;
 
@@ -237,6 +242,7 @@ fn ramp(
             loops: None,
             seed: spec.seed ^ u64::from(outstanding),
             verify: None,
+            verify_sync: false,
         };
         let out = drive(&load, stop, &live, &mut |_| {})?;
         if let Some(e) = out.error {
@@ -281,7 +287,7 @@ fn ramp(
             flat = 0;
         }
         best = best.max(value);
-        if flat >= KNEE_LEVELS {
+        if flat >= KNEE_LEVELS && outstanding >= KNEE_MIN_OUTSTANDING {
             r.stop = "knee";
             break;
         }
