@@ -121,6 +121,11 @@ pub struct Args {
     /// (all zero on healthy storage); `dbio verify DIR` checks again later, even after a crash
     #[arg(long)]
     verify: bool,
+    /// With --verify: write the journal of in-flight writes to stable storage before each
+    /// batch of writes is issued, so that even a power loss leaves every block either
+    /// verified or known to have had a write in flight (costs a flush per batch)
+    #[arg(long, requires = "verify")]
+    verify_sync: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -270,6 +275,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         loops: args.loops,
         seed: args.seed.unwrap_or_else(seed_from_clock),
         verify,
+        verify_sync: args.verify_sync,
         on_final_pass: Some(|| eprintln!("verifying every block of the data set")),
     };
     if stop.load(Ordering::Relaxed) {

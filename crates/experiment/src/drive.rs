@@ -37,6 +37,9 @@ pub(crate) struct Load<'a> {
     /// Verify mode: writes carry verified content tracked in this map, reads
     /// check what they read.
     pub verify: Option<&'a GenMap>,
+    /// Verify mode: the map (the journal of in-flight writes) reaches
+    /// stable storage before each batch of writes is issued.
+    pub verify_sync: bool,
 }
 
 /// Draws before a verify-mode user gives up finding a write whose blocks
@@ -125,6 +128,7 @@ pub(crate) fn drive(
                 generation: (u as u64) << 40,
                 dataset: load.dataset,
                 verify: load.verify,
+                verify_sync: load.verify_sync,
                 counts: VerifyCounts::default(),
             };
             let (stop, halt) = (stop, &halt);
@@ -209,6 +213,7 @@ struct User<'a> {
     generation: u64,
     dataset: &'a Dataset,
     verify: Option<&'a GenMap>,
+    verify_sync: bool,
     counts: VerifyCounts,
 }
 
@@ -251,6 +256,10 @@ impl User<'_> {
         let mut error: Option<ExperimentError> = None;
         let mut now = now0;
         let mut drain_by: Option<Instant> = None;
+        // An asynchronous engine issues at commit: one journal flush per
+        // batch; a synchronous one issues inside submit: one per write.
+        let sync_batch = self.engine.capabilities().async_io;
+        let mut batch_writes = false;
         loop {
             let over = stop.load(Ordering::Relaxed)
                 || halt.load(Ordering::Relaxed)
@@ -318,6 +327,15 @@ impl User<'_> {
                         sync: op.sync,
                         tag: u64::from(slot),
                     };
+                    if req.dir == IoDir::Write && self.verify_sync {
+                        if sync_batch {
+                            batch_writes = true;
+                        } else if let Err(e) = self.sync_journal() {
+                            error.get_or_insert(e);
+                            halt.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                    }
                     if let Err(e) = self.engine.submit(req) {
                         if let Some(map) = self.verify {
                             unclaim(map, &op, &gens[slot as usize]);
@@ -328,6 +346,13 @@ impl User<'_> {
                         break;
                     }
                     issued += 1;
+                }
+                if batch_writes {
+                    batch_writes = false;
+                    if let Err(e) = self.sync_journal() {
+                        error.get_or_insert(e);
+                        halt.store(true, Ordering::Relaxed);
+                    }
                 }
                 if let Err(e) = self.engine.commit() {
                     halt.store(true, Ordering::Relaxed);
@@ -407,6 +432,17 @@ impl User<'_> {
         Ok((self.recorder, error, self.counts))
     }
 
+    /// Verify mode with `verify_sync`: the in-flight marks reach stable
+    /// storage before the writes they announce.
+    fn sync_journal(&self) -> Result<(), ExperimentError> {
+        match self.verify {
+            Some(map) => map
+                .flush()
+                .map_err(|e| ExperimentError::Config(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
     /// Verify mode: stamps each block of the write in `slot` with its new
     /// generation.
     fn stamp(&mut self, slot: u32, op: &Op, gens: &[u32]) {
@@ -435,8 +471,11 @@ impl User<'_> {
         for (i, (u, &lo)) in buf.chunks_exact(us as usize).zip(gens).enumerate() {
             let unit = first + i as u64;
             let hi = map.get(f.file, unit) & GEN_MASK;
+            // A newer generation now: a write overlapped this read.
+            let racing = hi != lo;
+            let range = (lo, hi.max(lo));
             self.counts
-                .check(self.dataset, f.file, unit, u, lo, hi.max(lo));
+                .check(self.dataset, f.file, unit, u, range, racing);
         }
     }
 

@@ -38,6 +38,9 @@ pub struct RunSpec {
     /// [`dbio_workload::verify`]); reads check blocks and a final pass
     /// checks every block.
     pub verify: Option<std::sync::Arc<GenMap>>,
+    /// Verify mode: flush the journal of in-flight writes before each batch
+    /// of writes (exact even after a power loss, at a cost).
+    pub verify_sync: bool,
     /// Told when the final verify pass starts (the caller may say so).
     pub on_final_pass: Option<fn()>,
 }
@@ -76,6 +79,7 @@ pub fn run(
         loops: spec.loops,
         seed: spec.seed,
         verify: spec.verify.as_deref(),
+        verify_sync: spec.verify_sync,
     };
     let live = Live::new();
     let t0 = Instant::now();

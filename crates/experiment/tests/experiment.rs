@@ -22,6 +22,7 @@ fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
         seed: 1,
         verify: None,
         on_final_pass: None,
+        verify_sync: false,
     }
 }
 

@@ -21,7 +21,7 @@ fn dataset(dir: &Path) -> Dataset {
     prepare(dir, &spec, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap()
 }
 
-fn verified_run(engine: EngineKind) {
+fn verified_run(engine: EngineKind, verify_sync: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let ds = dataset(tmp.path());
     let map = Arc::new(
@@ -47,6 +47,7 @@ fn verified_run(engine: EngineKind) {
         seed: 7,
         verify: Some(map.clone()),
         on_final_pass: None,
+        verify_sync,
     };
     let out = run(&spec, &AtomicBool::new(false), None).unwrap();
     assert!(out.error.is_none());
@@ -79,10 +80,16 @@ fn verified_run(engine: EngineKind) {
 
 #[test]
 fn healthy_psync_run_verifies_clean() {
-    verified_run(EngineKind::Psync);
+    verified_run(EngineKind::Psync, false);
 }
 
 #[test]
 fn healthy_io_uring_run_verifies_clean() {
-    verified_run(EngineKind::IoUring);
+    verified_run(EngineKind::IoUring, false);
+}
+
+#[test]
+fn journal_flushed_before_each_batch_verifies_clean() {
+    verified_run(EngineKind::IoUring, true);
+    verified_run(EngineKind::Psync, true);
 }

@@ -120,14 +120,14 @@ fn check_chunk(
         let v = map.get(file, unit);
         let g = v & GEN_MASK;
         if v & IN_FLIGHT == 0 {
-            counts.check(ds, file, unit, u, g, g);
+            counts.check(ds, file, unit, u, (g, g), false);
             continue;
         }
         // A write was in flight when the run ended: the old or the new
         // generation is right.
         let before = counts.faults();
         let old = g.wrapping_sub(1) & GEN_MASK;
-        counts.check(ds, file, unit, u, old.min(g), old.max(g));
+        counts.check(ds, file, unit, u, (old.min(g), old.max(g)), false);
         if counts.faults() == before {
             counts.in_flight += 1;
             if settle {

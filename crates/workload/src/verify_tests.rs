@@ -35,12 +35,20 @@ fn counts_classify_an_old_generation_as_lost() {
     let ds = crate::Dataset::planned(dir.path(), &spec);
     let mut c = VerifyCounts::default();
     let u = unit(8192, ds.id, 0, 3, 1);
-    c.check(&ds, 0, 3, &u, 1, 1);
+    c.check(&ds, 0, 3, &u, (1, 1), false);
     assert_eq!(c.faults(), 0);
-    c.check(&ds, 0, 3, &u, 2, 2);
+    c.check(&ds, 0, 3, &u, (2, 2), false);
     assert_eq!((c.lost, c.blocks_checked), (1, 2));
     assert_eq!(c.bad[0].fault, Fault::Lost);
     assert_eq!(c.bad[0].file, "dbio-data-01.dbf");
+    // A read that raced a write may see sectors of both: not a fault then,
+    // a fault otherwise.
+    let mut torn = u.clone();
+    torn[4096..].copy_from_slice(&unit(8192, ds.id, 0, 3, 2)[4096..]);
+    c.check(&ds, 0, 3, &torn, (1, 2), true);
+    assert_eq!(c.faults(), 1);
+    c.check(&ds, 0, 3, &torn, (1, 2), false);
+    assert_eq!(c.torn, 1);
 }
 
 #[test]
