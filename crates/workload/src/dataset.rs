@@ -366,9 +366,15 @@ pub fn prepare(
     write_content(&ds, opts, stop, progress)?;
     manifest.complete = true;
     write_manifest(dir, &manifest)?;
-    // Fresh content is at generation 0 everywhere: verifiable at once.
-    crate::verify::GenMap::create(&ds)?;
-    Ok(ds)
+    // Fresh content is at generation 0 everywhere: verifiable at once. A
+    // data set too large to track simply has no map (verify mode refuses it).
+    match crate::verify::GenMap::create(&ds) {
+        Ok(_)
+        | Err(crate::verify::MapError::TooLarge { .. } | crate::verify::MapError::TooManyFiles) => {
+            Ok(ds)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Rewrites the content of the local data set `ds` at generation 0 and a

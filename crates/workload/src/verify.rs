@@ -36,8 +36,9 @@ pub const REDO_UNIT: u32 = 512;
 pub const IN_FLIGHT: u32 = 1 << 31;
 /// Generations wrap below the in-flight bit (2^31 writes of one unit).
 pub const GEN_MASK: u32 = IN_FLIGHT - 1;
-/// Largest number of units a map tracks (4 bytes each: 512 MiB of map,
-/// e.g. 1 TiB of 8 KiB blocks); larger data sets are refused in verify mode.
+/// Largest number of units a map tracks (4 bytes each: 512 MiB of map, a
+/// little under 1 TiB of 8 KiB blocks with its redo log); larger data sets
+/// are refused in verify mode.
 pub const MAX_UNITS: u64 = 1 << 27;
 /// Name of the map file in the data-set directory.
 pub const MAP_NAME: &str = "dbio-verify.map";
@@ -184,8 +185,13 @@ fn layout(ds: &Dataset) -> Result<Vec<(usize, u64, u32)>, MapError> {
         out.push((at, units, us));
         at += units as usize;
         if at as u64 > MAX_UNITS {
+            let units = ds
+                .files
+                .iter()
+                .map(|f| f.size / u64::from(unit_size(f.kind, ds.block_size)))
+                .sum();
             return Err(MapError::TooLarge {
-                units: ds.files.iter().map(|f| f.size / 512).sum(),
+                units,
                 max: MAX_UNITS,
             });
         }

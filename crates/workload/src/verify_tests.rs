@@ -78,3 +78,16 @@ fn map_claims_completes_and_persists() {
     GenMap::forget(dir.path()).unwrap();
     assert!(GenMap::open(&ds).unwrap().is_none());
 }
+
+#[test]
+fn too_large_a_data_set_is_refused_with_its_size() {
+    let spec = crate::DatasetSpec::new(2 << 40, 8192).unwrap();
+    let ds = crate::Dataset::planned(std::path::Path::new("/nowhere"), &spec);
+    match GenMap::in_memory(&ds) {
+        Err(MapError::TooLarge { units, max }) => {
+            assert_eq!(max, MAX_UNITS);
+            assert!(units > MAX_UNITS, "{units}");
+        }
+        other => panic!("expected TooLarge, got {:?}", other.map(|_| ())),
+    }
+}
