@@ -40,7 +40,12 @@ pub struct NfsArgs {
     /// Oracle's oranfstab (or its TOML equivalent) naming servers, paths (local: + path:,
     /// several paths share the load) and export/mount pairs; a --target under a mount point
     /// is then reached through dbio's NFS client. Without it, ./oranfstab then
-    /// /etc/oranfstab are looked for, as Oracle does
+    /// /etc/oranfstab are looked for, as Oracle does. Several paths without a file: add
+    /// `path=SERVER` (or `path=LOCAL->SERVER`, IP addresses) to the nfs:// URL once per extra
+    /// path, e.g. nfs://10.213.1.2/export/dbio?version=3&mountport=20048&nfsport=2049&path=10.213.2.2.
+    /// With several paths, a path silent for `timeo=N` tenths of a second (default 20), reset
+    /// or refused is taken out and its requests move to the others at once; it is probed in
+    /// the background and rejoins when it answers (events in the report)
     #[arg(long, value_name = "FILE")]
     pub oranfstab: Option<std::path::PathBuf>,
 }

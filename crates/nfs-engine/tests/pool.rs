@@ -71,8 +71,8 @@ fn pool_balances_and_tracks_paths() {
         .sum();
     assert_eq!(sends, 8);
 
-    // A failure on path 0 moves work to path 1 and is recorded; a reply on
-    // path 0 brings it back.
+    // A failure on path 0 moves work to path 1 and is recorded; the probe
+    // finds path 0 answering and brings it back.
     let other = pool.path_failed(0, "test: connection reset").unwrap();
     assert_eq!(pool.channels()[other].path, 1);
     assert!(!pool.paths()[0].is_up());
@@ -80,6 +80,10 @@ fn pool_balances_and_tracks_paths() {
         assert_eq!(pool.channels()[pool.pick(None)].path, 1);
     }
     pool.path_answered(1);
+    let t = std::time::Instant::now();
+    while !pool.paths()[0].is_up() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(pool.paths()[0].is_up());
     let ev = pool.events();
     assert_eq!(ev.len(), 2);

@@ -306,8 +306,13 @@ impl Pool {
         moved.then_some(other)
     }
 
-    /// A reply arrived on channel `ch`: a path that was down is up again.
+    /// A reply arrived on channel `ch`. With one path, a path that was
+    /// down is up again. With several, only the probe brings a path back:
+    /// a late reply to a call sent before the path died proves nothing.
     pub fn path_answered(&self, ch: usize) {
+        if self.health.paths.len() > 1 {
+            return;
+        }
         if let Some(c) = self.channels.get(ch) {
             self.health.answered(c.path);
         }

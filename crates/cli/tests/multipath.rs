@@ -1,0 +1,376 @@
+//! Multipath and failover against two nfs-ganesha instances exporting the
+//! same directory, each over its own network path (scripts/nfs-multipath):
+//! two rate-limited paths carry more than one, a path cut or a server
+//! killed during a run costs no I/O and comes back, the data written
+//! meanwhile verifies, and an oranfstab with both paths drives them both.
+//! Without root or ganesha the tests print a note and skip, unless
+//! DBIO_REQUIRE_PEERS=1, where they fail.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nfs-multipath")
+}
+
+fn require_peers() -> bool {
+    std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1")
+}
+
+/// Two servers over two paths; taken down on drop.
+struct Topology {
+    prefix: String,
+    env: HashMap<String, String>,
+    _dir: tempfile::TempDir,
+}
+
+impl Topology {
+    fn up(tag: &str) -> Option<Topology> {
+        let prefix = format!("mp{tag}-{}", std::process::id());
+        let dir = tempfile::Builder::new()
+            .prefix("dbio-mp-")
+            .tempdir()
+            .unwrap();
+        let out = Command::new(script())
+            .args(["up", "--prefix", &prefix, "--dir"])
+            .arg(dir.path())
+            .output();
+        let ok = matches!(&out, Ok(o) if o.status.success());
+        let mut topo = Topology {
+            prefix,
+            env: HashMap::new(),
+            _dir: dir,
+        };
+        if !ok {
+            let why = match &out {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+                Err(e) => e.to_string(),
+            };
+            if require_peers() {
+                panic!("DBIO_REQUIRE_PEERS=1 but the multipath servers could not start: {why}");
+            }
+            eprintln!("note: skipping multipath tests, servers could not start: {why}");
+            return None;
+        }
+        let env = topo.sh_out(&["env"]);
+        topo.env = env
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
+            .collect();
+        Some(topo)
+    }
+
+    fn sh_out(&self, args: &[&str]) -> String {
+        let out = Command::new(script())
+            .args(args)
+            .args(["--prefix", &self.prefix])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nfs-multipath {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn var(&self, name: &str) -> &str {
+        &self.env[name]
+    }
+
+    /// Both paths (the URL names server 1 and adds server 2 with path=).
+    fn url(&self) -> String {
+        self.var("MP_URL").to_string()
+    }
+
+    /// Server 1 only.
+    fn url_one(&self) -> String {
+        format!(
+            "nfs://{}/export/dbio?version=3&mountport=20048&nfsport=2049",
+            self.var("MP_ADDR1")
+        )
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        Path::new(self.var("MP_DIR")).join("dbio")
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        let _ = Command::new(script())
+            .args(["down", "--prefix", &self.prefix])
+            .output();
+    }
+}
+
+fn run(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dbio run {args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = args
+        .iter()
+        .position(|a| *a == "--json")
+        .map(|i| args[i + 1])
+        .unwrap();
+    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
+}
+
+/// Sends per path from the channels view.
+fn sends_on(r: &Value, path: u64) -> u64 {
+    r["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["path"] == path)
+        .map(|c| c["sends"].as_u64().unwrap())
+        .sum()
+}
+
+/// Creates the data set (unshaped, so it is quick).
+fn prepare(t: &Topology, json: &str) {
+    run(&[
+        "--target",
+        &t.url(),
+        "--size",
+        "32MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--json",
+        json,
+    ]);
+}
+
+#[test]
+fn two_paths_carry_nearly_twice_one() {
+    let Some(t) = Topology::up("bw") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = |n: &str| tmp.path().join(n).display().to_string();
+    prepare(&t, &out("prep.json"));
+    // Each path limited to the same rate: the paths, not the CPUs, are the
+    // bottleneck.
+    t.sh_out(&["rate", "--rate", "80mbit"]);
+    let read = |url: &str, json: &str| {
+        run(&[
+            "--target",
+            url,
+            "--size",
+            "32MiB",
+            "--workload",
+            "direct-read",
+            "--users",
+            "1",
+            "--outstanding",
+            "8",
+            "--conns",
+            "2",
+            "--time",
+            "6s",
+            "--json",
+            json,
+        ])
+    };
+    let one = read(&t.url_one(), &out("one.json"));
+    let two = read(&t.url(), &out("two.json"));
+    let (m1, m2) = (one["mbps"].as_f64().unwrap(), two["mbps"].as_f64().unwrap());
+    eprintln!(
+        "1 path {m1:.2} MB/s, 2 paths {m2:.2} MB/s, ratio {:.2}",
+        m2 / m1
+    );
+    assert_eq!(two["failed_ios"], 0);
+    assert!(sends_on(&two, 0) > 0 && sends_on(&two, 1) > 0);
+    assert!(
+        m2 >= 1.8 * m1,
+        "2 paths {m2:.2} MB/s vs 1 path {m1:.2} MB/s"
+    );
+}
+
+/// Runs an OLTP mix with --verify over both paths while `disrupt` runs on
+/// another thread; checks no I/O failed, the path went down with requests
+/// moved and came back, and every block verifies (in the run's final pass
+/// and afterwards in a read-only run through the other server).
+fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
+    let out = |n: &str| tmp.join(n).display().to_string();
+    prepare(t, &out("prep.json"));
+    let d = std::thread::spawn(disrupt);
+    let r = run(&[
+        "--target",
+        &t.url(),
+        "--size",
+        "32MiB",
+        "--profile",
+        "oltp",
+        "--update-pct",
+        "50",
+        "--users",
+        "2",
+        "--outstanding",
+        "8",
+        "--conns",
+        "2",
+        "--time",
+        "12s",
+        "--verify",
+        "--json",
+        &out("run.json"),
+    ]);
+    d.join().unwrap();
+    assert_eq!(r["failed_ios"], 0, "{}", r["events"]);
+    let events = r["events"].as_array().unwrap();
+    let down = events
+        .iter()
+        .find(|e| e["path"] == t.var("MP_ADDR2") && e["what"].as_str().unwrap().starts_with("down"))
+        .unwrap_or_else(|| panic!("no down event: {events:?}"));
+    assert!(down["requests_moved"].as_u64().unwrap() > 0, "{down}");
+    let up = events
+        .iter()
+        .find(|e| e["path"] == t.var("MP_ADDR2") && e["what"] == "up")
+        .unwrap_or_else(|| panic!("no up event: {events:?}"));
+    let recovered = up["recovered_after_s"].as_f64().unwrap();
+    assert!(recovered > 1.0 && recovered < 8.0, "{up}");
+    eprintln!("events: {events:?}");
+    let v = &r["verify"];
+    assert!(v["final_pass_complete"].as_bool().unwrap(), "{v}");
+    for k in ["lost", "torn", "misdirected", "checksum"] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+    assert!(r["classes"].to_string().contains("write"));
+    // Read back afterwards through server 1 alone: a read-only run whose
+    // final pass checks every block against what the failover run wrote.
+    let again = run(&[
+        "--target",
+        &t.url_one(),
+        "--size",
+        "32MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--verify",
+        "--json",
+        &out("again.json"),
+    ]);
+    let v = &again["verify"];
+    assert!(v["final_pass_complete"].as_bool().unwrap(), "{v}");
+    assert!(v["final_pass_blocks"].as_u64().unwrap() > 0, "{v}");
+    for k in ["lost", "torn", "misdirected", "checksum"] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+}
+
+#[test]
+fn path_cut_during_a_run_fails_over_and_rejoins() {
+    let Some(t) = Topology::up("cut") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, p) = (script(), t.prefix.clone());
+    survives(&t, tmp.path(), move || {
+        std::thread::sleep(Duration::from_secs(3));
+        let sh = |what: &str| {
+            let st = Command::new(&s)
+                .args([what, "2", "--prefix", &p])
+                .output()
+                .unwrap();
+            assert!(st.status.success());
+        };
+        sh("cut");
+        std::thread::sleep(Duration::from_secs(4));
+        sh("restore");
+    });
+}
+
+#[test]
+fn server_killed_during_a_run_fails_over_and_rejoins() {
+    let Some(t) = Topology::up("kill") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, p) = (script(), t.prefix.clone());
+    survives(&t, tmp.path(), move || {
+        std::thread::sleep(Duration::from_secs(3));
+        // Killed like a crash, started again 3 s later.
+        let st = Command::new(&s)
+            .args(["kill", "2", "3", "--prefix", &p])
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    });
+}
+
+#[test]
+fn oranfstab_with_two_paths_uses_both() {
+    let Some(t) = Topology::up("ora") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let tab = tmp.path().join("oranfstab");
+    std::fs::write(
+        &tab,
+        format!(
+            "server: node\nlocal: {} path: {}\nlocal: {} path: {}\ndontroute\n\
+             export: /export mount: /u02/oradata\nmanagement: 10.0.0.9\n",
+            t.var("MP_LOCAL1"),
+            t.var("MP_ADDR1"),
+            t.var("MP_LOCAL2"),
+            t.var("MP_ADDR2"),
+        ),
+    )
+    .unwrap();
+    let json = tmp.path().join("ora.json").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--oranfstab",
+            "./oranfstab",
+            "--target",
+            "/u02/oradata/dbio",
+            "--size",
+            "16MiB",
+            "--profile",
+            "oltp",
+            "--time",
+            "2s",
+            "--json",
+            &json,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("note: ./oranfstab:6: management"),
+        "{stderr}"
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["servers"][0]["name"], "node");
+    for (path, local) in [(0, "MP_LOCAL1"), (1, "MP_LOCAL2")] {
+        assert!(sends_on(&r, path) > 0, "path {path} carried no calls");
+        // `local:` is bound: every channel of the path leaves from it.
+        for c in r["channels"].as_array().unwrap() {
+            if c["path"] == path {
+                let addr = c["local_addr"].as_str().unwrap();
+                assert!(addr.starts_with(&format!("{}:", t.var(local))), "{c}");
+            }
+        }
+    }
+    assert!(t.data_dir().join("dbio-dataset.json").is_file());
+}
