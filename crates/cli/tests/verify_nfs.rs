@@ -1,3 +1,6 @@
+//! A missing export is refused in one line (the bad-input catalogue's case
+//! that needs a server).
+//!
 //! `dbio run --verify` on an `nfs://` target: blocks written and read through
 //! dbio's NFS client verify, in the run and in the final pass, on a fresh
 //! data set and on a reused one (rewritten at generation 0 first).
@@ -65,4 +68,25 @@ fn verify_run_through_the_nfs_engine_is_clean() {
         );
         assert!(v["blocks_checked"].as_u64() > v["final_pass_blocks"].as_u64());
     }
+}
+
+#[test]
+fn missing_export_is_one_line_exit_2() {
+    let Some(server) = common::Server::start("vfx") else {
+        return;
+    };
+    let url = server.url("/nosuch/dbio");
+    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(["run", "--target", &url, "--size", "8MiB", "--loops", "10"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let line = err.trim_end();
+    assert!(
+        line.starts_with(&format!("dbio: --target {url}: no export of "))
+            && line.ends_with(":20048 contains /nosuch/dbio (exports: /export)"),
+        "{line}"
+    );
 }
