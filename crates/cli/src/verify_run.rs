@@ -50,8 +50,7 @@ pub fn prepare(
         // reused data set is rewritten at generation 0 first.
         let map = GenMap::in_memory(ds)?;
         if !ds.created {
-            write_content(ds, &opts, stop, &mut |d, t| progress(&ds.dir, d, t))
-                .map_err(interrupted)?;
+            write_content(ds, &opts, stop, &mut |d, t| progress(&ds.dir, d, t))?;
         }
         return Ok(Some(Arc::new(map)));
     }
@@ -75,16 +74,9 @@ pub fn prepare(
             );
             map
         }
-        None => {
-            reformat(ds, &opts, stop, &mut |d, t| progress(&ds.dir, d, t)).map_err(interrupted)?
-        }
+        None => reformat(ds, &opts, stop, &mut |d, t| progress(&ds.dir, d, t))?,
     };
     Ok(Some(Arc::new(map)))
-}
-
-/// Marks an interruption so that `run` writes a partial result.
-fn interrupted(e: DatasetError) -> anyhow::Error {
-    anyhow::Error::new(e)
 }
 
 /// True when `e` is an interruption of data-set preparation.

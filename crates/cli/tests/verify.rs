@@ -366,3 +366,41 @@ fn sigterm_during_the_run() {
 fn sigint_during_the_final_verify_pass() {
     interrupt_at("verifying every block", libc::SIGINT, "1GiB", "200ms");
 }
+
+#[test]
+fn sigint_while_making_content_verifiable() {
+    let tmp = scratch();
+    let (dir, json) = (tmp.path().join("ds"), tmp.path().join("v.json"));
+    // Written without --verify: the next verify run rewrites the content.
+    let o = dbio(&[
+        "run",
+        "--target",
+        s(&dir),
+        "--size",
+        "1GiB",
+        "--loops",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let mut child = spawn(&[
+        "run",
+        "--target",
+        s(&dir),
+        "--size",
+        "1GiB",
+        "--verify",
+        "--time",
+        "5s",
+        "--json",
+        s(&json),
+    ]);
+    wait_line(&mut child, "writing verifiable content");
+    signal(&child, libc::SIGINT);
+    assert_eq!(wait(&mut child), 130);
+    let r: Value = serde_json::from_slice(&fs::read(&json).expect("results file")).unwrap();
+    assert_eq!(r["interrupted"], true, "{r}");
+    // Half-rewritten content is marked incomplete: created again on next use.
+    let (code, out) = verify(&dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("did not finish"), "{out}");
+}
