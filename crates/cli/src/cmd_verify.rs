@@ -24,13 +24,16 @@ pub const EXIT_CORRUPT: i32 = 1;
         against the generation map kept beside it (dbio-verify.map): the block head (data set, \
         file, block number, write generation), the generation stamp of every sector and the \
         checksum. Blocks whose write was in flight when dbio stopped (even by kill -9) may hold \
-        the old or the new generation; both are accepted and the map is settled.\n\nExit code: \
+        the old or the new generation; both are accepted and the map is settled. An nfs:// data \
+        set is read through dbio's NFS client; its map lives for a run only, so there the \
+        blocks' own consistency is checked (checksum, torn, misdirected), not their \
+        generation.\n\nExit code: \
         0 when every block checks, 1 when one does not (the first bad blocks are listed: file, \
         block, what is wrong), 2 on bad input, 130 when interrupted.\n\nExample: dbio verify \
         /data/dbio"
 )]
 pub struct Args {
-    /// Directory of the data set (the --target of the run)
+    /// Directory of the data set (the --target of the run), or an nfs:// URL
     #[arg(value_name = "DATASET")]
     dataset: PathBuf,
     /// I/O engine that reads the blocks: io_uring or psync
@@ -39,21 +42,23 @@ pub struct Args {
     /// Read through the page cache instead of O_DIRECT
     #[arg(long)]
     buffered: bool,
+    #[command(flatten)]
+    nfs: crate::nfs_target::NfsArgs,
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let dir = &args.dataset;
     anyhow::ensure!(
-        !crate::nfs_target::is_nfs(dir),
-        "{}: dbio verify checks local data sets; an nfs:// data set is checked by the final pass \
-         of `dbio run --verify`",
-        dir.display()
-    );
-    anyhow::ensure!(
         args.engine != EngineKind::Null,
         "--engine null: verify needs an engine that reads data (io_uring or psync)"
     );
-    let (ds, complete) = open_existing(dir)?;
+    // An nfs:// data set (or one under an oranfstab mount point) is read
+    // through dbio's NFS client; its generation map lives for a run only.
+    let nfs = crate::nfs_target::open_existing(dir, &args.nfs)?;
+    let (ds, complete) = match &nfs {
+        Some((_, ds, complete)) => (ds.clone(), *complete),
+        None => open_existing(dir)?,
+    };
     if !complete {
         println!(
             "{}: creation of data set {:016x} did not finish; it holds no written blocks \
@@ -63,30 +68,16 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
-    for f in ds.engine_files() {
-        let meta = std::fs::metadata(&f.path)
-            .map_err(|e| anyhow::anyhow!("{}: data-set file missing: {e}", f.path.display()))?;
-        anyhow::ensure!(
-            meta.len() == f.size,
-            "{}: size {} bytes, the manifest says {}",
-            f.path.display(),
-            meta.len(),
-            f.size
-        );
-    }
-    let map = GenMap::open(&ds)?.ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
-             --verify, so what its blocks should hold is not known",
-            dir.display(),
-            ds.id
-        )
-    })?;
+    let (map, engine) = match &nfs {
+        Some(_) => (GenMap::in_memory(&ds)?, EngineKind::Nfs),
+        None => (local_map(&ds)?, args.engine),
+    };
     let stop = common::stop_flag();
     let opts = ScanOptions {
-        engine: args.engine,
+        engine,
         direct: !args.buffered,
-        settle: true,
+        settle: nfs.is_none(),
+        any_generation: nfs.is_some(),
     };
     let tty = std::io::stderr().is_terminal();
     let t0 = Instant::now();
@@ -118,6 +109,12 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         counts.misdirected,
         counts.checksum
     );
+    if nfs.is_some() {
+        println!(
+            "write generations not checked (lost writes cannot be told): the generation map of \
+             an nfs:// data set lives for a run only, whose final pass checks them"
+        );
+    }
     if counts.in_flight > 0 {
         println!(
             "{} blocks had a write in flight when dbio stopped; each holds the old or the new \
@@ -142,4 +139,27 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if counts.faults() > 0 { EXIT_CORRUPT } else { 0 })
+}
+
+/// The local data set's files as the manifest lists them, and its map.
+fn local_map(ds: &dbio_workload::Dataset) -> anyhow::Result<GenMap> {
+    for f in ds.engine_files() {
+        let meta = std::fs::metadata(&f.path)
+            .map_err(|e| anyhow::anyhow!("{}: data-set file missing: {e}", f.path.display()))?;
+        anyhow::ensure!(
+            meta.len() == f.size,
+            "{}: size {} bytes, the manifest says {}",
+            f.path.display(),
+            meta.len(),
+            f.size
+        );
+    }
+    GenMap::open(ds)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
+             --verify, so what its blocks should hold is not known",
+            ds.dir.display(),
+            ds.id
+        )
+    })
 }

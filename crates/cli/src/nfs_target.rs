@@ -197,6 +197,30 @@ pub fn open(
     Ok(Some((t, ds)))
 }
 
+/// Mounts the export of an NFS target and reads its data set's manifest
+/// without preparing anything (for `dbio verify`); `None` when the target
+/// is local. Also returns whether the data set's creation finished.
+pub fn open_existing(
+    target: &Path,
+    args: &NfsArgs,
+) -> anyhow::Result<Option<(Arc<NfsTarget>, Dataset, bool)>> {
+    let Some(plan) = plan(target, args)? else {
+        return Ok(None);
+    };
+    let opts = TargetOptions {
+        conns: args.conns,
+        workers: 1,
+        paths: plan.paths,
+        max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
+            s.min(u64::from(u32::MAX)) as u32
+        }),
+        server_name: plan.server_name,
+    };
+    let t = NfsTarget::open(&plan.url, &opts)?;
+    let (ds, complete) = dataset::open_existing(&t)?;
+    Ok(Some((t, ds, complete)))
+}
+
 /// Adds the dNFS views to a run's result.
 pub fn fill_views(result: &mut RunResult, t: &NfsTarget) {
     views::fill(result, t);

@@ -63,6 +63,7 @@ pub fn prepare(
                 engine,
                 direct,
                 settle: true,
+                any_generation: false,
             };
             let (counts, _) = scan(ds, &map, &opts, stop, &mut |_, _| {})?;
             anyhow::ensure!(

@@ -93,8 +93,10 @@ const CASES: &[(&[&str], &str)] = &[
      "dbio: --target nfs:///export: NFS URL has no host: nfs:///export"),
     (&["run", "--target", "nfs://127.0.0.1/export?version=5"],
      "dbio: --target nfs://127.0.0.1/export?version=5: NFS version 5 is not supported (only version=3)"),
-    (&["verify", "nfs://127.0.0.1/export/ds"],
-     "dbio: nfs://127.0.0.1/export/ds: dbio verify checks local data sets; an nfs:// data set is checked by the final pass of `dbio run --verify`"),
+    (
+        &["verify", "nfs://127.0.0.1:99999/export/ds"],
+        "dbio: --target nfs://127.0.0.1:99999/export/ds: NFS URL port 99999 out of range (1-65535) in host:port",
+    ),
     // Config files (oranfstab and its TOML form).
     (&["run", "--target", "{S}/ds", "--oranfstab", "{S}/missing.ora"],
      "dbio: {S}/missing.ora: No such file or directory (os error 2)"),

@@ -68,6 +68,38 @@ fn verify_run_through_the_nfs_engine_is_clean() {
         );
         assert!(v["blocks_checked"].as_u64() > v["final_pass_blocks"].as_u64());
     }
+    // `dbio verify` through NFS: every block consistent.
+    let verify = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_dbio"))
+            .args(["verify", &url])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        (o.status.code(), text + &String::from_utf8_lossy(&o.stderr))
+    };
+    let (code, out) = verify();
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("lost 0, torn 0, misdirected 0, checksum 0"),
+        "{out}"
+    );
+    assert!(out.contains("generations not checked"), "{out}");
+    // A byte flipped in the file on the server's disk, behind its back.
+    use std::os::unix::fs::FileExt;
+    let path = server.export_dir.join("dbio/dbio-data-01.dbf");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, 50 * 8192 + 3000).unwrap();
+    b[0] ^= 0x10;
+    f.write_all_at(&b, 50 * 8192 + 3000).unwrap();
+    f.sync_all().unwrap();
+    let (code, out) = verify();
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("dbio-data-01.dbf block 50: checksum"), "{out}");
 }
 
 #[test]

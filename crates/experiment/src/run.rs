@@ -174,6 +174,7 @@ fn final_pass(
             engine: spec.engine,
             direct: spec.direct,
             settle: false,
+            any_generation: false,
         };
         match scan(&spec.dataset, map, &opts, stop, &mut |_, _| {}) {
             Ok((c, done)) => {

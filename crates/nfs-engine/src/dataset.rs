@@ -168,6 +168,32 @@ pub fn prepare(
     Ok(ds)
 }
 
+/// Reads the manifest of the data set in the target's directory without
+/// creating or changing anything (for `dbio verify`): the data set as
+/// listed, and whether its creation finished.
+pub fn open_existing(target: &Arc<NfsTarget>) -> Result<(Dataset, bool), DatasetError> {
+    let ns = Namespace { t: target };
+    let dir = target.dir.clone();
+    let path = target.display_path(&dir);
+    let dir_fh = target
+        .handle(&dir)
+        .map_err(nfs_err("cannot open the data set", path.clone()))?;
+    let m = ns.read_manifest(dir_fh, &dir, false)?.ok_or_else(|| {
+        DatasetError::Spec(format!("{path}: not a dbio data set (no {MANIFEST_NAME})"))
+    })?;
+    let id = u64::from_str_radix(&m.id, 16)
+        .map_err(|_| DatasetError::Spec(format!("{path}: bad data-set id {:?}", m.id)))?;
+    let ds = Dataset {
+        dir: PathBuf::from(&dir),
+        id,
+        block_size: m.block_size,
+        files: m.files,
+        created: false,
+        backend: Some(target.backend()),
+    };
+    Ok((ds, m.complete))
+}
+
 struct Namespace<'a> {
     t: &'a Arc<NfsTarget>,
 }
