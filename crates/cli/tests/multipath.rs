@@ -374,3 +374,50 @@ fn oranfstab_with_two_paths_uses_both() {
     }
     assert!(t.data_dir().join("dbio-dataset.json").is_file());
 }
+
+#[test]
+fn path_down_at_the_start_joins_later() {
+    let Some(t) = Topology::up("late") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("late.json").display().to_string();
+    // Path 1 (the URL's host) is cut before the run: the export is mounted
+    // over path 2 and path 1 starts down.
+    t.sh_out(&["cut", "1"]);
+    let (s, p) = (script(), t.prefix.clone());
+    let restore = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(3));
+        let st = Command::new(&s)
+            .args(["restore", "1", "--prefix", &p])
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    });
+    let r = run(&[
+        "--target",
+        &t.url(),
+        "--size",
+        "16MiB",
+        "--profile",
+        "oltp",
+        "--outstanding",
+        "8",
+        "--conns",
+        "2",
+        "--time",
+        "8s",
+        "--json",
+        &json,
+    ]);
+    restore.join().unwrap();
+    assert_eq!(r["failed_ios"], 0);
+    let events = r["events"].as_array().unwrap();
+    let on_1 = |what: &str| {
+        events.iter().any(|e| {
+            e["path"] == t.var("MP_ADDR1") && e["what"].as_str().unwrap().starts_with(what)
+        })
+    };
+    assert!(on_1("down") && on_1("up"), "{events:?}");
+    assert!(sends_on(&r, 0) > 0 && sends_on(&r, 1) > 0);
+}

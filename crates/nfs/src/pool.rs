@@ -116,9 +116,10 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Mounts the URL's export over the first path and opens
-    /// `conns_per_path` connections on every path. With no `paths`, the
-    /// URL's host is the only path. Returns the pool and the path inside
+    /// Mounts the URL's export over the first path that answers and opens
+    /// `conns_per_path` connections on every path (with several paths, one
+    /// that cannot be reached starts down and is probed). With no `paths`,
+    /// the URL's host and its `path=`s are the paths. Returns the pool and the path inside
     /// the export.
     pub fn open(
         url: &NfsUrl,
@@ -135,24 +136,43 @@ impl Pool {
                 reason: e.to_string(),
             })?;
         let cred = options.client.credential()?;
-        let (client, rest, paths, channels, nfs_port) = rt.block_on(async {
+        let (client, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
                 let addr = crate::mount::resolve(&url.host, NFS_PORT).await?;
                 paths.push(PathSpec::new(addr.ip()));
                 paths.extend(url.paths.iter().cloned());
             }
-            // MOUNT and metadata calls use the first path.
-            let mut first = url.clone();
-            first.host = paths[0].server.to_string();
-            let mut mopts = options.client.clone();
-            mopts.conns = 1;
-            mopts.conn.bind = paths[0].local;
-            let (client, rest) = Nfs3Client::mount(&first, mopts).await?;
+            // MOUNT and metadata calls use the first path that mounts.
+            let mut mounted = None;
+            let mut first_err = None;
+            for p in &paths {
+                let mut first = url.clone();
+                first.host = p.server.to_string();
+                let mut mopts = options.client.clone();
+                mopts.conns = 1;
+                mopts.conn.bind = p.local;
+                match Nfs3Client::mount(&first, mopts).await {
+                    Ok(m) => {
+                        mounted = Some(m);
+                        break;
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            let (client, rest) = match (mounted, first_err) {
+                (Some(m), _) => m,
+                (None, Some(e)) => return Err(e),
+                (None, None) => unreachable!("a pool has at least one path"),
+            };
             // The port the mount found (from the URL or the portmapper).
             let port = client.channel().pick().addr().port();
             let mut data_cfg = options.client.conn.clone();
-            if paths.len() > 1 {
+            let multipath = paths.len() > 1;
+            let mut down_at_open = Vec::new();
+            if multipath {
                 // Fail over quickly instead of waiting on a dead path.
                 let timeout = url
                     .timeo
@@ -168,9 +188,18 @@ impl Pool {
                 for _ in 0..options.conns_per_path.max(1) {
                     let mut cfg = data_cfg.clone();
                     cfg.bind = p.local;
-                    let conn = Connection::connect(p.nfs_addr(port), cfg)
-                        .await
-                        .map_err(|e| call_error("NFS", &p.label(), CallError::Transport(e)))?;
+                    let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
+                        Ok(c) => c,
+                        // With several paths, one down at the start is a
+                        // failover like any other: the probe brings it in.
+                        Err(e) if multipath => {
+                            down_at_open.push((i, e.to_string()));
+                            Connection::unconnected(p.nfs_addr(port), cfg)
+                        }
+                        Err(e) => {
+                            return Err(call_error("NFS", &p.label(), CallError::Transport(e)))
+                        }
+                    };
                     channels.push(Channel {
                         conn,
                         path: i,
@@ -178,9 +207,12 @@ impl Pool {
                     });
                 }
             }
-            Ok::<_, NfsError>((client, rest, paths, channels, port))
+            Ok::<_, NfsError>((client, rest, paths, channels, port, down_at_open))
         })?;
         let health = Arc::new(Health::new(paths.into_iter().map(PathState::new).collect()));
+        for (path, reason) in &down_at_open {
+            health.failed(*path, reason, false);
+        }
         if health.paths.len() > 1 {
             let conns = channels.iter().map(|c| (c.path, c.conn.clone())).collect();
             rt.spawn(crate::failover::probe(health.clone(), conns, cred.clone()));

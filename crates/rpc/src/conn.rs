@@ -178,7 +178,7 @@ impl Connection {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let config = Arc::new(config);
-        let task = Task::new(addr, config.clone(), rx, stream, stats.clone());
+        let task = Task::new(addr, config.clone(), rx, Some(stream), stats.clone());
         tokio::spawn(task.run());
         Ok(Connection {
             tx,
@@ -186,6 +186,23 @@ impl Connection {
             stats,
             config,
         })
+    }
+
+    /// A connection that is not connected yet: the first call connects
+    /// (for a multipath pool whose path is down when the pool opens; its
+    /// probe brings it up later). Spawns the task on the current runtime.
+    pub fn unconnected(addr: SocketAddr, config: ConnConfig) -> Self {
+        let stats = Arc::new(ConnStats::default());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let config = Arc::new(config);
+        let task = Task::new(addr, config.clone(), rx, None, stats.clone());
+        tokio::spawn(task.run());
+        Connection {
+            tx,
+            addr,
+            stats,
+            config,
+        }
     }
 
     /// Queues a call; the result goes to `reply`. Never blocks and needs no

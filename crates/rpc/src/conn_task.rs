@@ -134,7 +134,7 @@ impl Task {
         addr: SocketAddr,
         config: Arc<ConnConfig>,
         rx: mpsc::UnboundedReceiver<Request>,
-        stream: TcpStream,
+        stream: Option<TcpStream>,
         stats: Arc<ConnStats>,
     ) -> Task {
         let now = Instant::now();
@@ -144,7 +144,7 @@ impl Task {
             config,
             rx,
             rx_closed: false,
-            stream: Some(stream),
+            stream,
             stats,
             pending: XidMap::default(),
             outq: VecDeque::new(),
