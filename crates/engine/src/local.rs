@@ -1,6 +1,7 @@
 //! What the local engines (psync, io_uring) share: opening the files with
-//! or without O_DIRECT, checking requests, and turning a result code into a
-//! completion whose error names the file and offset.
+//! or without O_DIRECT, the slot buffers and which of them are in flight,
+//! checking requests, and turning a result code into a completion whose
+//! error names the file and offset.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -67,15 +68,50 @@ fn open_error(path: &str, source: io::Error) -> EngineError {
     }
 }
 
+/// The files, slot buffers and in-flight slots of one local engine.
+pub(crate) struct LocalSlots {
+    pub files: LocalFiles,
+    pub bufs: Vec<AlignedBuf>,
+    pub busy: SlotTable,
+}
+
+impl LocalSlots {
+    pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
+        let files = LocalFiles::open(cfg)?;
+        let bufs = slot_buffers(cfg);
+        Ok(Self {
+            busy: SlotTable::new(bufs.len()),
+            files,
+            bufs,
+        })
+    }
+    pub fn depth(&self) -> u32 {
+        self.bufs.len() as u32
+    }
+    pub fn buffer(&mut self, slot: Slot) -> &mut [u8] {
+        self.bufs[slot as usize].as_mut_slice()
+    }
+    /// Checks `req` and marks its slot in flight.
+    pub fn begin(&mut self, req: &IoRequest) -> Result<(), EngineError> {
+        check_request(req, &self.files, &self.bufs)?;
+        self.busy.take(req.slot)
+    }
+    /// The completion of `req` from a syscall-style result; frees its slot.
+    pub fn finish(&mut self, req: &IoRequest, res: i64) -> Completion {
+        self.busy.release(req.slot);
+        completion(req, res, &self.files)
+    }
+}
+
 /// One buffer per slot, each `max_io` bytes, page aligned.
-pub(crate) fn slot_buffers(cfg: &EngineConfig) -> Vec<AlignedBuf> {
+fn slot_buffers(cfg: &EngineConfig) -> Vec<AlignedBuf> {
     (0..cfg.depth.max(1))
         .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
         .collect()
 }
 
 /// Rejects a request the engine cannot carry out, before it touches a file.
-pub(crate) fn check_request(
+fn check_request(
     req: &IoRequest,
     files: &LocalFiles,
     bufs: &[AlignedBuf],
@@ -122,7 +158,7 @@ pub(crate) fn op_name(dir: IoDir) -> &'static str {
 
 /// Builds the completion of `req` from a syscall-style result: bytes
 /// transferred, or a negative errno. Anything short of `req.len` is an error.
-pub(crate) fn completion(req: &IoRequest, res: i64, files: &LocalFiles) -> Completion {
+fn completion(req: &IoRequest, res: i64, files: &LocalFiles) -> Completion {
     let result = if res == i64::from(req.len) {
         Ok(req.len)
     } else {

@@ -6,34 +6,28 @@ use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use crate::local::{check_request, completion, slot_buffers, LocalFiles, SlotTable};
-use crate::{
-    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
-};
+use crate::local::LocalSlots;
+use crate::{Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot};
 
 pub struct PsyncEngine {
-    files: LocalFiles,
-    bufs: Vec<AlignedBuf>,
-    slots: SlotTable,
-    done: VecDeque<Completion>,
+    io: LocalSlots,
+    /// Finished requests and their results, waiting for reap.
+    done: VecDeque<(IoRequest, i64)>,
 }
 
 impl PsyncEngine {
     pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
-        let files = LocalFiles::open(cfg)?;
-        let bufs = slot_buffers(cfg);
+        let io = LocalSlots::open(cfg)?;
         Ok(Self {
-            slots: SlotTable::new(bufs.len()),
-            done: VecDeque::with_capacity(bufs.len()),
-            files,
-            bufs,
+            done: VecDeque::with_capacity(io.bufs.len()),
+            io,
         })
     }
 
     /// One system call for `req`; returns bytes moved or a negative errno.
     fn transfer(&mut self, req: &IoRequest) -> i64 {
-        let fd = self.files.files[req.file as usize].as_raw_fd();
-        let buf = self.bufs[req.slot as usize].as_mut_ptr();
+        let fd = self.io.files.files[req.file as usize].as_raw_fd();
+        let buf = self.io.bufs[req.slot as usize].as_mut_ptr();
         let len = req.len as usize;
         let offset = req.offset as libc::off_t;
         loop {
@@ -74,16 +68,15 @@ impl Engine for PsyncEngine {
         }
     }
     fn depth(&self) -> u32 {
-        self.bufs.len() as u32
+        self.io.depth()
     }
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        self.bufs[slot as usize].as_mut_slice()
+        self.io.buffer(slot)
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        check_request(&req, &self.files, &self.bufs)?;
-        self.slots.take(req.slot)?;
+        self.io.begin(&req)?;
         let res = self.transfer(&req);
-        self.done.push_back(completion(&req, res, &self.files));
+        self.done.push_back((req, res));
         Ok(())
     }
     fn reap(
@@ -94,13 +87,12 @@ impl Engine for PsyncEngine {
     ) -> Result<usize, EngineError> {
         // Every I/O finished inside submit: there is never anything to wait for.
         let n = self.done.len();
-        for c in self.done.drain(..) {
-            self.slots.release(c.slot);
-            out.push(c);
+        for (req, res) in self.done.drain(..) {
+            out.push(self.io.finish(&req, res));
         }
         Ok(n)
     }
     fn in_flight(&self) -> u32 {
-        self.slots.count()
+        self.io.busy.count()
     }
 }

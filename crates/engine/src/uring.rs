@@ -11,10 +11,8 @@ use std::time::{Duration, Instant};
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use crate::local::{check_request, completion, slot_buffers, LocalFiles, SlotTable};
-use crate::{
-    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
-};
+use crate::local::LocalSlots;
+use crate::{Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot};
 
 /// Most slots one ring takes: fixed buffer indexes are 16 bits and the
 /// kernel registers at most 16384 buffers.
@@ -28,11 +26,9 @@ const CANCEL_TAG: u64 = u64::MAX;
 pub struct UringEngine {
     // Declared first so the ring is torn down before the buffers it uses.
     ring: IoUring<squeue::Entry, cqueue::Entry>,
-    files: LocalFiles,
-    bufs: Vec<AlignedBuf>,
+    io: LocalSlots,
     /// The request in flight on each slot (user_data is the slot number).
     reqs: Vec<IoRequest>,
-    slots: SlotTable,
     /// SQEs queued since the last commit.
     queued: u32,
     /// Buffers and files could be registered (else plain READ/WRITE on fds).
@@ -70,23 +66,23 @@ impl UringEngine {
             )));
         }
         let ring = new_ring(depth)?;
-        let files = LocalFiles::open(cfg)?;
-        let bufs = slot_buffers(cfg);
+        let io = LocalSlots::open(cfg)?;
 
-        let iovecs: Vec<libc::iovec> = bufs
+        let iovecs: Vec<libc::iovec> = io
+            .bufs
             .iter()
             .map(|b| libc::iovec {
                 iov_base: b.as_ptr() as *mut libc::c_void,
                 iov_len: b.len(),
             })
             .collect();
-        // SAFETY: the buffers live in self.bufs, which outlives the ring
+        // SAFETY: the buffers live in self.io, which outlives the ring
         // (field order, and Drop waits for in-flight I/O).
         // Registration can fail on a low RLIMIT_MEMLOCK; plain reads into the
         // same buffers still work, only a little more CPU per I/O.
         let fixed_bufs =
             opts.register_buffers && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        let fds: Vec<i32> = files.files.iter().map(|f| f.as_raw_fd()).collect();
+        let fds: Vec<i32> = io.files.files.iter().map(|f| f.as_raw_fd()).collect();
         let fixed_files =
             opts.register_files && !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
 
@@ -100,13 +96,11 @@ impl UringEngine {
                 sync: false,
                 tag: 0,
             };
-            bufs.len()
+            io.bufs.len()
         ];
         Ok(Self {
             ring,
-            slots: SlotTable::new(bufs.len()),
-            files,
-            bufs,
+            io,
             reqs,
             queued: 0,
             fixed_bufs,
@@ -120,9 +114,9 @@ impl UringEngine {
     }
 
     fn sqe(&mut self, req: &IoRequest) -> squeue::Entry {
-        let buf = self.bufs[req.slot as usize].as_mut_ptr();
+        let buf = self.io.bufs[req.slot as usize].as_mut_ptr();
         let flags = if req.sync { libc::RWF_DSYNC } else { 0 };
-        let raw_fd = self.files.files[req.file as usize].as_raw_fd();
+        let raw_fd = self.io.files.files[req.file as usize].as_raw_fd();
         macro_rules! build {
             ($fd:expr) => {
                 match (req.dir, self.fixed_bufs) {
@@ -163,8 +157,7 @@ impl UringEngine {
             let Some(req) = self.reqs.get(slot) else {
                 continue; // the cancel issued on drop
             };
-            out.push(completion(req, i64::from(cqe.result()), &self.files));
-            self.slots.release(slot as Slot);
+            out.push(self.io.finish(req, i64::from(cqe.result())));
             n += 1;
         }
         n
@@ -252,14 +245,13 @@ impl Engine for UringEngine {
         }
     }
     fn depth(&self) -> u32 {
-        self.bufs.len() as u32
+        self.io.depth()
     }
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        self.bufs[slot as usize].as_mut_slice()
+        self.io.buffer(slot)
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        check_request(&req, &self.files, &self.bufs)?;
-        self.slots.take(req.slot)?;
+        self.io.begin(&req)?;
         let sqe = self.sqe(&req);
         self.reqs[req.slot as usize] = req;
         // SAFETY: the SQE points into this slot's buffer, which stays put
@@ -267,7 +259,7 @@ impl Engine for UringEngine {
         // The SQ has at least `depth` entries and at most `depth` I/Os are
         // in flight, so it cannot be full.
         if unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            self.slots.release(req.slot);
+            self.io.busy.release(req.slot);
             return Err(EngineError::Busy(self.depth()));
         }
         self.queued += 1;
@@ -287,7 +279,7 @@ impl Engine for UringEngine {
     ) -> Result<usize, EngineError> {
         let mut n = self.drain(out);
         // Never wait for more than can still come.
-        let min = min.min(n + self.slots.count() as usize);
+        let min = min.min(n + self.io.busy.count() as usize);
         if n >= min && self.queued == 0 {
             return Ok(n);
         }
@@ -302,7 +294,7 @@ impl Engine for UringEngine {
         }
     }
     fn in_flight(&self) -> u32 {
-        self.slots.count()
+        self.io.busy.count()
     }
 }
 
@@ -310,7 +302,7 @@ impl Drop for UringEngine {
     fn drop(&mut self) {
         // The kernel may still write into slot buffers: wait for every
         // outstanding I/O before they are freed, and leak them if it hangs.
-        if self.slots.count() > 0 {
+        if self.io.busy.count() > 0 {
             // Reads that may never finish (a pipe, a hung device) are
             // cancelled; disk I/O that cannot be cancelled just completes.
             let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any())
@@ -321,7 +313,7 @@ impl Drop for UringEngine {
         }
         let deadline = Instant::now() + DRAIN_ON_DROP;
         let mut sink = Vec::new();
-        while self.slots.count() > 0 && Instant::now() < deadline {
+        while self.io.busy.count() > 0 && Instant::now() < deadline {
             let left = deadline.saturating_duration_since(Instant::now());
             if self.enter(1, Some(left)).is_err() {
                 break;
@@ -329,8 +321,8 @@ impl Drop for UringEngine {
             self.drain(&mut sink);
             sink.clear();
         }
-        if self.slots.count() > 0 {
-            std::mem::forget(std::mem::take(&mut self.bufs));
+        if self.io.busy.count() > 0 {
+            std::mem::forget(std::mem::take(&mut self.io.bufs));
         }
     }
 }
