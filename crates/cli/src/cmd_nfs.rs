@@ -368,24 +368,12 @@ fn ls_line(a: &Fattr3, name: &str) -> String {
     )
 }
 
-/// UTC `YYYY-MM-DD HH:MM` without a date crate.
+/// UTC `YYYY-MM-DD HH:MM`.
 fn format_time(secs: u32) -> String {
-    let days = i64::from(secs) / 86400;
-    let rem = i64::from(secs) % 86400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = dbio_report::UtcTime::from_unix(i64::from(secs));
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute
     )
 }
 

@@ -49,6 +49,7 @@ mod terminal;
 mod verify_view;
 
 pub use csv::csv;
+pub use fmt::UtcTime;
 pub use html::html;
 pub use markdown::markdown;
 pub use terminal::terminal;
