@@ -1,18 +1,15 @@
 //! `dbio verify DATASET`: reads back every block of a data set written with
 //! `--verify` and checks it against the generation map kept beside it.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
 use dbio_workload::dataset::open_existing;
-use dbio_workload::units::format_size;
 use dbio_workload::verify::{GenMap, MAP_NAME};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 
-use crate::common::{self, engine_arg, EXIT_INTERRUPTED};
+use crate::common::{self, engine_arg, Progress, EXIT_INTERRUPTED};
 
 /// Exit code when a block does not verify.
 pub const EXIT_CORRUPT: i32 = 1;
@@ -79,23 +76,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         settle: nfs.is_none(),
         any_generation: nfs.is_some(),
     };
-    let tty = std::io::stderr().is_terminal();
-    let t0 = Instant::now();
-    let mut last = t0;
+    let mut progress = Progress::new();
     let (counts, complete) = scan(&ds, &map, &opts, stop, &mut |done, total| {
-        if tty && (last.elapsed() >= Duration::from_millis(200) || done == total) {
-            last = Instant::now();
-            eprint!(
-                "\r\x1b[K  {:>3}%  {} of {}",
-                done * 100 / total.max(1),
-                format_size(done),
-                format_size(total)
-            );
-        }
+        progress.show(done, total)
     })?;
-    if tty {
-        eprintln!();
-    }
+    progress.end_line();
     map.flush()?;
     println!(
         "{}: data set {:016x}: {} blocks checked in {:.1} s: lost {}, torn {}, misdirected {}, \
@@ -103,7 +88,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         dir.display(),
         ds.id,
         counts.blocks_checked,
-        t0.elapsed().as_secs_f64(),
+        progress.elapsed().as_secs_f64(),
         counts.lost,
         counts.torn,
         counts.misdirected,

@@ -225,21 +225,46 @@ pub fn prepare_dataset(
         direct,
         force_overwrite,
     };
-    let tty = std::io::stderr().is_terminal();
-    let mut announced = false;
-    let mut last = Instant::now();
-    let t0 = Instant::now();
+    let mut progress = Progress::new();
     let prepared = prepare(target, spec, &opts, stop, &mut |done, total| {
-        if !announced {
-            eprintln!(
-                "creating data set in {} ({})",
-                target.display(),
-                format_size(total)
-            );
-            announced = true;
+        progress.creating(&target.display(), done, total)
+    });
+    let ds = match prepared {
+        Ok(ds) => ds,
+        Err(DatasetError::Interrupted) => {
+            progress.end_line();
+            return Ok(None);
         }
-        if tty && (last.elapsed() >= Duration::from_millis(200) || done == total) {
-            last = Instant::now();
+        Err(e) => return Err(e.into()),
+    };
+    progress.ready(&ds);
+    Ok(Some(ds))
+}
+
+/// Progress of a long pass over `total` bytes: a percentage line on stderr,
+/// redrawn in place at most five times a second, on a terminal only.
+pub struct Progress {
+    tty: bool,
+    announced: bool,
+    last: Instant,
+    started: Instant,
+}
+
+impl Progress {
+    pub fn new() -> Self {
+        let now = Instant::now();
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            announced: false,
+            last: now,
+            started: now,
+        }
+    }
+
+    /// Redraws the percentage line when it is due.
+    pub fn show(&mut self, done: u64, total: u64) {
+        if self.tty && (self.last.elapsed() >= Duration::from_millis(200) || done == total) {
+            self.last = Instant::now();
             eprint!(
                 "\r\x1b[K  {:>3}%  {} of {}",
                 done * 100 / total.max(1),
@@ -247,28 +272,41 @@ pub fn prepare_dataset(
                 format_size(total)
             );
         }
-    });
-    let ds = match prepared {
-        Ok(ds) => ds,
-        Err(DatasetError::Interrupted) => {
-            if tty {
-                eprintln!();
-            }
-            return Ok(None);
+    }
+
+    /// [`Progress::show`] for creating a data set in `place`, announced
+    /// once by a line even when stderr is not a terminal.
+    pub fn creating(&mut self, place: &dyn std::fmt::Display, done: u64, total: u64) {
+        if !self.announced {
+            eprintln!("creating data set in {place} ({})", format_size(total));
+            self.announced = true;
         }
-        Err(e) => return Err(e.into()),
-    };
-    if ds.created {
-        if tty {
+        self.show(done, total);
+    }
+
+    /// Ends the percentage line.
+    pub fn end_line(&self) {
+        if self.tty {
             eprintln!();
         }
-        eprintln!(
-            "data set {:016x} ready: {} files, {} in {:.1} s",
-            ds.id,
-            ds.files.len(),
-            format_size(ds.total_bytes()),
-            t0.elapsed().as_secs_f64()
-        );
     }
-    Ok(Some(ds))
+
+    /// Says the data set is ready when this pass created it.
+    pub fn ready(&self, ds: &Dataset) {
+        if ds.created {
+            self.end_line();
+            eprintln!(
+                "data set {:016x} ready: {} files, {} in {:.1} s",
+                ds.id,
+                ds.files.len(),
+                format_size(ds.total_bytes()),
+                self.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    /// Time since the pass began.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
 }

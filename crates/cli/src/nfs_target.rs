@@ -5,7 +5,6 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use std::net::ToSocketAddrs;
 
@@ -14,8 +13,9 @@ use dbio_nfs::config::{default_candidates, NfsConfig, NfsVersion};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs_engine::{dataset, views, NfsTarget, TargetOptions};
 use dbio_stats::RunResult;
-use dbio_workload::units::format_size;
 use dbio_workload::{Dataset, DatasetSpec};
+
+use crate::common::Progress;
 
 /// Connections per path unless `--conns` says otherwise; see the help text.
 pub const DEFAULT_CONNS: u32 = 4;
@@ -159,41 +159,11 @@ pub fn open(
         server_name: plan.server_name,
     };
     let t = NfsTarget::open(&plan.url, &opts)?;
-    let tty = std::io::stderr().is_terminal();
-    let mut announced = false;
-    let mut last = Instant::now();
-    let t0 = Instant::now();
+    let mut progress = Progress::new();
     let ds = dataset::prepare(&t, spec, force_overwrite, stop, &mut |done, total| {
-        if !announced {
-            eprintln!(
-                "creating data set in {} ({})",
-                t.display_path(&t.dir),
-                format_size(total)
-            );
-            announced = true;
-        }
-        if tty && (last.elapsed() >= Duration::from_millis(200) || done == total) {
-            last = Instant::now();
-            eprint!(
-                "\r\x1b[K  {:>3}%  {} of {}",
-                done * 100 / total.max(1),
-                format_size(done),
-                format_size(total)
-            );
-        }
+        progress.creating(&t.display_path(&t.dir), done, total)
     })?;
-    if ds.created {
-        if tty {
-            eprintln!();
-        }
-        eprintln!(
-            "data set {:016x} ready: {} files, {} in {:.1} s",
-            ds.id,
-            ds.files.len(),
-            format_size(ds.total_bytes()),
-            t0.elapsed().as_secs_f64()
-        );
-    }
+    progress.ready(&ds);
     Ok(Some((t, ds)))
 }
 
