@@ -79,16 +79,14 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let nfs = crate::nfs_target::open(&target, &args.nfs, &spec, args.force_overwrite, stop)?;
-    anyhow::ensure!(
-        nfs.is_some() || args.engine != EngineKind::Nfs,
-        "--engine nfs: needs an nfs:// target or a path under an oranfstab mount point"
-    );
-    let engine = if nfs.is_some() {
-        EngineKind::Nfs
-    } else {
-        args.engine
-    };
+    let (nfs, engine) = crate::nfs_target::open_with_engine(
+        &target,
+        &args.nfs,
+        &spec,
+        args.force_overwrite,
+        stop,
+        args.engine,
+    )?;
     let dataset = match &nfs {
         Some((_, ds)) => ds.clone(),
         None => common::dataset(

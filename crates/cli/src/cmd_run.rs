@@ -219,16 +219,14 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let nfs = crate::nfs_target::open(&target, &args.nfs, &spec, args.force_overwrite, stop)?;
-    anyhow::ensure!(
-        nfs.is_some() || args.engine != EngineKind::Nfs,
-        "--engine nfs: needs an nfs:// target or a path under an oranfstab mount point"
-    );
-    let engine = if nfs.is_some() {
-        EngineKind::Nfs
-    } else {
-        args.engine
-    };
+    let (nfs, engine) = crate::nfs_target::open_with_engine(
+        &target,
+        &args.nfs,
+        &spec,
+        args.force_overwrite,
+        stop,
+        args.engine,
+    )?;
     let profile_name = match (args.profile, args.workload.is_empty()) {
         (None, false) => "custom".to_string(),
         (p, _) => p.unwrap_or(Profile::Oltp).name().to_string(),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::net::ToSocketAddrs;
 
 use anyhow::Context;
+use dbio_engine::EngineKind;
 use dbio_nfs::config::{default_candidates, NfsConfig, NfsVersion};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs_engine::{dataset, views, NfsTarget, TargetOptions};
@@ -135,6 +136,9 @@ fn plan(target: &Path, args: &NfsArgs) -> anyhow::Result<Option<Plan>> {
     }))
 }
 
+/// A mounted NFS target and its prepared data set.
+pub type Opened = (Arc<NfsTarget>, Dataset);
+
 /// Mounts the export and prepares the data set through NFS; `None` when
 /// the target is local.
 pub fn open(
@@ -143,7 +147,7 @@ pub fn open(
     spec: &DatasetSpec,
     force_overwrite: bool,
     stop: &AtomicBool,
-) -> anyhow::Result<Option<(Arc<NfsTarget>, Dataset)>> {
+) -> anyhow::Result<Option<Opened>> {
     let Some(plan) = plan(target, args)? else {
         return Ok(None);
     };
@@ -165,6 +169,29 @@ pub fn open(
     })?;
     progress.ready(&ds);
     Ok(Some((t, ds)))
+}
+
+/// [`open`], and the engine that runs on the target: nfs for an NFS
+/// target, else `engine`, which may name nfs only for an NFS target.
+pub fn open_with_engine(
+    target: &Path,
+    args: &NfsArgs,
+    spec: &DatasetSpec,
+    force_overwrite: bool,
+    stop: &AtomicBool,
+    engine: EngineKind,
+) -> anyhow::Result<(Option<Opened>, EngineKind)> {
+    let nfs = open(target, args, spec, force_overwrite, stop)?;
+    anyhow::ensure!(
+        nfs.is_some() || engine != EngineKind::Nfs,
+        "--engine nfs: needs an nfs:// target or a path under an oranfstab mount point"
+    );
+    let engine = if nfs.is_some() {
+        EngineKind::Nfs
+    } else {
+        engine
+    };
+    Ok((nfs, engine))
 }
 
 /// Mounts the export of an NFS target and reads its data set's manifest
