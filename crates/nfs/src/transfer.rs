@@ -20,6 +20,12 @@ use crate::proto::nfs3::{FileHandle, StableHow, Verifier};
 pub struct TransferOptions {
     /// RPCs outstanding at once.
     pub depth: usize,
+    /// Bytes of READ replies outstanding at once in a download (at least one
+    /// READ). A reply is copied to its destination while it is still in the
+    /// CPU cache only if few arrive ahead of it: with 16 MiB outstanding,
+    /// replies pile up in memory and copying them out cold made a 1 GiB
+    /// copy on loopback about 10-15% slower than with 2-4 MiB.
+    pub read_window: u64,
     /// Largest READ/WRITE (further bounded by the server's rtmax/wtmax).
     pub max_io: u32,
     /// How WRITEs are sent; UNSTABLE ones are COMMITted.
@@ -34,6 +40,7 @@ impl Default for TransferOptions {
     fn default() -> Self {
         TransferOptions {
             depth: 16,
+            read_window: 4 << 20,
             max_io: 1 << 20,
             stable: StableHow::Unstable,
             commit_every: u64::MAX,
@@ -113,11 +120,12 @@ pub async fn download(
     mut sink: impl FnMut(u64, &[u8]) -> Result<(), NfsError>,
 ) -> Result<u64, NfsError> {
     let chunk = u64::from(client.read_size(opts.max_io));
+    let depth = read_depth(opts, chunk);
     let mut queue: VecDeque<Pending> = VecDeque::new();
     let mut next = 0u64;
     let mut done = 0u64;
     loop {
-        while queue.len() < opts.depth.max(1) && next < size {
+        while queue.len() < depth && next < size {
             let len = chunk.min(size - next) as u32;
             let rx = submit(client, client.read_call(fh, next, len));
             queue.push_back((next, Bytes::new(), rx));
@@ -156,6 +164,14 @@ pub async fn download(
             return Ok(done);
         }
     }
+}
+
+/// READs outstanding in a download: `depth`, and no more than the read
+/// window holds (but at least one).
+fn read_depth(opts: TransferOptions, chunk: u64) -> usize {
+    let window = (opts.read_window / chunk.max(1)).max(1);
+    opts.depth
+        .clamp(1, usize::try_from(window).unwrap_or(usize::MAX))
 }
 
 /// Source of an upload: fills `buf` with the bytes at `offset`, returns
@@ -320,6 +336,21 @@ mod tests {
         assert_eq!(t.after_commit([2; 8]), vec![(0, 4)]);
         assert_eq!(t.bytes(), 0);
         assert!(t.after_commit([3; 8]).is_empty());
+    }
+
+    #[test]
+    fn read_depth_is_bounded_by_depth_and_window() {
+        let opts = |depth, read_window| TransferOptions {
+            depth,
+            read_window,
+            ..TransferOptions::default()
+        };
+        assert_eq!(read_depth(opts(16, 4 << 20), 1 << 20), 4);
+        assert_eq!(read_depth(opts(2, 4 << 20), 1 << 20), 2);
+        assert_eq!(read_depth(opts(16, 4 << 20), 64 << 10), 16);
+        // A window smaller than one READ still lets one through.
+        assert_eq!(read_depth(opts(16, 1000), 1 << 20), 1);
+        assert_eq!(read_depth(opts(0, 0), 1 << 20), 1);
     }
 
     #[test]
