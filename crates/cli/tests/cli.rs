@@ -1,18 +1,13 @@
 //! Tests that run the `dbio` binary: options, errors, exit codes, the JSON
 //! schema, interruption, and calibrate's consistency.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-fn dbio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(args)
-        .output()
-        .expect("run dbio")
-}
+use support::{dbio, json, s, scratch, signal, spawn};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -29,16 +24,6 @@ fn assert_user_error(o: &Output, needle: &str) {
         !err.contains("panicked") && !err.contains("backtrace"),
         "{err}"
     );
-}
-
-/// A scratch directory on the disk that holds the build (not a tmpfs
-/// /tmp, where older kernels refuse O_DIRECT).
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch directory")
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("result file")).expect("valid JSON")
 }
 
 #[test]
@@ -92,7 +77,7 @@ fn missing_parent_directory_is_named() {
     let o = dbio(&[
         "run",
         "--target",
-        target.to_str().unwrap(),
+        s(&target),
         "--size",
         "4M",
         "--time",
@@ -110,7 +95,7 @@ fn missing_target_is_created_when_its_parent_exists() {
     let o = dbio(&[
         "run",
         "--target",
-        target.to_str().unwrap(),
+        s(&target),
         "--size",
         "4M",
         "--workload",
@@ -118,7 +103,7 @@ fn missing_target_is_created_when_its_parent_exists() {
         "--time",
         "500ms",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(target.join("dbio-dataset.json").is_file());
@@ -135,7 +120,7 @@ fn o_direct_on_tmpfs_is_refused_clearly_or_works() {
     }
     let tmp = tempfile::tempdir_in(shm).unwrap();
     let target = tmp.path().join("ds");
-    let t = target.to_str().unwrap();
+    let t = s(&target);
     let o = dbio(&["run", "--target", t, "--size", "4M", "--time", "300ms"]);
     if o.status.success() {
         eprintln!("note: this kernel's tmpfs accepts O_DIRECT");
@@ -163,7 +148,7 @@ fn writes_refuse_a_file_dbio_did_not_create() {
     let tmp = scratch();
     let foreign = tmp.path().join("dbio-data-01.dbf");
     std::fs::write(&foreign, b"somebody's data").unwrap();
-    let t = tmp.path().to_str().unwrap();
+    let t = s(tmp.path());
     let o = dbio(&[
         "run",
         "--target",
@@ -202,7 +187,7 @@ fn run_json_has_the_documented_fields() {
     let o = dbio(&[
         "run",
         "--target",
-        t.to_str().unwrap(),
+        s(&t),
         "--size",
         "8M",
         "--profile",
@@ -214,7 +199,7 @@ fn run_json_has_the_documented_fields() {
         "--time",
         "1s",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -259,7 +244,7 @@ fn null_engine_counts_exactly_the_loops() {
     let o = dbio(&[
         "run",
         "--target",
-        tmp.path().join("x").to_str().unwrap(),
+        s(&tmp.path().join("x")),
         "--engine",
         "null",
         "--users",
@@ -269,7 +254,7 @@ fn null_engine_counts_exactly_the_loops() {
         "--loops",
         "5000",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&out);
@@ -283,25 +268,19 @@ fn null_engine_counts_exactly_the_loops() {
 fn sigint_stops_a_run_and_still_writes_json_marked_interrupted() {
     let tmp = scratch();
     let out = tmp.path().join("int.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args([
-            "run",
-            "--target",
-            tmp.path().join("x").to_str().unwrap(),
-            "--engine",
-            "null",
-            "--time",
-            "60s",
-            "--json",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&[
+        "run",
+        "--target",
+        s(&tmp.path().join("x")),
+        "--engine",
+        "null",
+        "--time",
+        "60s",
+        "--json",
+        s(&out),
+    ]);
     std::thread::sleep(Duration::from_millis(700));
-    // SAFETY: signals our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(signal(&child, libc::SIGINT), 0);
     let t = Instant::now();
     let o = child.wait_with_output().unwrap();
     assert!(
@@ -324,7 +303,7 @@ fn calibrate_reports_a_max_measured_within_the_cap() {
     let o = dbio(&[
         "calibrate",
         "--target",
-        tmp.path().join("ds").to_str().unwrap(),
+        s(&tmp.path().join("ds")),
         "--size",
         "8M",
         "--time",
@@ -332,9 +311,9 @@ fn calibrate_reports_a_max_measured_within_the_cap() {
         "--max-outstanding",
         "16",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
         "--html",
-        html.to_str().unwrap(),
+        s(&html),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -375,33 +354,26 @@ fn report_renders_a_saved_result_and_names_a_bad_file() {
     let o = dbio(&[
         "run",
         "--target",
-        tmp.path().join("x").to_str().unwrap(),
+        s(&tmp.path().join("x")),
         "--engine",
         "null",
         "--loops",
         "1000",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = tmp.path().join("run.html");
     let md = tmp.path().join("run.md");
-    let o = dbio(&[
-        "report",
-        out.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-        "--md",
-        md.to_str().unwrap(),
-    ]);
+    let o = dbio(&["report", s(&out), "--html", s(&html), "--md", s(&md)]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("single-block-read"));
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
     assert!(std::fs::read_to_string(&md).unwrap().contains("|"));
     let missing = tmp.path().join("nope.json");
-    assert_user_error(&dbio(&["report", missing.to_str().unwrap()]), "nope.json");
+    assert_user_error(&dbio(&["report", s(&missing)]), "nope.json");
     std::fs::write(&missing, b"not json").unwrap();
-    assert_user_error(&dbio(&["report", missing.to_str().unwrap()]), "not JSON");
+    assert_user_error(&dbio(&["report", s(&missing)]), "not JSON");
 }
 
 #[test]
@@ -416,7 +388,7 @@ fn output_into_a_missing_directory_fails_before_the_run() {
         "--time",
         "30s",
         "--json",
-        out.to_str().unwrap(),
+        s(&out),
     ]);
     assert_user_error(&o, "does not exist");
     assert!(t.elapsed() < Duration::from_secs(5));

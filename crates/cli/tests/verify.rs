@@ -4,32 +4,19 @@
 //! SIGINT/SIGTERM at any moment leave a data set that verifies and a
 //! results file that says it is partial.
 
+mod support;
+
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::{dbio, json, s, scratch, signal, spawn};
 
 const BS: u64 = 8192;
-
-fn dbio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(args)
-        .output()
-        .expect("run dbio")
-}
-
-fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn dbio")
-}
 
 fn text(o: &Output) -> String {
     format!(
@@ -37,14 +24,6 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch directory")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// A verified update-heavy run on a small data set (one 8 MiB data file).
@@ -71,9 +50,8 @@ fn verified_run(dir: &Path, json: &Path, extra: &[&str]) -> Output {
     dbio(&args)
 }
 
-fn verify_of(json: &Path) -> Value {
-    let v: Value = serde_json::from_slice(&fs::read(json).expect("results")).expect("JSON");
-    v["verify"].clone()
+fn verify_of(results: &Path) -> Value {
+    json(results)["verify"].clone()
 }
 
 fn data_file(dir: &Path) -> PathBuf {
@@ -242,11 +220,6 @@ fn wait_line(child: &mut Child, needle: &str) {
         .expect("phase line on stderr");
 }
 
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: plain kill(2) of our own child.
-    unsafe { libc::kill(child.id() as i32, sig) };
-}
-
 fn wait(child: &mut Child) -> i32 {
     let t0 = Instant::now();
     loop {
@@ -302,6 +275,16 @@ fn kill_9_during_a_verify_run_leaves_no_corruption() {
     );
 }
 
+/// Sends `sig` to a run writing its results to `results`: it exits 130 and
+/// its results say they are partial.
+fn interrupt(child: &mut Child, sig: i32, results: &Path, phase: &str) -> Value {
+    signal(child, sig);
+    assert_eq!(wait(child), 130, "phase {phase}");
+    let r = json(results);
+    assert_eq!(r["interrupted"], true, "{phase}: {r}");
+    r
+}
+
 /// SIGINT or SIGTERM when `phase` is printed: exit 130, a results file that
 /// parses and says it is partial, a data set that verifies.
 fn interrupt_at(phase: &str, sig: i32, size: &str, time: &str) {
@@ -340,10 +323,7 @@ fn interrupt_at(phase: &str, sig: i32, size: &str, time: &str) {
     } else {
         wait_line(&mut child, phase);
     }
-    signal(&child, sig);
-    assert_eq!(wait(&mut child), 130, "phase {phase}");
-    let r: Value = serde_json::from_slice(&fs::read(&json).expect("results file")).unwrap();
-    assert_eq!(r["interrupted"], true, "{phase}: {r}");
+    let r = interrupt(&mut child, sig, &json, phase);
     assert!(r["stop_reason"].as_str().unwrap().contains("interrupted"));
     if phase.starts_with("verifying") {
         assert_eq!(r["verify"]["final_pass_complete"], false, "{r}");
@@ -395,10 +375,7 @@ fn sigint_while_making_content_verifiable() {
         s(&json),
     ]);
     wait_line(&mut child, "writing verifiable content");
-    signal(&child, libc::SIGINT);
-    assert_eq!(wait(&mut child), 130);
-    let r: Value = serde_json::from_slice(&fs::read(&json).expect("results file")).unwrap();
-    assert_eq!(r["interrupted"], true, "{r}");
+    interrupt(&mut child, libc::SIGINT, &json, "rewrite");
     // Half-rewritten content is marked incomplete: created again on next use.
     let (code, out) = verify(&dir);
     assert_eq!(code, 0, "{out}");

@@ -1,0 +1,50 @@
+//! What the tests that run the `dbio` binary share: running it, scratch
+//! directories on the build's disk, and reading its JSON results.
+
+// Each test file uses only some of these.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Runs `dbio` to the end.
+pub fn dbio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(args)
+        .output()
+        .expect("run dbio")
+}
+
+/// Starts `dbio` with stderr piped and stdout discarded.
+pub fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn dbio")
+}
+
+/// Sends `sig` to `child`; kill(2)'s return value.
+pub fn signal(child: &Child, sig: i32) -> i32 {
+    // SAFETY: plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, sig) }
+}
+
+/// A scratch directory on the disk that holds the build (not a tmpfs
+/// /tmp, where older kernels refuse O_DIRECT).
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch directory")
+}
+
+/// A results file, parsed.
+pub fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("result file")).expect("valid JSON")
+}
+
+/// A path as an argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
