@@ -118,13 +118,7 @@ fn check_chunk(
     buf: &[u8],
     counts: &mut VerifyCounts,
 ) {
-    let (units, us) = map.units(file);
-    let first = offset / u64::from(us);
-    for (i, u) in buf.chunks_exact(us as usize).enumerate() {
-        let unit = first + i as u64;
-        if unit >= units {
-            break;
-        }
+    for (unit, u) in units_in(map, file, offset, buf) {
         let v = map.get(file, unit);
         let g = v & GEN_MASK;
         if v & IN_FLIGHT == 0 {
@@ -155,13 +149,23 @@ fn check_any(
     buf: &[u8],
     counts: &mut VerifyCounts,
 ) {
-    let (units, us) = map.units(file);
-    let first = offset / u64::from(us);
-    for (i, u) in buf.chunks_exact(us as usize).enumerate() {
-        let unit = first + i as u64;
-        if unit >= units {
-            break;
-        }
+    for (unit, u) in units_in(map, file, offset, buf) {
         counts.check(ds, file, unit, u, (0, GEN_MASK), false);
     }
+}
+
+/// The whole units of `buf`, read from `offset` of `file`, with their
+/// numbers; none past the end of the file.
+fn units_in<'a>(
+    map: &GenMap,
+    file: u32,
+    offset: u64,
+    buf: &'a [u8],
+) -> impl Iterator<Item = (u64, &'a [u8])> {
+    let (units, us) = map.units(file);
+    let first = offset / u64::from(us);
+    buf.chunks_exact(us as usize)
+        .enumerate()
+        .map(move |(i, u)| (first + i as u64, u))
+        .take_while(move |&(unit, _)| unit < units)
 }
