@@ -1,40 +1,13 @@
+mod support;
+
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
-use dbio_experiment::{calibrate, run, CalibrateSpec, RunSpec};
-use dbio_workload::dataset::prepare;
-use dbio_workload::{Dataset, DatasetSpec, PrepareOptions, Profile, WorkloadConfig};
-
-fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
-    RunSpec {
-        target: ds.dir.display().to_string(),
-        dataset: ds,
-        engine,
-        profile: "custom".into(),
-        workload,
-        users: 2,
-        outstanding: 4,
-        direct: false,
-        time: None,
-        loops: Some(1000),
-        seed: 1,
-        verify: None,
-        on_final_pass: None,
-        verify_sync: false,
-    }
-}
-
-fn small_dataset(dir: &Path) -> Dataset {
-    let opts = PrepareOptions {
-        engine: EngineKind::Psync,
-        direct: false,
-        force_overwrite: false,
-    };
-    let spec = DatasetSpec::new(8 << 20, 8192).unwrap();
-    prepare(dir, &spec, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap()
-}
+use dbio_experiment::{calibrate, run, CalibrateSpec};
+use dbio_workload::{Dataset, DatasetSpec, Profile, WorkloadConfig};
+use support::{small_dataset, spec};
 
 #[test]
 fn loops_count_every_io_of_every_user() {

@@ -1,29 +1,20 @@
 //! Verify mode on healthy storage finds nothing wrong, on every engine that
 //! moves data, and the final pass checks every block.
 
-use std::path::Path;
+mod support;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use dbio_engine::EngineKind;
 use dbio_experiment::{run, RunSpec};
-use dbio_workload::dataset::prepare;
 use dbio_workload::verify::GenMap;
-use dbio_workload::{Dataset, DatasetSpec, PrepareOptions, Profile};
-
-fn dataset(dir: &Path) -> Dataset {
-    let opts = PrepareOptions {
-        engine: EngineKind::Psync,
-        direct: false,
-        force_overwrite: false,
-    };
-    let spec = DatasetSpec::new(8 << 20, 8192).unwrap();
-    prepare(dir, &spec, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap()
-}
+use dbio_workload::Profile;
+use support::small_dataset;
 
 fn verified_run(engine: EngineKind, verify_sync: bool) {
     let tmp = tempfile::tempdir().unwrap();
-    let ds = dataset(tmp.path());
+    let ds = small_dataset(tmp.path());
     let map = Arc::new(
         GenMap::open(&ds)
             .unwrap()
@@ -34,20 +25,13 @@ fn verified_run(engine: EngineKind, verify_sync: bool) {
     let mut workload = Profile::Mixed.config(8192);
     workload.update_pct = 60;
     let spec = RunSpec {
-        target: ds.dir.display().to_string(),
-        dataset: ds.clone(),
-        engine,
         profile: "mixed".into(),
-        workload,
         users: 3,
-        outstanding: 4,
-        direct: false,
-        time: None,
         loops: Some(3000),
         seed: 7,
         verify: Some(map.clone()),
-        on_final_pass: None,
         verify_sync,
+        ..support::spec(ds.clone(), engine, workload)
     };
     let out = run(&spec, &AtomicBool::new(false), None).unwrap();
     assert!(out.error.is_none());
