@@ -344,14 +344,21 @@ fn server_that_never_reads_blocks_writes_then_fails() {
 
 // ---- refusals, through the NFS client ----
 
-/// Mounts, then GETATTR on the root is refused with `reason`.
-fn refused_getattr(reason: ReplyError) {
-    let server = nfs_server(move |call, peer| {
+/// A server that mounts as usual and answers every GETATTR with `answer`.
+fn getattr_server(answer: impl Fn(&CallMsg, &mut Peer) + Send + Sync + 'static) -> Server {
+    nfs_server(move |call, peer| {
         if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
-            peer.refuse(call.xid, reason);
+            answer(call, peer);
             return Step::Done;
         }
         Step::Default
+    })
+}
+
+/// Mounts, then GETATTR on the root is refused with `reason`.
+fn refused_getattr(reason: ReplyError) {
+    let server = getattr_server(move |call, peer| {
+        peer.refuse(call.xid, reason);
     });
     run_case(HARD, MEM, move || async move {
         let client = mount(&server).await.expect("mount");
@@ -415,46 +422,28 @@ fn system_err() {
 #[test]
 fn malformed_reply_header_is_an_rpc_error() {
     // reply_stat 7 does not exist.
-    let server = nfs_server(|call, peer| {
-        if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
-            let mut body = Vec::new();
-            body.put_u32(call.xid);
-            body.put_u32(1);
-            body.put_u32(7);
-            peer.send_record(&body);
-            return Step::Done;
-        }
-        Step::Default
-    });
-    run_case(HARD, MEM, move || async move {
-        let client = mount(&server).await.expect("mount");
-        let err = client.getattr(client.root(), "").await.unwrap_err();
-        assert!(
-            matches!(
-                err,
-                NfsError::Rpc {
-                    source: RpcError::Xdr(_),
-                    ..
-                }
-            ),
-            "{err}"
-        );
-    });
+    getattr_reply_is_an_rpc_error(getattr_server(|call, peer| {
+        let mut body = Vec::new();
+        body.put_u32(call.xid);
+        body.put_u32(1);
+        body.put_u32(7);
+        peer.send_record(&body);
+    }));
 }
 
 #[test]
 fn call_echoed_back_in_place_of_a_reply_is_an_rpc_error() {
     // The server sends the client's own GETATTR call back: right XID, msg_type CALL.
-    let server = nfs_server(|call, peer| {
-        if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
-            let mut body = BytesMut::new();
-            encode_call(&mut body, call.xid, call.prog, 3, 1, &Credential::none());
-            body.extend_from_slice(&call.args);
-            peer.send_record(&body);
-            return Step::Done;
-        }
-        Step::Default
-    });
+    getattr_reply_is_an_rpc_error(getattr_server(|call, peer| {
+        let mut body = BytesMut::new();
+        encode_call(&mut body, call.xid, call.prog, 3, 1, &Credential::none());
+        body.extend_from_slice(&call.args);
+        peer.send_record(&body);
+    }));
+}
+
+/// Mounts, then GETATTR on the root fails: its reply cannot be decoded.
+fn getattr_reply_is_an_rpc_error(server: Server) {
     run_case(HARD, MEM, move || async move {
         let client = mount(&server).await.expect("mount");
         let err = client.getattr(client.root(), "").await.unwrap_err();
@@ -475,12 +464,8 @@ fn call_echoed_back_in_place_of_a_reply_is_an_rpc_error() {
 
 #[test]
 fn unknown_nfsstat3_is_a_typed_status() {
-    let server = nfs_server(|call, peer| {
-        if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
-            peer.reply(call.xid, &99_999u32.to_be_bytes());
-            return Step::Done;
-        }
-        Step::Default
+    let server = getattr_server(|call, peer| {
+        peer.reply(call.xid, &99_999u32.to_be_bytes());
     });
     run_case(HARD, MEM, move || async move {
         let client = mount(&server).await.expect("mount");
@@ -702,12 +687,7 @@ fn file_size_of_u64_max_allocates_nothing_for_it() {
 
 #[test]
 fn nfs_call_without_a_reply_is_a_transport_timeout() {
-    let server = nfs_server(|call, _| {
-        if call.prog == nfs3::PROGRAM && call.proc_ == 1 {
-            return Step::Done;
-        }
-        Step::Default
-    });
+    let server = getattr_server(|_, _| {});
     run_case(HARD, MEM, move || async move {
         let client = mount(&server).await.expect("mount");
         let (res, elapsed) = timed(client.getattr(client.root(), "d")).await;
