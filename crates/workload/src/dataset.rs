@@ -213,6 +213,18 @@ impl Dataset {
         }
     }
 
+    /// The data set in `dir` as its manifest `m` lists it, found not created.
+    fn listed(dir: &Path, id: u64, m: &Manifest) -> Self {
+        Dataset {
+            dir: dir.to_path_buf(),
+            id,
+            block_size: m.block_size,
+            files: m.files.clone(),
+            created: false,
+            backend: None,
+        }
+    }
+
     /// Opens an engine on this data set's files (through its backend if any).
     pub fn open_engine(
         &self,
@@ -284,14 +296,7 @@ pub fn prepare(
         if m.complete && m.block_size == spec.block_size && m.files == plan {
             if let Some(id) = parse_id(&m.id) {
                 if m.files.iter().all(|f| is_ours(dir, f, id)) {
-                    return Ok(Dataset {
-                        dir: dir.to_path_buf(),
-                        id,
-                        block_size: m.block_size,
-                        files: m.files.clone(),
-                        created: false,
-                        backend: None,
-                    });
+                    return Ok(Dataset::listed(dir, id, m));
                 }
             }
         }
@@ -424,15 +429,7 @@ pub fn open_existing(dir: &Path) -> Result<(Dataset, bool), DatasetError> {
             m.id
         ))
     })?;
-    let ds = Dataset {
-        dir: dir.to_path_buf(),
-        id,
-        block_size: m.block_size,
-        files: m.files.clone(),
-        created: false,
-        backend: None,
-    };
-    Ok((ds, m.complete))
+    Ok((Dataset::listed(dir, id, &m), m.complete))
 }
 
 /// Creates `dir` (owner-only) if its parent exists.
