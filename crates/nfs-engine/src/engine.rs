@@ -15,7 +15,7 @@ use dbio_nfs::channel::Results;
 use dbio_nfs::client::is_jukebox;
 use dbio_nfs::proto::nfs3::{decode_res, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteOk};
 use dbio_nfs::proto::nfs3::{Data, WriteArgs};
-use dbio_rpc::conn::{CallResult, CompletionQueue, ReplyTo};
+use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 use dbio_xdr::XdrEncode;
 
 use crate::NfsTarget;
@@ -52,6 +52,10 @@ pub struct NfsEngine {
     retries: Vec<(u64, u32)>,
     /// Parts to re-send at a given time (after JUKEBOX).
     deferred: Vec<(Instant, Slot, u32)>,
+    /// Calls submitted and not yet handed to their connection, one batch
+    /// per channel: each connection's task is sent (and woken) once per
+    /// commit, not once per call.
+    batches: Vec<CallBatch>,
 }
 
 /// Tag of one RPC: slot, part of the slot's I/O, channel it went on.
@@ -93,6 +97,9 @@ impl NfsEngine {
             replies: Vec::with_capacity(depth as usize),
             retries: Vec::new(),
             deferred: Vec::new(),
+            batches: (0..target.pool.channels().len())
+                .map(|_| CallBatch::with_capacity(depth as usize))
+                .collect(),
             target,
         })
     }
@@ -157,7 +164,18 @@ impl NfsEngine {
                 (Proc::Write, call)
             }
         };
-        pool.submit_on(ch, proc_, call, reply);
+        pool.reserve(ch, proc_);
+        self.batches[ch].push(call, reply);
+    }
+
+    /// Hands every queued call to its connection.
+    fn flush(&mut self) {
+        let pool = &self.target.pool;
+        for (ch, batch) in self.batches.iter_mut().enumerate() {
+            if !batch.is_empty() {
+                pool.submit_batch(ch, batch);
+            }
+        }
     }
 
     /// Handles one RPC reply; returns a finished completion when it was
@@ -407,6 +425,11 @@ impl Engine for NfsEngine {
         Ok(())
     }
 
+    fn commit(&mut self) -> Result<(), EngineError> {
+        self.flush();
+        Ok(())
+    }
+
     fn reap(
         &mut self,
         min: usize,
@@ -418,6 +441,8 @@ impl Engine for NfsEngine {
         let mut got = 0;
         loop {
             let next_due = self.send_due();
+            // Calls not committed yet, re-issues and re-sends go out before waiting.
+            self.flush();
             let now = Instant::now();
             let until = next_due.map_or(deadline, |d| d.min(deadline));
             let left = until.saturating_duration_since(now);
@@ -437,6 +462,8 @@ impl Engine for NfsEngine {
                 break;
             }
         }
+        // Re-issues made while handling these replies.
+        self.flush();
         Ok(got)
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use dbio_rpc::conn::{CallBuf, ConnStats, Connection, ReplyTo};
+use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo};
 use dbio_rpc::{encode_call, Credential};
 
 use crate::channel::CallError;
@@ -315,6 +315,20 @@ impl Pool {
         channel.outstanding.fetch_add(1, Relaxed);
         self.procs.count(proc_);
         channel.conn.submit(call, reply);
+    }
+
+    /// Counts a call that will go on channel `ch` in a batch
+    /// ([`Pool::submit_batch`]): [`Pool::pick`] sees it at once, and
+    /// [`Pool::done`] must follow its completion.
+    pub fn reserve(&self, ch: usize, proc_: Proc) {
+        self.channels[ch].outstanding.fetch_add(1, Relaxed);
+        self.procs.count(proc_);
+    }
+
+    /// Sends the calls of `batch` (each counted with [`Pool::reserve`]) on
+    /// channel `ch` at once, leaving `batch` empty.
+    pub fn submit_batch(&self, ch: usize, batch: &mut CallBatch) {
+        self.channels[ch].conn.submit_batch(batch);
     }
 
     /// A request on channel `ch` completed (successfully or not).

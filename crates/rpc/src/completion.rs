@@ -28,6 +28,14 @@ pub type CallResult = Result<ReplyRecord, TransportError>;
 pub trait Completions: Send + Sync {
     /// Called from the connection task; must not block for long.
     fn complete(&self, tag: u64, result: CallResult);
+
+    /// Several completions at once (the replies of one socket read), taken
+    /// out of `items`; a queue takes its lock and wakes its waiter once.
+    fn complete_many(&self, items: &mut Vec<(u64, CallResult)>) {
+        for (tag, result) in items.drain(..) {
+            self.complete(tag, result);
+        }
+    }
 }
 
 /// The reply destination that each request carries.
@@ -120,6 +128,23 @@ impl Completions for CompletionQueue {
     fn complete(&self, tag: u64, result: CallResult) {
         let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
         q.items.push_back((tag, result));
+        self.wake_if_due(q);
+    }
+
+    fn complete_many(&self, items: &mut Vec<(u64, CallResult)>) {
+        if items.is_empty() {
+            return;
+        }
+        let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        q.items.extend(items.drain(..));
+        self.wake_if_due(q);
+    }
+}
+
+impl CompletionQueue {
+    /// Wakes the waiter once when what it asked for is there, after
+    /// releasing the lock (so it does not wake only to block on it).
+    fn wake_if_due(&self, mut q: std::sync::MutexGuard<'_, Queue>) {
         let wake = q.wanted > 0 && !q.woken && q.items.len() >= q.wanted;
         if wake {
             q.woken = true;

@@ -156,11 +156,41 @@ pub(crate) struct Request {
     pub reply: ReplyTo,
 }
 
+/// What goes through a connection's channel: one call, or a batch that
+/// costs one send and at most one wake-up of the task for all its calls.
+pub(crate) enum Msg {
+    One(Request),
+    Batch(Vec<Request>),
+}
+
+/// Calls gathered by a submitter and handed to a connection at once
+/// ([`Connection::submit_batch`]).
+#[derive(Default)]
+pub struct CallBatch(Vec<Request>);
+
+impl CallBatch {
+    pub fn with_capacity(n: usize) -> Self {
+        CallBatch(Vec::with_capacity(n))
+    }
+
+    pub fn push(&mut self, call: CallBuf, reply: ReplyTo) {
+        self.0.push(Request { call, reply });
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Handle to a connection; cheap to clone. The task ends when every handle
 /// is dropped and nothing is pending.
 #[derive(Clone)]
 pub struct Connection {
-    tx: mpsc::UnboundedSender<Request>,
+    tx: mpsc::UnboundedSender<Msg>,
     addr: SocketAddr,
     stats: Arc<ConnStats>,
     config: Arc<ConnConfig>,
@@ -208,7 +238,32 @@ impl Connection {
     /// Queues a call; the result goes to `reply`. Never blocks and needs no
     /// async context, so a plain thread can drive many calls at once.
     pub fn submit(&self, call: CallBuf, reply: ReplyTo) {
-        if let Err(mpsc::error::SendError(req)) = self.tx.send(Request { call, reply }) {
+        if let Err(mpsc::error::SendError(msg)) = self.tx.send(Msg::One(Request { call, reply })) {
+            self.refuse(msg);
+        }
+    }
+
+    /// Queues every call of `batch` (leaving it empty) with one channel
+    /// send, so the connection task wakes once for all of them.
+    pub fn submit_batch(&self, batch: &mut CallBatch) {
+        if batch.0.is_empty() {
+            return;
+        }
+        // The batch keeps its capacity for the next round: one allocation per batch.
+        let cap = batch.0.capacity();
+        let reqs = std::mem::replace(&mut batch.0, Vec::with_capacity(cap));
+        if let Err(mpsc::error::SendError(msg)) = self.tx.send(Msg::Batch(reqs)) {
+            self.refuse(msg);
+        }
+    }
+
+    /// Ends the calls of a message the task can no longer take.
+    fn refuse(&self, msg: Msg) {
+        let reqs = match msg {
+            Msg::One(r) => vec![r],
+            Msg::Batch(v) => v,
+        };
+        for req in reqs {
             req.reply.send(Err(TransportError::Closed {
                 addr: self.addr.to_string(),
             }));

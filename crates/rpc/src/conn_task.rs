@@ -14,7 +14,10 @@ use tokio::io::Interest;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc;
 
-use crate::conn::{ConnConfig, ConnStats, ReplyRecord, ReplyTo, Request, TransportError};
+use crate::conn::{
+    CallResult, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
+    TransportError,
+};
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
 
 /// Slices handed to one `writev` (each call takes up to four).
@@ -115,7 +118,7 @@ enum ReadFail {
 pub(crate) struct Task {
     addr: SocketAddr,
     config: Arc<ConnConfig>,
-    rx: mpsc::UnboundedReceiver<Request>,
+    rx: mpsc::UnboundedReceiver<Msg>,
     rx_closed: bool,
     stream: Option<TcpStream>,
     stats: Arc<ConnStats>,
@@ -127,13 +130,17 @@ pub(crate) struct Task {
     reconnect_at: Instant,
     backoff: Duration,
     last_error: String,
+    /// Replies of the current socket read bound for one completion sink,
+    /// handed over together (one lock, at most one wake-up of its waiter).
+    sink: Option<Arc<dyn Completions>>,
+    sunk: Vec<(u64, CallResult)>,
 }
 
 impl Task {
     pub(crate) fn new(
         addr: SocketAddr,
         config: Arc<ConnConfig>,
-        rx: mpsc::UnboundedReceiver<Request>,
+        rx: mpsc::UnboundedReceiver<Msg>,
         stream: Option<TcpStream>,
         stats: Arc<ConnStats>,
     ) -> Task {
@@ -154,6 +161,8 @@ impl Task {
             reconnect_at: now,
             backoff: Duration::from_millis(20),
             last_error: String::new(),
+            sink: None,
+            sunk: Vec::new(),
         }
     }
 
@@ -213,20 +222,34 @@ impl Task {
         }
     }
 
-    fn on_request(&mut self, req: Option<Request>) {
-        let Some(req) = req else {
+    fn on_request(&mut self, msg: Option<Msg>) {
+        let Some(msg) = msg else {
             self.rx_closed = true;
             return;
         };
-        self.accept(req);
+        self.accept_msg(msg);
         // Take everything already queued, then write it in one go.
         while self.pending.len() < self.config.max_in_flight {
             match self.rx.try_recv() {
-                Ok(req) => self.accept(req),
+                Ok(msg) => self.accept_msg(msg),
                 Err(_) => break,
             }
         }
         self.flush_or_drop();
+    }
+
+    /// A batch is taken whole: `max_in_flight` may be passed by at most
+    /// one batch (a submitter's queue depth).
+    fn accept_msg(&mut self, msg: Msg) {
+        match msg {
+            Msg::One(req) => self.accept(req),
+            Msg::Batch(reqs) => {
+                self.pending.reserve(reqs.len());
+                for req in reqs {
+                    self.accept(req);
+                }
+            }
+        }
     }
 
     fn accept(&mut self, req: Request) {
@@ -310,9 +333,23 @@ impl Task {
         Ok(())
     }
 
-    /// Reads what the socket has and delivers complete records. Records
-    /// are split off the receive buffer without copying.
+    /// Reads what the socket has and delivers complete records.
     fn read(&mut self) -> Result<(), ReadFail> {
+        let r = self.read_records();
+        self.flush_sink();
+        r
+    }
+
+    /// Hands the replies gathered for the current sink over.
+    fn flush_sink(&mut self) {
+        if let Some(sink) = self.sink.take() {
+            sink.complete_many(&mut self.sunk);
+        }
+    }
+
+    /// Reads until the socket is drained. Records are split off the
+    /// receive buffer without copying.
+    fn read_records(&mut self) -> Result<(), ReadFail> {
         let mut got = false;
         loop {
             let Some(stream) = &self.stream else {
@@ -339,6 +376,9 @@ impl Task {
                     {
                         self.deliver(record);
                     }
+                    // Replies go out per read, so the reaper need not wait
+                    // for the socket to drain.
+                    self.flush_sink();
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(ReadFail::Io(e.to_string())),
@@ -359,7 +399,17 @@ impl Task {
         match self.pending.remove(&xid) {
             Some(p) => {
                 self.stats.replies.fetch_add(1, Relaxed);
-                p.reply.send(Ok(ReplyRecord { xid, record }));
+                let result = Ok(ReplyRecord { xid, record });
+                match p.reply {
+                    ReplyTo::Sink(sink, tag) => {
+                        if self.sink.as_ref().is_some_and(|s| !Arc::ptr_eq(s, &sink)) {
+                            self.flush_sink();
+                        }
+                        self.sink.get_or_insert(sink);
+                        self.sunk.push((tag, result));
+                    }
+                    once => once.send(result),
+                }
             }
             None => {
                 self.stats.unmatched.fetch_add(1, Relaxed);

@@ -99,6 +99,56 @@ fn many_in_flight_replies_in_any_order() {
     server.join().unwrap();
 }
 
+/// Batches for two completion queues, sent in one channel message each:
+/// every reply reaches its own queue once, with its own tag, even when
+/// one socket read carries replies for both.
+#[test]
+fn batches_reach_their_own_queues() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let recs: Vec<Vec<u8>> = (0..200).map(|_| read_record(&mut s).unwrap()).collect();
+        let out: Vec<u8> = recs.iter().flat_map(|r| record(r)).collect();
+        s.write_all(&out).unwrap();
+    });
+    let rt = runtime();
+    let conn = rt.block_on(Connection::connect(addr, quick())).unwrap();
+    let queues = [
+        Arc::new(CompletionQueue::new()),
+        Arc::new(CompletionQueue::new()),
+    ];
+    for round in 0..4u64 {
+        let mut batch = CallBatch::with_capacity(4);
+        for i in 0..50u64 {
+            let tag = round * 50 + i;
+            let sink: Arc<dyn Completions> = queues[(tag % 2) as usize].clone();
+            batch.push(call_with(&tag.to_be_bytes()), ReplyTo::Sink(sink, tag));
+        }
+        conn.submit_batch(&mut batch);
+        assert!(batch.is_empty());
+    }
+    for (k, q) in queues.iter().enumerate() {
+        let mut done = Vec::new();
+        while done.len() < 100 {
+            assert!(
+                q.wait(1, Duration::from_secs(5), &mut done) > 0,
+                "queue {k} stalled"
+            );
+        }
+        let mut tags: Vec<u64> = done.iter().map(|(t, _)| *t).collect();
+        for (tag, result) in &done {
+            assert_eq!(&result.as_ref().unwrap().record[4..], &tag.to_be_bytes());
+        }
+        tags.sort_unstable();
+        let want: Vec<u64> = (0..200).filter(|t| t % 2 == k as u64).collect();
+        assert_eq!(tags, want);
+        assert_eq!(q.len(), 0);
+    }
+    assert_eq!(ConnStats::get(&conn.stats().calls), 200);
+    server.join().unwrap();
+}
+
 /// A WRITE-like payload goes out after the head, padded to four bytes.
 #[test]
 fn payload_is_sent_after_head_with_padding() {
