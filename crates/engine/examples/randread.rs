@@ -115,6 +115,7 @@ fn run(args: &Args) -> Result<(), String> {
         let opts = UringOptions {
             register_buffers: false,
             register_files: false,
+            ..Default::default()
         };
         Box::new(UringEngine::open_with(&cfg, opts).map_err(|e| e.to_string())?)
     } else {

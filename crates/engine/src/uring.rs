@@ -31,6 +31,8 @@ pub struct UringEngine {
     reqs: Vec<IoRequest>,
     /// SQEs queued since the last commit.
     queued: u32,
+    /// See [`UringOptions::submit_each`].
+    submit_each: bool,
     /// Buffers and files could be registered (else plain READ/WRITE on fds).
     fixed_bufs: bool,
     fixed_files: bool,
@@ -42,6 +44,11 @@ pub struct UringEngine {
 pub struct UringOptions {
     pub register_buffers: bool,
     pub register_files: bool,
+    /// Start each I/O in `submit` (one `io_uring_enter` per I/O) instead of
+    /// once per `commit`. On an idle machine the device then gets work the
+    /// moment a slot frees: 8 KiB random reads at depth 32 went from 0.89x
+    /// to 0.98x fio's IOPS, for about 1.7 us more CPU per I/O (BENCHMARKS.md).
+    pub submit_each: bool,
 }
 
 impl Default for UringOptions {
@@ -49,6 +56,7 @@ impl Default for UringOptions {
         Self {
             register_buffers: true,
             register_files: true,
+            submit_each: true,
         }
     }
 }
@@ -103,6 +111,7 @@ impl UringEngine {
             io,
             reqs,
             queued: 0,
+            submit_each: opts.submit_each,
             fixed_bufs,
             fixed_files,
         })
@@ -263,6 +272,9 @@ impl Engine for UringEngine {
             return Err(EngineError::Busy(self.depth()));
         }
         self.queued += 1;
+        if self.submit_each {
+            return self.enter(0, None);
+        }
         Ok(())
     }
     fn commit(&mut self) -> Result<(), EngineError> {

@@ -156,12 +156,25 @@ fn uring_without_registered_buffers_or_files() {
     let opts = UringOptions {
         register_buffers: false,
         register_files: false,
+        ..Default::default()
     };
     let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
     assert_eq!(e.registered(), (false, false));
     roundtrip(Box::new(e), &path, true);
     let e = UringEngine::open(&config(&[&path], 32, true)).unwrap();
     assert_eq!(e.registered(), (true, true), "registration works here");
+}
+
+#[test]
+fn uring_batched_submission_starts_io_at_commit() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 32);
+    let opts = UringOptions {
+        submit_each: false,
+        ..Default::default()
+    };
+    let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
+    roundtrip(Box::new(e), &path, true);
 }
 
 #[test]
