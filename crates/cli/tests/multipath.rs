@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod support;
+use support::run_ok;
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nfs-multipath")
 }
@@ -109,26 +112,6 @@ impl Drop for Topology {
     }
 }
 
-fn run(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .arg("run")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "dbio run {args:?}: exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json = args
-        .iter()
-        .position(|a| *a == "--json")
-        .map(|i| args[i + 1])
-        .unwrap();
-    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
-}
-
 /// Sends per path from the channels view.
 fn sends_on(r: &Value, path: u64) -> u64 {
     r["channels"]
@@ -142,7 +125,7 @@ fn sends_on(r: &Value, path: u64) -> u64 {
 
 /// Creates the data set (unshaped, so it is quick).
 fn prepare(t: &Topology, json: &str) {
-    run(&[
+    run_ok(&[
         "--target",
         &t.url(),
         "--size",
@@ -168,7 +151,7 @@ fn two_paths_carry_nearly_twice_one() {
     // bottleneck.
     t.sh_out(&["rate", "--rate", "80mbit"]);
     let read = |url: &str, json: &str| {
-        run(&[
+        run_ok(&[
             "--target",
             url,
             "--size",
@@ -210,7 +193,7 @@ fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
     let out = |n: &str| tmp.join(n).display().to_string();
     prepare(t, &out("prep.json"));
     let d = std::thread::spawn(disrupt);
-    let r = run(&[
+    let r = run_ok(&[
         "--target",
         &t.url(),
         "--size",
@@ -254,7 +237,7 @@ fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
     assert!(r["classes"].to_string().contains("write"));
     // Read back afterwards through server 1 alone: a read-only run whose
     // final pass checks every block against what the failover run wrote.
-    let again = run(&[
+    let again = run_ok(&[
         "--target",
         &t.url_one(),
         "--size",
@@ -394,7 +377,7 @@ fn path_down_at_the_start_joins_later() {
             .unwrap();
         assert!(st.status.success());
     });
-    let r = run(&[
+    let r = run_ok(&[
         "--target",
         &t.url(),
         "--size",

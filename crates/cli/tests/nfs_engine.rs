@@ -13,25 +13,8 @@ use dbio_workload::content::fill_blocks;
 use dbio_workload::verify::{check_unit, stamp_unit};
 use serde_json::Value;
 
-fn run(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .arg("run")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "dbio run {args:?}: exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json = args
-        .iter()
-        .position(|a| *a == "--json")
-        .map(|i| args[i + 1])
-        .unwrap();
-    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
-}
+mod support;
+use support::run_ok;
 
 fn calls(r: &Value, procedure: &str) -> u64 {
     r["nfs_stats"]["calls"]
@@ -66,7 +49,7 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
     // A read class and a write class on one connection; 64 KiB RPCs so that
     // the data set's 1 MiB writes and the multiblock reads are split.
     let one = out("one.json");
-    let r = run(&[
+    let r = run_ok(&[
         "--target",
         &url,
         "--size",
@@ -118,7 +101,7 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
 
     // Four connections: four channels, each carrying READs.
     let four = out("four.json");
-    let r = run(&[
+    let r = run_ok(&[
         "--target",
         &url,
         "--size",
@@ -152,7 +135,7 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
     // back as its generator made it, through libnfs.
     let fresh = server.url("/export/fresh");
     let f = out("fresh.json");
-    run(&[
+    run_ok(&[
         "--target",
         &fresh,
         "--size",
@@ -211,7 +194,7 @@ fn oranfstab_mount_point_reaches_the_server_over_every_path() {
     )
     .unwrap();
     let json = tmp.path().join("ora.json").display().to_string();
-    let r = run(&[
+    let r = run_ok(&[
         "--oranfstab",
         tab.to_str().unwrap(),
         "--target",

@@ -48,3 +48,24 @@ pub fn json(path: &Path) -> Value {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// Runs `dbio run ARGS`, which must succeed, and returns the results file
+/// named by its `--json`.
+pub fn run_ok(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("run dbio");
+    assert!(
+        out.status.success(),
+        "dbio run {args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let at = args
+        .iter()
+        .position(|a| *a == "--json")
+        .expect("--json given");
+    json(Path::new(args[at + 1]))
+}
