@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    normalize, ConfigError, ConfigWarning, ExportMount, NetPath, NfsConfig, NfsVersion, Security,
+    normalize, one_line, ConfigError, ConfigWarning, ExportMount, NetPath, NfsConfig, NfsVersion, Security,
     ServerConfig, DEFAULT_MNT_TIMEOUT, MAX_PATHS,
 };
 
@@ -292,7 +292,7 @@ fn line_error(file: &str, line: usize, reason: impl Into<String>) -> ConfigError
     ConfigError::Line {
         file: file.to_string(),
         line,
-        reason: reason.into(),
+        reason: one_line(&reason.into()),
     }
 }
 

@@ -213,6 +213,24 @@ pub enum ConfigError {
     },
 }
 
+/// `reason` with control characters escaped: a value quoted from the file (a TOML multi-line
+/// string, a stray carriage return) must not break the message over lines or move the cursor.
+pub(crate) fn one_line(reason: &str) -> String {
+    if !reason.chars().any(char::is_control) {
+        return reason.to_string();
+    }
+    reason
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 impl fmt::Display for NfsVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -309,6 +309,17 @@ fn error_names_the_file_as_given() {
     );
 }
 
+#[test]
+fn values_quoted_in_errors_stay_on_one_line() {
+    // A TOML multi-line literal string puts a line break inside the server name.
+    let text = "[[server]]\nname = '''filer\na'''\npaths = [{ path = \"a\" }]\n";
+    let err = NfsConfig::parse_toml(text, "c.toml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "c.toml:2: server: 'filer\\na' must be one word"
+    );
+}
+
 /// TOML mistakes, with the start of the message they must give.
 const BAD_TOML: &[(&str, &str)] = &[
     (

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::build::Builder;
-use super::{ConfigError, NfsConfig};
+use super::{one_line, ConfigError, NfsConfig};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +54,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<NfsConfig, ConfigError> {
         file: file.to_string(),
         line: e.span().map_or(1, line_of),
         // The parser's messages may span lines; ours are one line.
-        reason: e.message().trim().replace('\n', " "),
+        reason: one_line(&e.message().trim().replace('\n', " ")),
     })?;
 
     let mut builder = Builder::new(file);
