@@ -12,7 +12,7 @@ use dbio_engine::{
     AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
 };
 use dbio_nfs::channel::Results;
-use dbio_nfs::client::is_jukebox;
+use dbio_nfs::client::{is_jukebox, read_reply_hint};
 use dbio_nfs::proto::nfs3::{decode_res, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteOk};
 use dbio_nfs::proto::nfs3::{Data, WriteArgs};
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
@@ -125,9 +125,8 @@ impl NfsEngine {
         let ch = ch.unwrap_or_else(|| pool.pick(None));
         let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, ch));
         let (proc_, call) = match req.dir {
-            IoDir::Read => (
-                Proc::Read,
-                pool.encode(
+            IoDir::Read => {
+                let mut call = pool.encode(
                     Proc::Read,
                     |b| {
                         ReadArgs {
@@ -138,8 +137,10 @@ impl NfsEngine {
                         .encode(b)
                     },
                     Bytes::new(),
-                ),
-            ),
+                );
+                call.reply_hint = read_reply_hint(len);
+                (Proc::Read, call)
+            }
             IoDir::Write => {
                 let range = start as usize..(start + len) as usize;
                 let data = Bytes::copy_from_slice(&self.bufs[slot as usize].as_slice()[range]);

@@ -58,6 +58,13 @@ pub struct TargetOptions {
     pub max_transfer: u32,
     /// Server name for the views (an oranfstab `server:`); default: the URL's host.
     pub server_name: Option<String>,
+    /// Replies a connection may gather per wake-up (see `ConnConfig::reply_batch`).
+    pub reply_batch: usize,
+    /// Send only to directly connected networks (oranfstab `dontroute`).
+    pub dontroute: bool,
+    /// Bound on mounting the export (oranfstab `mnt_timeout`); None: the
+    /// connection timeouts alone.
+    pub mount_timeout: Option<std::time::Duration>,
 }
 
 impl Default for TargetOptions {
@@ -68,6 +75,9 @@ impl Default for TargetOptions {
             paths: Vec::new(),
             max_transfer: MAX_TRANSFER,
             server_name: None,
+            reply_batch: dbio_rpc::conn::DEFAULT_REPLY_BATCH,
+            dontroute: false,
+            mount_timeout: None,
         }
     }
 }
@@ -102,10 +112,13 @@ impl NfsTarget {
             url: url.to_string(),
             source,
         })?;
-        let client = ClientOptions::default().with_url(&parsed);
+        let mut client = ClientOptions::default().with_url(&parsed);
+        client.conn.reply_batch = opts.reply_batch.max(1);
+        client.conn.dontroute = opts.dontroute;
         let pool_opts = PoolOptions {
             conns_per_path: parsed.conns.unwrap_or(opts.conns).max(1),
             workers: opts.workers.max(1),
+            mount_timeout: opts.mount_timeout,
             client,
         };
         let (pool, rest) =

@@ -22,6 +22,7 @@ fn target(server: &common::Server, paths: usize, conns: u32, rw: u32) -> std::sy
         paths: (0..paths).map(|_| PathSpec::new(ip)).collect(),
         max_transfer: rw,
         server_name: None,
+        ..TargetOptions::default()
     };
     NfsTarget::open(&server.url("/export"), &opts).unwrap()
 }

@@ -375,14 +375,16 @@ impl Nfs3Client {
 
     /// Encodes a READ (for pipelines: submit it and decode with [`Nfs3Client::decode_read`]).
     pub fn read_call(&self, fh: FileHandle, offset: u64, count: u32) -> CallBuf {
-        self.chan.encode(Proc::Read as u32, |b| {
+        let mut call = self.chan.encode(Proc::Read as u32, |b| {
             ReadArgs {
                 file: fh,
                 offset,
                 count,
             }
             .encode(b)
-        })
+        });
+        call.reply_hint = read_reply_hint(count);
+        call
     }
 
     pub fn decode_read(&self, res: &Results, rel: &str) -> Result<ReadReply, NfsError> {
@@ -661,6 +663,13 @@ pub fn decode_results<'r, T: XdrDecode<'r>>(
 
 /// A READ reply must not carry more data than was asked for: extra bytes
 /// would land past the range the caller reads (invented data).
+/// Bytes a successful READ reply of `count` bytes brings at least (record mark, RPC reply
+/// header, status, no attributes, count, eof, data length, data): the hint that lets the
+/// connection gather several replies per wake-up.
+pub fn read_reply_hint(count: u32) -> u32 {
+    count.saturating_add(48)
+}
+
 pub fn check_read_len(reply: &ReadReply, asked: u32, path: &str) -> Result<(), NfsError> {
     if reply.data.len() > asked as usize {
         return Err(bad_reply(

@@ -54,6 +54,8 @@ pub struct PoolOptions {
     pub workers: usize,
     /// Identity, timeouts, in-flight limit of every connection.
     pub client: ClientOptions,
+    /// Bound on each attempt to mount (oranfstab `mnt_timeout`).
+    pub mount_timeout: Option<Duration>,
 }
 
 /// One connection of the pool (a row of the dNFS "channels" view).
@@ -152,7 +154,24 @@ impl Pool {
                 let mut mopts = options.client.clone();
                 mopts.conns = 1;
                 mopts.conn.bind = p.local;
-                match Nfs3Client::mount(&first, mopts).await {
+                let attempt = Nfs3Client::mount(&first, mopts);
+                let mounted_or = match options.mount_timeout {
+                    None => attempt.await,
+                    Some(limit) => {
+                        tokio::time::timeout(limit, attempt)
+                            .await
+                            .unwrap_or_else(|_| {
+                                Err(NfsError::Invalid {
+                                    path: format!("mount of {} on {}", url.path, p.label()),
+                                    reason: format!(
+                                        "no answer within mnt_timeout ({} s)",
+                                        limit.as_secs_f64()
+                                    ),
+                                })
+                            })
+                    }
+                };
+                match mounted_or {
                     Ok(m) => {
                         mounted = Some(m);
                         break;
@@ -372,5 +391,38 @@ impl Pool {
     /// The server's NFS address on the path of channel `ch`.
     pub fn server_addr(&self, ch: usize) -> SocketAddr {
         self.channels[ch].conn.addr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that accepts the connection and never answers: the mount gives up after
+    /// `mnt_timeout`, not after the connection's much longer retry deadline.
+    #[test]
+    fn mount_gives_up_after_mnt_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = NfsUrl::parse(&format!(
+            "nfs://127.0.0.1/export?version=3&mountport={port}&nfsport={port}"
+        ))
+        .unwrap();
+        let options = PoolOptions {
+            conns_per_path: 1,
+            workers: 1,
+            client: ClientOptions::default(),
+            mount_timeout: Some(Duration::from_millis(300)),
+        };
+        let t0 = std::time::Instant::now();
+        let Err(err) = Pool::open(&url, Vec::new(), options) else {
+            panic!("a silent server was mounted");
+        };
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert_eq!(
+            err.to_string(),
+            "mount of /export on 127.0.0.1: no answer within mnt_timeout (0.3 s)"
+        );
+        drop(listener);
     }
 }

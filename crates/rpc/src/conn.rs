@@ -74,6 +74,10 @@ pub struct ConnConfig {
     /// Local address to bind before connecting (a multipath "local:" entry;
     /// with `dontroute` the traffic leaves through that address's interface).
     pub bind: Option<std::net::IpAddr>,
+    /// Set SO_DONTROUTE (oranfstab `dontroute`): packets go only to hosts on the
+    /// interfaces' own networks, never through a gateway, so a path cannot silently
+    /// leave through another interface's route.
+    pub dontroute: bool,
     /// Multipath mode: when the connection drops, goes silent for `timeout`
     /// or cannot be re-established, pending calls fail at once (a
     /// [`TransportError::Dropped`] or [`TransportError::Connect`]) so the caller
@@ -81,7 +85,15 @@ pub struct ConnConfig {
     /// resending here; a live connection never retransmits (TCP does), and
     /// a dropped socket is reset, so no stale WRITE reaches the server later.
     pub fail_fast: bool,
+    /// Replies the kernel may gather before it wakes the connection's task (through the
+    /// socket's receive low-water mark), used only while at least four times as many
+    /// calls are outstanding; 1 wakes the task for every reply. Fewer wake-ups cost less
+    /// CPU per call; see the `coalesce` module for why latency does not suffer.
+    pub reply_batch: usize,
 }
+
+/// Replies gathered per wake-up at most, by default.
+pub const DEFAULT_REPLY_BATCH: usize = 8;
 
 impl Default for ConnConfig {
     fn default() -> Self {
@@ -94,6 +106,8 @@ impl Default for ConnConfig {
             max_record: 4 << 20,
             bind: None,
             fail_fast: false,
+            dontroute: false,
+            reply_batch: DEFAULT_REPLY_BATCH,
         }
     }
 }
@@ -113,6 +127,10 @@ pub struct CallBuf {
     /// Bytes sent after `head` without copying (a WRITE's data), followed
     /// by XDR padding the connection adds. Empty for most calls.
     pub payload: Bytes,
+    /// Bytes the reply is expected to bring at least (a READ's data and its results);
+    /// 0 for a small reply. Only tunes reply coalescing: a wrong hint costs time,
+    /// never a reply.
+    pub reply_hint: u32,
 }
 
 impl CallBuf {
@@ -120,6 +138,7 @@ impl CallBuf {
         CallBuf {
             head,
             payload: Bytes::new(),
+            reply_hint: 0,
         }
     }
 }
@@ -137,6 +156,8 @@ pub struct ConnStats {
     pub unmatched: AtomicU64,
     /// System calls that wrote (each may carry many calls).
     pub writes: AtomicU64,
+    /// System calls that read data (each may carry many replies).
+    pub reads: AtomicU64,
     pub(crate) local_addr: Mutex<Option<SocketAddr>>,
 }
 

@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use tokio::io::Interest;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc;
 
+use crate::coalesce::{self, Coalescer};
 use crate::conn::{
     CallResult, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
     TransportError,
@@ -55,6 +57,7 @@ struct Pending {
     submitted: Instant,
     sent_at: Instant,
     tries: u32,
+    reply_hint: u32,
 }
 
 /// One call queued for writing: record mark, head, payload, padding.
@@ -134,6 +137,9 @@ pub(crate) struct Task {
     /// handed over together (one lock, at most one wake-up of its waiter).
     sink: Option<Arc<dyn Completions>>,
     sunk: Vec<(u64, CallResult)>,
+    coalesce: Coalescer,
+    /// When the socket was last read (starts the coalescing fallback timer).
+    last_read: Instant,
 }
 
 impl Task {
@@ -146,6 +152,10 @@ impl Task {
     ) -> Task {
         let now = Instant::now();
         let max_record = config.max_record;
+        let mut coalesce = Coalescer::new(config.reply_batch);
+        if let Some(s) = &stream {
+            coalesce.new_socket(coalesce::rcvbuf(s.as_raw_fd()));
+        }
         Task {
             addr,
             config,
@@ -163,6 +173,8 @@ impl Task {
             last_error: String::new(),
             sink: None,
             sunk: Vec::new(),
+            coalesce,
+            last_read: now,
         }
     }
 
@@ -176,6 +188,9 @@ impl Task {
                 break;
             }
             let accepting = !self.rx_closed && self.pending.len() < self.config.max_in_flight;
+            self.retune();
+            let holding = self.coalesce.holding() && !self.pending.is_empty();
+            let fallback = tokio::time::Instant::from_std(self.last_read + coalesce::FALLBACK);
             if let Some(stream) = &self.stream {
                 let interest = if self.outq.is_empty() {
                     Interest::READABLE
@@ -187,7 +202,7 @@ impl Task {
                     ready = stream.ready(interest) => match ready {
                         Ok(r) => {
                             if r.is_readable() || r.is_read_closed() {
-                                match self.read() {
+                                match self.read(false) {
                                     Ok(()) => {}
                                     Err(ReadFail::Io(e)) => {
                                         self.drop_connection(e);
@@ -209,6 +224,18 @@ impl Task {
                     },
                     req = self.rx.recv(), if accepting => self.on_request(req),
                     _ = tick.tick() => self.check_timeouts(),
+                    // Replies below the mark (shorter than expected) are read anyway.
+                    _ = tokio::time::sleep_until(fallback), if holding => {
+                        self.coalesce.pause();
+                        match self.read(true) {
+                            Ok(()) => {}
+                            Err(ReadFail::Io(e)) => self.drop_connection(e),
+                            Err(ReadFail::Protocol(e)) => {
+                                self.fail_all(&e);
+                                self.drop_connection(e);
+                            }
+                        }
+                    }
                 }
             } else {
                 let due = !self.pending.is_empty();
@@ -218,6 +245,19 @@ impl Task {
                     req = self.rx.recv(), if accepting => self.on_request(req),
                     _ = tick.tick() => self.check_timeouts(),
                 }
+            }
+        }
+    }
+
+    /// Moves the socket's receive low-water mark with the number of outstanding calls.
+    fn retune(&mut self) {
+        let Some(stream) = &self.stream else {
+            return;
+        };
+        if let Some(mark) = self.coalesce.retune(self.pending.len()) {
+            if coalesce::set_rcvlowat(stream.as_raw_fd(), mark).is_err() {
+                self.coalesce.disable();
+                let _ = coalesce::set_rcvlowat(stream.as_raw_fd(), 1);
             }
         }
     }
@@ -275,6 +315,7 @@ impl Task {
             self.outq.push_back(Out::new(&head, &call.payload));
         }
         self.stats.calls.fetch_add(1, Relaxed);
+        self.coalesce.add(call.reply_hint);
         self.pending.insert(
             xid,
             Pending {
@@ -284,6 +325,7 @@ impl Task {
                 submitted: now,
                 sent_at: now,
                 tries: u32::from(self.stream.is_some()),
+                reply_hint: call.reply_hint,
             },
         );
     }
@@ -333,9 +375,10 @@ impl Task {
         Ok(())
     }
 
-    /// Reads what the socket has and delivers complete records.
-    fn read(&mut self) -> Result<(), ReadFail> {
-        let r = self.read_records();
+    /// Reads what the socket has and delivers complete records; `now` reads past the
+    /// runtime's readiness (after the coalescing fallback timer).
+    fn read(&mut self, now: bool) -> Result<(), ReadFail> {
+        let r = self.read_records(now);
         self.flush_sink();
         r
     }
@@ -349,7 +392,7 @@ impl Task {
 
     /// Reads until the socket is drained. Records are split off the
     /// receive buffer without copying.
-    fn read_records(&mut self) -> Result<(), ReadFail> {
+    fn read_records(&mut self, now: bool) -> Result<(), ReadFail> {
         let mut got = false;
         loop {
             let Some(stream) = &self.stream else {
@@ -364,10 +407,16 @@ impl Task {
                 // hold several such records so it happens rarely.
                 buf.reserve(want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK));
             }
-            match stream.try_read_buf(buf) {
+            let got_bytes = if now {
+                coalesce::recv_now(stream.as_raw_fd(), buf)
+            } else {
+                stream.try_read_buf(buf)
+            };
+            match got_bytes {
                 Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
                 Ok(n) => {
                     got = true;
+                    self.stats.reads.fetch_add(1, Relaxed);
                     self.stats.bytes_received.fetch_add(n as u64, Relaxed);
                     while let Some(record) = self
                         .decoder
@@ -384,8 +433,10 @@ impl Task {
                 Err(e) => return Err(ReadFail::Io(e.to_string())),
             }
         }
+        self.last_read = Instant::now();
         if got {
-            self.last_rx = Instant::now();
+            self.last_rx = self.last_read;
+            self.coalesce.resume();
         }
         Ok(())
     }
@@ -398,6 +449,7 @@ impl Task {
         let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
         match self.pending.remove(&xid) {
             Some(p) => {
+                self.coalesce.remove(p.reply_hint);
                 self.stats.replies.fetch_add(1, Relaxed);
                 let result = Ok(ReplyRecord { xid, record });
                 match p.reply {
@@ -419,6 +471,7 @@ impl Task {
 
     /// Ends every pending call with a protocol error.
     fn fail_all(&mut self, reason: &str) {
+        self.coalesce.clear();
         for (_, p) in self.pending.drain() {
             p.reply.send(Err(TransportError::Protocol {
                 addr: self.addr.to_string(),
@@ -448,6 +501,7 @@ impl Task {
 
     /// Ends every pending call with `err` (multipath: the caller moves them).
     fn fail_pending(&mut self, err: TransportError) {
+        self.coalesce.clear();
         for (_, p) in self.pending.drain() {
             p.reply.send(Err(err.clone()));
         }
@@ -459,6 +513,8 @@ impl Task {
                 if let Ok(mut a) = self.stats.local_addr.lock() {
                     *a = stream.local_addr().ok();
                 }
+                self.coalesce
+                    .new_socket(coalesce::rcvbuf(stream.as_raw_fd()));
                 self.stream = Some(stream);
                 self.stats.reconnects.fetch_add(1, Relaxed);
                 let now = Instant::now();
@@ -516,6 +572,7 @@ impl Task {
             let Some(p) = self.pending.remove(&xid) else {
                 continue;
             };
+            self.coalesce.remove(p.reply_hint);
             let secs = now.duration_since(p.submitted).as_secs_f64();
             let addr = self.addr.to_string();
             let err = if self.stream.is_some() {
@@ -587,6 +644,9 @@ pub(crate) async fn open(
                 // A zero linger time resets at once: the drop never blocks.
                 #[allow(deprecated)]
                 socket.set_linger(Some(Duration::ZERO))?;
+            }
+            if config.dontroute {
+                coalesce::set_flag(socket.as_raw_fd(), libc::SO_DONTROUTE)?;
             }
             if config.reserved_port {
                 bind_reserved(&socket, addr, config.bind, i)?;

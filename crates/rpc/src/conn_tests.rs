@@ -433,3 +433,111 @@ fn fail_fast_hands_calls_back_at_once() {
     assert_eq!(ConnStats::get(&conn.stats().retransmits), 0);
     drop(server.join().unwrap());
 }
+
+/// Replies that come one by one while many calls are outstanding are gathered: far
+/// fewer socket reads than replies, and none with coalescing off.
+#[test]
+fn replies_are_gathered_while_many_are_outstanding() {
+    for batch in [1usize, 8] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let recs: Vec<Vec<u8>> = (0..64).map(|_| read_record(&mut s).unwrap()).collect();
+            for r in recs {
+                let mut body = r[..4].to_vec();
+                body.resize(1000, 7);
+                s.write_all(&record(&body)).unwrap();
+                thread::sleep(Duration::from_micros(500));
+            }
+        });
+        let rt = runtime();
+        let config = ConnConfig {
+            reply_batch: batch,
+            ..quick()
+        };
+        let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+        let q = Arc::new(CompletionQueue::new());
+        let mut calls = CallBatch::with_capacity(64);
+        for tag in 0..64u64 {
+            let mut call = call_with(&tag.to_be_bytes());
+            call.reply_hint = 1004;
+            calls.push(call, ReplyTo::Sink(q.clone(), tag));
+        }
+        conn.submit_batch(&mut calls);
+        let mut done = Vec::new();
+        while done.len() < 64 {
+            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+        }
+        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        server.join().unwrap();
+        let reads = ConnStats::get(&conn.stats().reads);
+        if batch == 1 {
+            assert!(reads >= 48, "{reads} reads for 64 replies 0.5 ms apart");
+        } else {
+            assert!(
+                reads <= 24,
+                "{reads} reads for 64 replies with batches of 8"
+            );
+        }
+    }
+}
+
+/// Replies much shorter than their hints never reach the mark: they are read after the
+/// fallback delay, well before the call timeout, and nothing is retransmitted.
+#[test]
+fn short_replies_under_the_mark_still_arrive() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        for _ in 0..3 {
+            let recs: Vec<Vec<u8>> = (0..32).map(|_| read_record(&mut s).unwrap()).collect();
+            let out: Vec<u8> = recs.iter().flat_map(|r| record(&r[..4])).collect();
+            s.write_all(&out).unwrap();
+        }
+    });
+    let rt = runtime();
+    let conn = rt.block_on(Connection::connect(addr, quick())).unwrap();
+    let q = Arc::new(CompletionQueue::new());
+    let t0 = Instant::now();
+    for round in 0..3u64 {
+        let mut calls = CallBatch::with_capacity(32);
+        for i in 0..32u64 {
+            let mut call = call_with(&(round * 32 + i).to_be_bytes());
+            call.reply_hint = 1 << 20;
+            calls.push(call, ReplyTo::Sink(q.clone(), round * 32 + i));
+        }
+        conn.submit_batch(&mut calls);
+        let mut done = Vec::new();
+        while done.len() < 32 {
+            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+        }
+    }
+    // Three rounds, each held at most a few fallback delays; the timeout is 150 ms.
+    assert!(
+        t0.elapsed() < Duration::from_millis(120),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(ConnStats::get(&conn.stats().retransmits), 0);
+    server.join().unwrap();
+}
+
+/// `dontroute` sets SO_DONTROUTE on the connection's socket.
+#[test]
+fn dontroute_sets_the_socket_option() {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let rt = runtime();
+    for dontroute in [false, true] {
+        let config = ConnConfig {
+            dontroute,
+            ..quick()
+        };
+        let stream = rt.block_on(crate::conn_task::open(addr, &config)).unwrap();
+        let v = crate::coalesce::get_int(stream.as_raw_fd(), libc::SO_DONTROUTE).unwrap();
+        assert_eq!(v != 0, dontroute);
+    }
+}

@@ -35,6 +35,7 @@
 //!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on.
 
 pub mod auth;
+mod coalesce;
 mod completion;
 pub mod conn;
 mod conn_task;

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    normalize, one_line, ConfigError, ConfigWarning, ExportMount, NetPath, NfsConfig, NfsVersion, Security,
-    ServerConfig, DEFAULT_MNT_TIMEOUT, MAX_PATHS,
+    normalize, one_line, ConfigError, ConfigWarning, ExportMount, NetPath, NfsConfig, NfsVersion,
+    Security, ServerConfig, DEFAULT_MNT_TIMEOUT, MAX_PATHS,
 };
 
 /// Collects one file's items in order and checks them as they come.
