@@ -41,6 +41,9 @@ pub struct NfsEngine {
     target: Arc<NfsTarget>,
     queue: Arc<CompletionQueue>,
     bufs: Vec<AlignedBuf>,
+    /// Data of a completed one-RPC read, still in the receive buffer: copied into the
+    /// slot's buffer only when someone asks for it (most runs never look at read data).
+    read_data: Vec<Option<Bytes>>,
     slots: Vec<SlotIo>,
     handles: Vec<(FileHandle, String)>,
     /// Largest READ and WRITE sent in one RPC.
@@ -89,6 +92,7 @@ impl NfsEngine {
             bufs: (0..depth)
                 .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
                 .collect(),
+            read_data: vec![None; depth as usize],
             slots: (0..depth).map(|_| SlotIo::default()).collect(),
             handles,
             rsize,
@@ -322,8 +326,12 @@ impl NfsEngine {
                 procs
                     .read_bytes
                     .fetch_add(got as u64, std::sync::atomic::Ordering::Relaxed);
-                let dst = &mut self.bufs[slot as usize].as_mut_slice()[start as usize..];
-                dst[..got].copy_from_slice(&ok.data.0[..got]);
+                if want == req.len && got == want as usize {
+                    self.read_data[slot as usize] = Some(res.share(ok.data.0));
+                } else {
+                    let dst = &mut self.bufs[slot as usize].as_mut_slice()[start as usize..];
+                    dst[..got].copy_from_slice(&ok.data.0[..got]);
+                }
                 if got < want as usize {
                     return Err(self.short(req, start + got as u32));
                 }
@@ -390,7 +398,11 @@ impl Engine for NfsEngine {
     }
 
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        self.bufs[slot as usize].as_mut_slice()
+        let buf = self.bufs[slot as usize].as_mut_slice();
+        if let Some(data) = self.read_data[slot as usize].take() {
+            buf[..data.len()].copy_from_slice(&data);
+        }
+        buf
     }
 
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
@@ -414,6 +426,7 @@ impl Engine for NfsEngine {
             )));
         }
         let parts = req.len.div_ceil(self.part_size(req.dir)).max(1);
+        self.read_data[req.slot as usize] = None;
         self.slots[req.slot as usize] = SlotIo {
             req: Some(req),
             parts_left: parts,
