@@ -48,9 +48,10 @@ struct ConnArgs {
     /// Connect from a port below 1024 (needs root); many servers require it.
     #[arg(long, global = true)]
     reserved_port: bool,
-    /// Replies a connection may gather before the kernel wakes it, used only while at
-    /// least 4 times as many calls are outstanding (read anyway after 2 ms): less CPU per
-    /// call at the same rate. 1 wakes for every reply.
+    /// Replies a connection may gather before the kernel wakes it: at most half of the
+    /// calls outstanding, only while 8 or more are, read anyway after 2 ms. Less CPU per
+    /// call; the server then sees half to all of the outstanding calls. 1 wakes for every
+    /// reply.
     #[arg(long, global = true, value_name = "N", default_value_t = dbio_rpc::conn::DEFAULT_REPLY_BATCH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     reply_batch: usize,

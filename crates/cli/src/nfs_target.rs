@@ -26,11 +26,11 @@ pub const DEFAULT_CONNS: u32 = 4;
 pub struct NfsArgs {
     /// NFS connections per network path (nfs:// targets only). Requests go to the connection
     /// with the fewest outstanding. 1 behaves like a kernel mount's single connection; the
-    /// default 4 keeps dbio from being the bottleneck on a small machine: one connection
-    /// tops out at what one connection task and the server's one socket can do, and 4 spread
-    /// the work over the connection threads (there is one per core, at most one per
-    /// connection) and the server's receive threads. More than 4 gained nothing here (see
-    /// BENCHMARKS.md). A `conns=N` in the URL wins.
+    /// default 4 lets the server work on more requests at once (servers commonly serve each
+    /// connection from one thread at a time): against nfs-ganesha here, 4 gave about a fifth
+    /// more IOPS than 1, at more client CPU per I/O, since each connection then gathers
+    /// fewer replies per wake-up (see --reply-batch and BENCHMARKS.md). A `conns=N` in the
+    /// URL wins.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONNS,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub conns: u32,
@@ -50,10 +50,12 @@ pub struct NfsArgs {
     #[arg(long, value_name = "FILE")]
     pub oranfstab: Option<std::path::PathBuf>,
     /// Replies each NFS connection may gather before the kernel wakes it (nfs:// targets
-    /// only), used only while at least 4 times as many I/Os are outstanding on it, and read
-    /// anyway after 2 ms. Waking once per few replies instead of once per reply costs far
-    /// less CPU per I/O; the server keeps the other outstanding requests to work on, so its
-    /// rate and the latency at that rate do not change. 1 wakes for every reply
+    /// only): at most half of the I/Os outstanding on it, only while 8 or more are, read
+    /// anyway after 2 ms. One wake-up per batch instead of per reply takes most of the CPU
+    /// an I/O costs off the client (BENCHMARKS.md). Gathered replies are I/Os not yet
+    /// replaced, so the server works on half to all of --outstanding (three quarters on
+    /// average): a server saturated below that keeps its rate and latency. 1 wakes for
+    /// every reply and keeps the depth exact
     #[arg(long, value_name = "N", default_value_t = dbio_rpc::conn::DEFAULT_REPLY_BATCH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub reply_batch: usize,
@@ -166,11 +168,11 @@ pub fn open(
     let Some(plan) = plan(target, args)? else {
         return Ok(None);
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let conns_total = args.conns as usize * plan.paths.len().max(1);
     let opts = TargetOptions {
         conns: args.conns,
-        workers: cores.min(conns_total).max(1),
+        // No connection threads: each user runs the connections while it waits for its
+        // replies, so a reply reaches its engine without a hand-over between threads.
+        workers: 0,
         paths: plan.paths,
         max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
             s.min(u64::from(u32::MAX)) as u32
@@ -224,7 +226,7 @@ pub fn open_existing(
     };
     let opts = TargetOptions {
         conns: args.conns,
-        workers: 1,
+        workers: 0,
         paths: plan.paths,
         max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
             s.min(u64::from(u32::MAX)) as u32

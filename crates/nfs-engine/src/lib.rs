@@ -49,7 +49,7 @@ pub enum TargetError {
 pub struct TargetOptions {
     /// Connections per path.
     pub conns: u32,
-    /// Threads running the connection tasks.
+    /// Threads running the connection tasks; 0: the users run them while they wait.
     pub workers: usize,
     /// Network paths; empty means the URL's host only.
     pub paths: Vec<PathSpec>,
@@ -71,7 +71,7 @@ impl Default for TargetOptions {
     fn default() -> Self {
         TargetOptions {
             conns: 1,
-            workers: 1,
+            workers: 0,
             paths: Vec::new(),
             max_transfer: MAX_TRANSFER,
             server_name: None,
@@ -117,7 +117,7 @@ impl NfsTarget {
         client.conn.dontroute = opts.dontroute;
         let pool_opts = PoolOptions {
             conns_per_path: parsed.conns.unwrap_or(opts.conns).max(1),
-            workers: opts.workers.max(1),
+            workers: opts.workers,
             mount_timeout: opts.mount_timeout,
             client,
         };

@@ -13,7 +13,13 @@
 //!   engine re-issues them on another path; a background probe brings the
 //!   path back ([`crate::failover`]).
 //! - The pool owns its tokio runtime: callers are plain threads that submit
-//!   with a [`ReplyTo`] (a completion queue they block on) and never await.
+//!   with a [`ReplyTo`] (a completion queue they wait on) and never await.
+//!   With `workers: 0` the runtime has no threads of its own: a caller waiting in
+//!   [`Pool::block_on`] runs the connection tasks meanwhile (one caller at a time;
+//!   the others wait for their replies). A reply then wakes its engine with a
+//!   function call on the same thread, not a hand-over between threads, which is
+//!   most of the CPU an RPC costs. The catch: the connections move only while some
+//!   caller waits, which engines do whenever they have I/O in flight.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -50,7 +56,8 @@ const PATH_CALL_DEADLINE: Duration = Duration::from_secs(60);
 pub struct PoolOptions {
     /// Connections on each path.
     pub conns_per_path: u32,
-    /// Threads running the connection tasks.
+    /// Threads running the connection tasks; 0: none of its own, the threads that wait
+    /// on the pool (in [`Pool::block_on`]) run them, one at a time (see the module notes).
     pub workers: usize,
     /// Identity, timeouts, in-flight limit of every connection.
     pub client: ClientOptions,
@@ -128,15 +135,21 @@ impl Pool {
         paths: Vec<PathSpec>,
         options: PoolOptions,
     ) -> Result<(Pool, String), NfsError> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(options.workers.max(1))
-            .thread_name("dbio-nfs")
-            .enable_all()
-            .build()
-            .map_err(|e| NfsError::Invalid {
-                path: "NFS runtime".into(),
-                reason: e.to_string(),
-            })?;
+        let rt = if options.workers == 0 {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(options.workers)
+                .thread_name("dbio-nfs")
+                .enable_all()
+                .build()
+        }
+        .map_err(|e| NfsError::Invalid {
+            path: "NFS runtime".into(),
+            reason: e.to_string(),
+        })?;
         let cred = options.client.credential()?;
         let (client, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
             let mut paths = paths;
@@ -309,6 +322,12 @@ impl Pool {
             }
         }
         best.unwrap_or(start)
+    }
+
+    /// True when the pool has no threads of its own: its connections move only while a
+    /// caller waits in [`Pool::block_on`].
+    pub fn runs_on_callers(&self) -> bool {
+        self.rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
     }
 
     /// Encodes an NFSv3 call with the pool's credential.

@@ -4,11 +4,13 @@
 //! replies: the kernel wakes the task once per several replies, as a network card's
 //! interrupt moderation does.
 //!
-//! Outstanding calls are not slowed: the mark covers at most a quarter of the replies
-//! still expected, so the server always has the other three quarters to work on, and by
-//! Little's law a server-bound rate keeps its latency. Replies shorter than expected (an
-//! error instead of READ data) could leave the mark unreached; a short timer then reads
-//! whatever has arrived, so the cost of a wrong guess is time, never a stuck call.
+//! The price: replies that wait in the socket are calls the caller cannot yet replace, so
+//! the server works on between half and all of the outstanding calls (three quarters on
+//! average) instead of all of them. A server that is saturated well below that depth, as
+//! most are at 32 outstanding, keeps its rate, and by Little's law the latency at that rate
+//! stays the same; `reply_batch: 1` keeps the depth exact. Replies shorter than their
+//! hints (an error instead of READ data) could leave the mark unreached; a short timer
+//! then reads whatever has arrived, so a wrong guess costs time, never a stuck call.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -23,8 +25,8 @@ pub(crate) const MIN_REPLY: u64 = 28;
 /// How long a raised mark may hold replies that have arrived before they are read anyway.
 pub(crate) const FALLBACK: Duration = Duration::from_millis(2);
 
-/// Calls outstanding per reply gathered: a wake-up waits for at most a quarter of them.
-const SHARE: usize = 4;
+/// Calls outstanding per reply gathered: a wake-up waits for at most half of them.
+const SHARE: usize = 2;
 
 /// Tracks the bytes the outstanding calls should bring back and picks the mark.
 #[derive(Debug)]
@@ -75,6 +77,11 @@ impl Coalescer {
     /// A new socket: the kernel's default mark, and a cap from its receive buffer.
     pub(crate) fn new_socket(&mut self, rcvbuf: usize) {
         self.lowat = 1;
+        self.set_rcvbuf(rcvbuf);
+    }
+
+    /// The receive buffer grew (the kernel tunes it to the traffic) or shrank.
+    pub(crate) fn set_rcvbuf(&mut self, rcvbuf: usize) {
         self.cap = (rcvbuf / 3).max(1);
     }
 
@@ -93,29 +100,37 @@ impl Coalescer {
         self.lowat > 1
     }
 
-    /// The mark for `pending` outstanding calls: three quarters of the expected bytes of
-    /// a quarter of them (at most `max_batch`), and 1 when fewer than `2 * SHARE` are
-    /// outstanding (no gathering: latency matters more than wake-ups there).
+    /// The mark for `pending` outstanding calls: the expected bytes of half of them (at
+    /// most `max_batch`; hints are lower bounds of a successful reply, so that many replies
+    /// reach it), and 1 when fewer than 8 are outstanding (no gathering: latency matters
+    /// more than wake-ups there).
     pub(crate) fn want(&self, pending: usize) -> usize {
-        if self.max_batch <= 1 || self.paused || pending < 2 * SHARE {
+        if self.max_batch <= 1 || self.paused || pending < 8 {
             return 1;
         }
         let batch = (pending / SHARE).min(self.max_batch) as u64;
         let per_reply = self.expected / pending as u64;
-        let bytes = batch * per_reply * 3 / 4;
+        let bytes = batch * per_reply;
         (bytes.min(self.cap as u64) as usize).max(1)
     }
 
-    /// The new mark, when the socket's should change. The outstanding count wobbles by a
-    /// batch with every wake-up; a change smaller than a third is not worth a system call.
+    /// The new mark, when the socket's should change: lower as soon as it would wait for
+    /// more than three quarters of what the outstanding calls bring (the server must keep
+    /// some work), higher only for a gain of half or more (not a system call for every
+    /// small change in the outstanding count).
     pub(crate) fn retune(&mut self, pending: usize) -> Option<usize> {
         let want = self.want(pending);
         let old = self.lowat;
-        let change = if want == 1 || old == 1 {
-            want != old
+        let reachable = usize::try_from(self.expected * 3 / 4).unwrap_or(usize::MAX);
+        let change = if old == 1 {
+            want > 1
+        } else if want == 1 || old > reachable {
+            // Off, paused, few outstanding, or a mark the replies might not reach.
+            true
         } else {
-            want * 3 < old * 2 || want * 2 > old * 3
+            want * 2 > old * 3
         };
+        let change = change && want != old;
         if change {
             self.lowat = want;
             Some(want)
@@ -233,16 +248,15 @@ mod tests {
     }
 
     #[test]
-    fn the_mark_covers_part_of_a_quarter_of_the_replies() {
-        let c = with(8, &[8236; 32]);
-        // 8 replies of 8236 bytes, three quarters of it.
-        assert_eq!(c.want(32), 8 * 8236 * 3 / 4);
+    fn the_mark_covers_half_of_the_replies() {
+        let c = with(16, &[8236; 32]);
+        assert_eq!(c.want(32), 16 * 8236);
         // Many outstanding: at most max_batch replies.
-        let c = with(8, &[8236; 256]);
-        assert_eq!(c.want(256), 8 * 8236 * 3 / 4);
+        let c = with(16, &[8236; 256]);
+        assert_eq!(c.want(256), 16 * 8236);
         // Small replies count at least MIN_REPLY.
-        let c = with(8, &[0; 32]);
-        assert_eq!(c.want(32), (8 * MIN_REPLY * 3 / 4) as usize);
+        let c = with(16, &[0; 32]);
+        assert_eq!(c.want(32), (16 * MIN_REPLY) as usize);
     }
 
     #[test]
@@ -251,7 +265,7 @@ mod tests {
             let hints: Vec<u32> = (0..n).map(|i| (i as u32 * 7919) % 70_000).collect();
             let c = with(64, &hints);
             let total: u64 = hints.iter().map(|h| Coalescer::reply_bytes(*h)).sum();
-            assert!((c.want(n) as u64) < total.max(2), "{n} calls");
+            assert!((c.want(n) as u64) * 3 / 2 <= total.max(2), "{n} calls");
         }
     }
 
@@ -263,16 +277,26 @@ mod tests {
     }
 
     #[test]
-    fn small_wobbles_keep_the_mark() {
-        let mut c = with(8, &[8236; 32]);
-        assert_eq!(c.retune(32), Some(8 * 8236 * 3 / 4));
-        // 26 outstanding after a batch came back: a quarter is 6, within the hysteresis.
-        for h in [8236; 6] {
+    fn the_mark_follows_the_outstanding_count_without_a_call_per_batch() {
+        let mut c = with(16, &[8236; 32]);
+        assert_eq!(c.retune(32), Some(16 * 8236));
+        // 24 outstanding: their replies still bring more than the mark with room.
+        for h in [8236; 8] {
             c.remove(h);
         }
-        assert_eq!(c.retune(26), None);
+        assert_eq!(c.retune(24), None);
+        // 20: the mark would wait for over three quarters of them; lower.
+        for h in [8236; 4] {
+            c.remove(h);
+        }
+        assert_eq!(c.retune(20), Some(10 * 8236));
+        // Back to 22: not worth a system call.
+        for h in [8236; 2] {
+            c.add(h);
+        }
+        assert_eq!(c.retune(22), None);
         // Few left: back to the kernel's default at once.
-        for h in [8236; 20] {
+        for h in [8236; 16] {
             c.remove(h);
         }
         assert_eq!(c.retune(6), Some(1));
@@ -283,12 +307,12 @@ mod tests {
 
     #[test]
     fn a_fallback_pauses_gathering_until_replies_flow() {
-        let mut c = with(8, &[8236; 32]);
+        let mut c = with(16, &[8236; 32]);
         assert!(c.retune(32).is_some());
         c.pause();
         assert_eq!(c.retune(32), Some(1));
         assert_eq!(c.retune(32), None);
         c.resume();
-        assert_eq!(c.retune(32), Some(8 * 8236 * 3 / 4));
+        assert_eq!(c.retune(32), Some(16 * 8236));
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -76,6 +77,8 @@ struct Queue {
     wanted: usize,
     /// A wake-up was sent and not yet consumed.
     woken: bool,
+    /// The waiting task of [`CompletionQueue::wait_async`], if it waits that way.
+    waker: Option<Waker>,
 }
 
 impl CompletionQueue {
@@ -104,6 +107,38 @@ impl CompletionQueue {
             }
             q.wanted = 0;
         }
+        let n = q.items.len();
+        out.extend(q.items.drain(..));
+        n
+    }
+
+    /// [`CompletionQueue::wait`] for a thread that drives the connections' runtime while it
+    /// waits (`Runtime::block_on`): when the replies come from a task on the same thread,
+    /// the wake-up is a function call instead of a system call.
+    pub async fn wait_async(
+        &self,
+        min: usize,
+        timeout: Duration,
+        out: &mut Vec<(u64, CallResult)>,
+    ) -> usize {
+        let enough = std::future::poll_fn(|cx| {
+            let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
+            if q.items.len() >= min {
+                return Poll::Ready(());
+            }
+            q.wanted = min;
+            q.woken = false;
+            if !q.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                q.waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        });
+        if min > 0 && !timeout.is_zero() {
+            let _ = tokio::time::timeout(timeout, enough).await;
+        }
+        let mut q = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        q.wanted = 0;
+        q.waker = None;
         let n = q.items.len();
         out.extend(q.items.drain(..));
         n
@@ -149,9 +184,12 @@ impl CompletionQueue {
         if wake {
             q.woken = true;
         }
+        let waker = if wake { q.waker.take() } else { None };
         drop(q);
-        if wake {
-            self.ready.notify_one();
+        match waker {
+            Some(w) => w.wake(),
+            None if wake => self.ready.notify_one(),
+            None => {}
         }
     }
 }
@@ -181,6 +219,33 @@ mod tests {
         q.complete(9, reply());
         assert_eq!(t.join().unwrap(), (2, vec![7, 9]));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn async_wait_is_woken_by_a_task_on_the_same_thread() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let q = Arc::new(CompletionQueue::new());
+        let q2 = q.clone();
+        rt.spawn(async move {
+            for tag in 0..3 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                q2.complete(tag, Err(TransportError::Closed { addr: "x".into() }));
+            }
+        });
+        let mut out = Vec::new();
+        let n = rt.block_on(q.wait_async(3, Duration::from_secs(5), &mut out));
+        assert_eq!(n, 3);
+        assert_eq!(out.iter().map(|(t, _)| *t).collect::<Vec<_>>(), [0, 1, 2]);
+        // Nothing more comes: the wait ends at its timeout with what is there.
+        let t0 = Instant::now();
+        assert_eq!(
+            rt.block_on(q.wait_async(1, Duration::from_millis(20), &mut out)),
+            0
+        );
+        assert!(t0.elapsed() >= Duration::from_millis(20));
     }
 
     #[test]

@@ -86,14 +86,14 @@ pub struct ConnConfig {
     /// a dropped socket is reset, so no stale WRITE reaches the server later.
     pub fail_fast: bool,
     /// Replies the kernel may gather before it wakes the connection's task (through the
-    /// socket's receive low-water mark), used only while at least four times as many
-    /// calls are outstanding; 1 wakes the task for every reply. Fewer wake-ups cost less
-    /// CPU per call; see the `coalesce` module for why latency does not suffer.
+    /// socket's receive low-water mark), at most half of the outstanding calls and only
+    /// while 8 or more are; 1 wakes the task for every reply. Fewer wake-ups cost less
+    /// CPU per call; the `coalesce` module says what it costs the server's queue depth.
     pub reply_batch: usize,
 }
 
 /// Replies gathered per wake-up at most, by default.
-pub const DEFAULT_REPLY_BATCH: usize = 8;
+pub const DEFAULT_REPLY_BATCH: usize = 16;
 
 impl Default for ConnConfig {
     fn default() -> Self {

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::io::Interest;
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpSocket;
 use tokio::sync::mpsc;
 
 use crate::coalesce::{self, Coalescer};
@@ -21,6 +20,7 @@ use crate::conn::{
     TransportError,
 };
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
+use crate::socket::{Ready, Socket};
 
 /// Slices handed to one `writev` (each call takes up to four).
 const IOV_BATCH: usize = 256;
@@ -123,7 +123,7 @@ pub(crate) struct Task {
     config: Arc<ConnConfig>,
     rx: mpsc::UnboundedReceiver<Msg>,
     rx_closed: bool,
-    stream: Option<TcpStream>,
+    stream: Option<Socket>,
     stats: Arc<ConnStats>,
     pending: XidMap<Pending>,
     outq: VecDeque<Out>,
@@ -140,6 +140,8 @@ pub(crate) struct Task {
     coalesce: Coalescer,
     /// When the socket was last read (starts the coalescing fallback timer).
     last_read: Instant,
+    /// Calls of `retune`, to re-read the receive buffer size now and then.
+    retunes: u32,
 }
 
 impl Task {
@@ -147,7 +149,7 @@ impl Task {
         addr: SocketAddr,
         config: Arc<ConnConfig>,
         rx: mpsc::UnboundedReceiver<Msg>,
-        stream: Option<TcpStream>,
+        stream: Option<Socket>,
         stats: Arc<ConnStats>,
     ) -> Task {
         let now = Instant::now();
@@ -175,6 +177,7 @@ impl Task {
             sunk: Vec::new(),
             coalesce,
             last_read: now,
+            retunes: 0,
         }
     }
 
@@ -192,34 +195,11 @@ impl Task {
             let holding = self.coalesce.holding() && !self.pending.is_empty();
             let fallback = tokio::time::Instant::from_std(self.last_read + coalesce::FALLBACK);
             if let Some(stream) = &self.stream {
-                let interest = if self.outq.is_empty() {
-                    Interest::READABLE
-                } else {
-                    Interest::READABLE | Interest::WRITABLE
-                };
                 tokio::select! {
                     biased;
-                    ready = stream.ready(interest) => match ready {
-                        Ok(r) => {
-                            if r.is_readable() || r.is_read_closed() {
-                                match self.read(false) {
-                                    Ok(()) => {}
-                                    Err(ReadFail::Io(e)) => {
-                                        self.drop_connection(e);
-                                        continue;
-                                    }
-                                    Err(ReadFail::Protocol(e)) => {
-                                        // Resending would meet the same reply again.
-                                        self.fail_all(&e);
-                                        self.drop_connection(e);
-                                        continue;
-                                    }
-                                }
-                            }
-                            if r.is_writable() {
-                                self.flush_or_drop();
-                            }
-                        }
+                    ready = stream.ready() => match ready {
+                        Ok(Ready::Read) => self.read_or_drop(),
+                        Ok(Ready::Write) => self.flush_or_drop(),
                         Err(e) => self.drop_connection(e.to_string()),
                     },
                     req = self.rx.recv(), if accepting => self.on_request(req),
@@ -227,14 +207,7 @@ impl Task {
                     // Replies below the mark (shorter than expected) are read anyway.
                     _ = tokio::time::sleep_until(fallback), if holding => {
                         self.coalesce.pause();
-                        match self.read(true) {
-                            Ok(()) => {}
-                            Err(ReadFail::Io(e)) => self.drop_connection(e),
-                            Err(ReadFail::Protocol(e)) => {
-                                self.fail_all(&e);
-                                self.drop_connection(e);
-                            }
-                        }
+                        self.read_or_drop();
                     }
                 }
             } else {
@@ -254,6 +227,12 @@ impl Task {
         let Some(stream) = &self.stream else {
             return;
         };
+        // The kernel grows the receive buffer with the traffic: a larger cap follows.
+        self.retunes = self.retunes.wrapping_add(1);
+        if self.retunes.is_multiple_of(256) {
+            self.coalesce
+                .set_rcvbuf(coalesce::rcvbuf(stream.as_raw_fd()));
+        }
         if let Some(mark) = self.coalesce.retune(self.pending.len()) {
             if coalesce::set_rcvlowat(stream.as_raw_fd(), mark).is_err() {
                 self.coalesce.disable();
@@ -338,7 +317,7 @@ impl Task {
 
     /// Writes queued calls until done or the socket is full.
     fn flush(&mut self) -> io::Result<()> {
-        let Some(stream) = &self.stream else {
+        let Some(stream) = &mut self.stream else {
             return Ok(());
         };
         while !self.outq.is_empty() {
@@ -349,7 +328,7 @@ impl Task {
                     break;
                 }
             }
-            let written = match stream.try_write_vectored(&iov[..n]) {
+            let written = match stream.write_vectored(&iov[..n]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(w) => w,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -372,13 +351,26 @@ impl Task {
                 }
             }
         }
+        stream.drained();
         Ok(())
     }
 
-    /// Reads what the socket has and delivers complete records; `now` reads past the
-    /// runtime's readiness (after the coalescing fallback timer).
-    fn read(&mut self, now: bool) -> Result<(), ReadFail> {
-        let r = self.read_records(now);
+    /// Reads what the socket has; a broken connection is dropped.
+    fn read_or_drop(&mut self) {
+        match self.read() {
+            Ok(()) => {}
+            Err(ReadFail::Io(e)) => self.drop_connection(e),
+            Err(ReadFail::Protocol(e)) => {
+                // Resending would meet the same reply again.
+                self.fail_all(&e);
+                self.drop_connection(e);
+            }
+        }
+    }
+
+    /// Reads what the socket has and delivers complete records.
+    fn read(&mut self) -> Result<(), ReadFail> {
+        let r = self.read_records();
         self.flush_sink();
         r
     }
@@ -392,7 +384,7 @@ impl Task {
 
     /// Reads until the socket is drained. Records are split off the
     /// receive buffer without copying.
-    fn read_records(&mut self, now: bool) -> Result<(), ReadFail> {
+    fn read_records(&mut self) -> Result<(), ReadFail> {
         let mut got = false;
         loop {
             let Some(stream) = &self.stream else {
@@ -407,12 +399,7 @@ impl Task {
                 // hold several such records so it happens rarely.
                 buf.reserve(want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK));
             }
-            let got_bytes = if now {
-                coalesce::recv_now(stream.as_raw_fd(), buf)
-            } else {
-                stream.try_read_buf(buf)
-            };
-            match got_bytes {
+            match stream.read_buf(buf) {
                 Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
                 Ok(n) => {
                     got = true;
@@ -620,10 +607,7 @@ fn initial_xid() -> u32 {
 }
 
 /// Opens a TCP connection within `connect_timeout`, from a reserved port if asked.
-pub(crate) async fn open(
-    addr: SocketAddr,
-    config: &ConnConfig,
-) -> Result<TcpStream, TransportError> {
+pub(crate) async fn open(addr: SocketAddr, config: &ConnConfig) -> Result<Socket, TransportError> {
     let err = |reason: String| TransportError::Connect {
         addr: addr.to_string(),
         reason,
@@ -676,7 +660,7 @@ pub(crate) async fn open(
         })?
         .map_err(|e| err(e.to_string()))?;
     stream.set_nodelay(true).map_err(|e| err(e.to_string()))?;
-    Ok(stream)
+    Socket::new(stream).map_err(|e| err(e.to_string()))
 }
 
 /// Binds a free source port in 512..1024, starting from a varying point.

@@ -541,3 +541,41 @@ fn dontroute_sets_the_socket_option() {
         assert_eq!(v != 0, dontroute);
     }
 }
+
+/// Calls that fill the socket's send buffer while the server is not reading wait for it
+/// to drain (the task watches for writability only then) and all go out and complete.
+#[test]
+fn a_full_send_buffer_drains_when_the_server_reads() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        thread::sleep(Duration::from_millis(100));
+        for _ in 0..32 {
+            let r = read_record(&mut s).unwrap();
+            assert_eq!(r.len(), 12 + (1 << 20));
+            s.write_all(&record(&r[..12])).unwrap();
+        }
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        timeout: Duration::from_secs(5),
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let q = Arc::new(CompletionQueue::new());
+    let mut calls = CallBatch::with_capacity(32);
+    for tag in 0..32u64 {
+        let mut call = call_with(&tag.to_be_bytes());
+        call.payload = Bytes::from(vec![tag as u8; 1 << 20]);
+        calls.push(call, ReplyTo::Sink(q.clone(), tag));
+    }
+    conn.submit_batch(&mut calls);
+    let mut done = Vec::new();
+    while done.len() < 32 {
+        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+    }
+    assert!(done.iter().all(|(_, r)| r.is_ok()));
+    assert!(ConnStats::get(&conn.stats().writes) > 1);
+    server.join().unwrap();
+}

@@ -41,6 +41,7 @@ pub mod conn;
 mod conn_task;
 pub mod msg;
 pub mod record;
+mod socket;
 
 pub use auth::{AuthError, AuthSys, Credential, OpaqueAuth};
 pub use msg::{

@@ -1,0 +1,111 @@
+//! A connection's TCP socket, registered with the runtime for reading only.
+//!
+//! The runtime's own `TcpStream` always asks to be woken when the socket becomes
+//! writable too, and on Linux every acknowledgement that frees send-buffer space is such
+//! a wake-up: on a connection whose replies carry those acknowledgements, the task would
+//! be woken for every reply even while the receive low-water mark asks the kernel to
+//! gather several (see `coalesce`). Here writability is watched only while a write is
+//! blocked, through a second registration of a duplicate descriptor.
+
+use std::io::{self, IoSlice, Write};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+
+use bytes::BytesMut;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+use crate::coalesce::recv_now;
+
+/// What [`Socket::ready`] found.
+pub(crate) enum Ready {
+    /// Data, end of stream or an error to read.
+    Read,
+    /// A blocked write may go on.
+    Write,
+}
+
+pub(crate) struct Socket {
+    read: AsyncFd<std::net::TcpStream>,
+    /// Present while a write is blocked (the send buffer is full).
+    write: Option<AsyncFd<std::net::TcpStream>>,
+}
+
+impl Socket {
+    /// Takes over a connected stream from the runtime.
+    pub(crate) fn new(stream: tokio::net::TcpStream) -> io::Result<Socket> {
+        let stream = stream.into_std()?;
+        stream.set_nonblocking(true)?;
+        Ok(Socket {
+            read: register(stream, Interest::READABLE)?,
+            write: None,
+        })
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.read.get_ref().local_addr()
+    }
+
+    /// Waits until there is something to read or a blocked write may go on. The
+    /// readiness is consumed here: the caller then reads (or writes) until the socket
+    /// says it would block, so an event that comes meanwhile only adds one empty try.
+    pub(crate) async fn ready(&self) -> io::Result<Ready> {
+        match &self.write {
+            None => {
+                self.read.readable().await?.clear_ready();
+                Ok(Ready::Read)
+            }
+            Some(w) => tokio::select! {
+                biased;
+                r = self.read.readable() => {
+                    r?.clear_ready();
+                    Ok(Ready::Read)
+                }
+                r = w.writable() => {
+                    r?.clear_ready();
+                    Ok(Ready::Write)
+                }
+            },
+        }
+    }
+
+    /// One non-blocking read into `buf`'s spare capacity.
+    pub(crate) fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        recv_now(self.as_raw_fd(), buf)
+    }
+
+    /// One non-blocking `writev`; when it would block, starts watching for writability.
+    pub(crate) fn write_vectored(&mut self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self.read.get_ref().write_vectored(iov) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if self.write.is_none() {
+                    let dup = self.read.get_ref().try_clone()?;
+                    self.write = Some(register(dup, Interest::WRITABLE)?);
+                }
+                Err(e)
+            }
+            r => r,
+        }
+    }
+
+    /// Everything queued was written: stop watching for writability.
+    pub(crate) fn drained(&mut self) {
+        self.write = None;
+    }
+}
+
+/// Registers an owned stream with the runtime's reactor.
+fn register(
+    stream: std::net::TcpStream,
+    interest: Interest,
+) -> io::Result<AsyncFd<std::net::TcpStream>> {
+    // SAFETY: the stream owns its descriptor, which stays open and the same until the
+    // `AsyncFd` that takes the stream over is dropped.
+    unsafe { AsyncFd::register_with_interest(stream, interest) }.map_err(|e| e.into_parts().1)
+}
+
+impl AsRawFd for Socket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.read.get_ref().as_raw_fd()
+    }
+}
