@@ -142,6 +142,8 @@ pub(crate) struct Task {
     last_read: Instant,
     /// Calls of `retune`, to re-read the receive buffer size now and then.
     retunes: u32,
+    /// Replies were handed over since the loop last looked.
+    delivered: bool,
 }
 
 impl Task {
@@ -178,6 +180,7 @@ impl Task {
             coalesce,
             last_read: now,
             retunes: 0,
+            delivered: false,
         }
     }
 
@@ -189,6 +192,15 @@ impl Task {
         loop {
             if self.rx_closed && self.pending.is_empty() {
                 break;
+            }
+            if std::mem::take(&mut self.delivered) && !self.rx_closed {
+                // Let the callers whose replies just came replace those calls before the
+                // mark is tuned: tuned now, it would drop for the moment the count is low
+                // and rise again at once, two system calls per batch for nothing.
+                tokio::task::yield_now().await;
+                if let Ok(msg) = self.rx.try_recv() {
+                    self.on_request(Some(msg));
+                }
             }
             let accepting = !self.rx_closed && self.pending.len() < self.config.max_in_flight;
             self.retune();
@@ -436,6 +448,7 @@ impl Task {
         let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
         match self.pending.remove(&xid) {
             Some(p) => {
+                self.delivered = true;
                 self.coalesce.remove(p.reply_hint);
                 self.stats.replies.fetch_add(1, Relaxed);
                 let result = Ok(ReplyRecord { xid, record });
