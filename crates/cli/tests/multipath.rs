@@ -404,3 +404,49 @@ fn path_down_at_the_start_joins_later() {
     assert!(on_1("down") && on_1("up"), "{events:?}");
     assert!(sends_on(&r, 0) > 0 && sends_on(&r, 1) > 0);
 }
+
+#[test]
+fn mount_path_cut_while_creating_moves_metadata_calls() {
+    let Some(t) = Topology::up("meta") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("meta.json").display().to_string();
+    // Slow paths, so that creating the data set takes several seconds; path 1 (the
+    // mount's) is cut in the middle and stays cut: the COMMITs, the manifest and its
+    // RENAME at the end must go over path 2.
+    t.sh_out(&["rate", "--rate", "40mbit"]);
+    let (s, p) = (script(), t.prefix.clone());
+    let cut = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        let st = Command::new(&s)
+            .args(["cut", "1", "--prefix", &p])
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+    });
+    let r = run_ok(&[
+        "--target",
+        &t.url(),
+        "--size",
+        "48MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--json",
+        &json,
+    ]);
+    cut.join().unwrap();
+    assert_eq!(r["failed_ios"], 0);
+    let events = r["events"].as_array().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["path"] == t.var("MP_ADDR1")
+                && e["what"].as_str().unwrap().starts_with("down")),
+        "{events:?}"
+    );
+    assert!(r["ios"].as_u64().unwrap() > 0);
+    t.sh_out(&["restore", "1"]);
+}

@@ -130,6 +130,11 @@ pub struct DirEntry {
 /// A mounted NFSv3 export.
 pub struct Nfs3Client {
     chan: RpcChannel,
+    /// Channels over other network paths to the same server (a pool's paths): a call
+    /// whose connection fails goes over the next one, and that one is used from then on.
+    other_paths: Vec<RpcChannel>,
+    /// Index of the channel in use: 0 is `chan`, i is `other_paths[i - 1]`.
+    active: std::sync::atomic::AtomicUsize,
     server: String,
     mount_addr: SocketAddr,
     export: String,
@@ -170,6 +175,8 @@ impl Nfs3Client {
         let chan = RpcChannel::new(conns, nfs3::PROGRAM, nfs3::VERSION, cred);
         let mut client = Nfs3Client {
             chan,
+            other_paths: Vec::new(),
+            active: std::sync::atomic::AtomicUsize::new(0),
             server: url.host.clone(),
             mount_addr,
             export,
@@ -278,8 +285,7 @@ impl Nfs3Client {
         let mut attempt = 0;
         loop {
             let res = self
-                .chan
-                .call(make())
+                .call_over_paths(&make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
             if is_jukebox(res.bytes()) && attempt < self.options.jukebox_retries {
@@ -289,6 +295,40 @@ impl Nfs3Client {
                 continue;
             }
             return Ok(res);
+        }
+    }
+
+    /// Adds channels over other network paths to the same server (the file handles are
+    /// the same on every path): calls move to them when the current one fails.
+    pub fn add_paths(&mut self, channels: Vec<RpcChannel>) {
+        self.other_paths.extend(channels);
+    }
+
+    /// One call over the channel in use; on a transport failure (the path died), the
+    /// same call over each other path in turn. A call that reached the server before its
+    /// path died may so run twice, as after any reconnect: NFSv3 metadata calls are
+    /// retried the same way by every client.
+    async fn call_over_paths(&self, make: &impl Fn() -> CallBuf) -> Result<Results, CallError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = 1 + self.other_paths.len();
+        let start = self.active.load(Relaxed) % n;
+        let mut k = 0;
+        loop {
+            let i = (start + k) % n;
+            let chan = if i == 0 {
+                &self.chan
+            } else {
+                &self.other_paths[i - 1]
+            };
+            match chan.call(make()).await {
+                Err(CallError::Transport(_)) if k + 1 < n => k += 1,
+                r => {
+                    if k > 0 && r.is_ok() {
+                        self.active.store(i, Relaxed);
+                    }
+                    return r;
+                }
+            }
         }
     }
 

@@ -30,7 +30,7 @@ use bytes::{Bytes, BytesMut};
 use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo};
 use dbio_rpc::{encode_call, Credential};
 
-use crate::channel::CallError;
+use crate::channel::{CallError, RpcChannel};
 use crate::client::{ClientOptions, Nfs3Client};
 use crate::error::NfsError;
 use crate::failover::Health;
@@ -158,14 +158,31 @@ impl Pool {
                 paths.push(PathSpec::new(addr.ip()));
                 paths.extend(url.paths.iter().cloned());
             }
-            // MOUNT and metadata calls use the first path that mounts.
+            let mut data_cfg = options.client.conn.clone();
+            let multipath = paths.len() > 1;
+            if multipath {
+                // Fail over quickly instead of waiting on a dead path.
+                let timeout = url
+                    .timeo
+                    .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
+                data_cfg.fail_fast = true;
+                data_cfg.timeout = timeout;
+                data_cfg.connect_timeout = timeout;
+                data_cfg.retries = (PATH_CALL_DEADLINE.as_millis() / timeout.as_millis().max(1))
+                    .clamp(1, 1000) as u32;
+            }
+            // MOUNT and metadata calls use the first path that mounts, then the others
+            // when it fails.
             let mut mounted = None;
             let mut first_err = None;
-            for p in &paths {
+            for (i, p) in paths.iter().enumerate() {
                 let mut first = url.clone();
                 first.host = p.server.to_string();
                 let mut mopts = options.client.clone();
                 mopts.conns = 1;
+                if multipath {
+                    mopts.conn = data_cfg.clone();
+                }
                 mopts.conn.bind = p.local;
                 let attempt = Nfs3Client::mount(&first, mopts);
                 let mounted_or = match options.mount_timeout {
@@ -186,7 +203,7 @@ impl Pool {
                 };
                 match mounted_or {
                     Ok(m) => {
-                        mounted = Some(m);
+                        mounted = Some((i, m));
                         break;
                     }
                     Err(e) => {
@@ -194,27 +211,32 @@ impl Pool {
                     }
                 }
             }
-            let (client, rest) = match (mounted, first_err) {
+            let (mount_path, (mut client, rest)) = match (mounted, first_err) {
                 (Some(m), _) => m,
                 (None, Some(e)) => return Err(e),
                 (None, None) => unreachable!("a pool has at least one path"),
             };
             // The port the mount found (from the URL or the portmapper).
             let port = client.channel().pick().addr().port();
-            let mut data_cfg = options.client.conn.clone();
-            let multipath = paths.len() > 1;
             let mut down_at_open = Vec::new();
-            if multipath {
-                // Fail over quickly instead of waiting on a dead path.
-                let timeout = url
-                    .timeo
-                    .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
-                data_cfg.fail_fast = true;
-                data_cfg.timeout = timeout;
-                data_cfg.connect_timeout = timeout;
-                data_cfg.retries = (PATH_CALL_DEADLINE.as_millis() / timeout.as_millis().max(1))
-                    .clamp(1, 1000) as u32;
+            // A metadata channel on every other path, in path order after the mount's.
+            let mut other = Vec::new();
+            for k in 1..paths.len() {
+                let p = &paths[(mount_path + k) % paths.len()];
+                let mut cfg = data_cfg.clone();
+                cfg.bind = p.local;
+                let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
+                    Ok(c) => c,
+                    Err(_) => Connection::unconnected(p.nfs_addr(port), cfg),
+                };
+                other.push(RpcChannel::new(
+                    vec![conn],
+                    nfs3::PROGRAM,
+                    nfs3::VERSION,
+                    cred.clone(),
+                ));
             }
+            client.add_paths(other);
             let mut channels = Vec::new();
             for (i, p) in paths.iter().enumerate() {
                 for _ in 0..options.conns_per_path.max(1) {
