@@ -238,10 +238,14 @@ impl Pool {
             }
             client.add_paths(other);
             let mut channels = Vec::new();
+            // Callers run every data connection on one thread at a time: a wake-up for one
+            // reads the others too.
+            let siblings = (options.workers == 0).then(|| Arc::new(tokio::sync::Notify::new()));
             for (i, p) in paths.iter().enumerate() {
                 for _ in 0..options.conns_per_path.max(1) {
                     let mut cfg = data_cfg.clone();
                     cfg.bind = p.local;
+                    cfg.siblings = siblings.clone();
                     let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
                         Ok(c) => c,
                         // With several paths, one down at the start is a

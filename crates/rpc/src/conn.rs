@@ -90,6 +90,10 @@ pub struct ConnConfig {
     /// while 8 or more are; 1 wakes the task for every reply. Fewer wake-ups cost less
     /// CPU per call; the `coalesce` module says what it costs the server's queue depth.
     pub reply_batch: usize,
+    /// Connections run by the same thread (a pool whose callers run its connections):
+    /// when the kernel wakes one of them, the others also read what has arrived for them,
+    /// below their marks, so one wake-up of the thread serves them all.
+    pub siblings: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// Replies gathered per wake-up at most, by default.
@@ -108,6 +112,7 @@ impl Default for ConnConfig {
             fail_fast: false,
             dontroute: false,
             reply_batch: DEFAULT_REPLY_BATCH,
+            siblings: None,
         }
     }
 }

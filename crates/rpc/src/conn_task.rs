@@ -206,16 +206,30 @@ impl Task {
             self.retune();
             let holding = self.coalesce.holding() && !self.pending.is_empty();
             let fallback = tokio::time::Instant::from_std(self.last_read + coalesce::FALLBACK);
+            let siblings = self.config.siblings.clone();
+            let sibling_woke = async {
+                match &siblings {
+                    Some(n) => n.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
             if let Some(stream) = &self.stream {
                 tokio::select! {
                     biased;
                     ready = stream.ready() => match ready {
-                        Ok(Ready::Read) => self.read_or_drop(),
+                        Ok(Ready::Read) => {
+                            self.read_or_drop();
+                            if let Some(n) = &self.config.siblings {
+                                n.notify_waiters();
+                            }
+                        }
                         Ok(Ready::Write) => self.flush_or_drop(),
                         Err(e) => self.drop_connection(e.to_string()),
                     },
                     req = self.rx.recv(), if accepting => self.on_request(req),
                     _ = tick.tick() => self.check_timeouts(),
+                    // The thread is awake for a sibling: take what has come here too.
+                    _ = sibling_woke, if holding => self.read_or_drop(),
                     // Replies below the mark (shorter than expected) are read anyway.
                     _ = tokio::time::sleep_until(fallback), if holding => {
                         self.coalesce.pause();
@@ -411,6 +425,7 @@ impl Task {
                 // hold several such records so it happens rarely.
                 buf.reserve(want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK));
             }
+            let asked = buf.capacity() - buf.len();
             match stream.read_buf(buf) {
                 Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
                 Ok(n) => {
@@ -427,6 +442,12 @@ impl Task {
                     // Replies go out per read, so the reaper need not wait
                     // for the socket to drain.
                     self.flush_sink();
+                    // A short read emptied the socket. What comes later raises a new
+                    // readiness event (this pass consumed the last one), so no empty read
+                    // to confirm it; an end of stream keeps its event (see `Socket`).
+                    if n < asked {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(ReadFail::Io(e.to_string())),

@@ -48,17 +48,19 @@ impl Socket {
 
     /// Waits until there is something to read or a blocked write may go on. The
     /// readiness is consumed here: the caller then reads (or writes) until the socket
-    /// says it would block, so an event that comes meanwhile only adds one empty try.
+    /// is empty or says it would block, and data that comes meanwhile raises a new event.
+    /// An end of stream or an error is not consumed: the next wait returns at once, so
+    /// the caller reads on to the end even after a short read.
     pub(crate) async fn ready(&self) -> io::Result<Ready> {
         match &self.write {
             None => {
-                self.read.readable().await?.clear_ready();
+                consume(self.read.readable().await?);
                 Ok(Ready::Read)
             }
             Some(w) => tokio::select! {
                 biased;
                 r = self.read.readable() => {
-                    r?.clear_ready();
+                    consume(r?);
                     Ok(Ready::Read)
                 }
                 r = w.writable() => {
@@ -91,6 +93,14 @@ impl Socket {
     /// Everything queued was written: stop watching for writability.
     pub(crate) fn drained(&mut self) {
         self.write = None;
+    }
+}
+
+/// Clears a plain read readiness; keeps an end of stream or an error.
+fn consume(mut guard: tokio::io::unix::AsyncFdReadyGuard<'_, std::net::TcpStream>) {
+    let r = guard.ready();
+    if !r.is_read_closed() && !r.is_error() {
+        guard.clear_ready();
     }
 }
 
