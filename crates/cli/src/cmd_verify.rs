@@ -67,7 +67,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     }
     let (map, engine) = match &nfs {
         Some(_) => (GenMap::in_memory(&ds)?, EngineKind::Nfs),
-        None => (local_map(&ds)?, args.engine),
+        None => {
+            let map = local_map(&ds)?;
+            map.let_crash_settle();
+            (map, args.engine)
+        }
     };
     let stop = common::stop_flag();
     let opts = ScanOptions {

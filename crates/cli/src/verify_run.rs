@@ -59,6 +59,7 @@ pub fn prepare(
         Some(map) => {
             // A run killed with writes in flight: find which generation
             // each of those blocks holds before writing again.
+            map.let_crash_settle();
             let opts = ScanOptions {
                 engine,
                 direct,

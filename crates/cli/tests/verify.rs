@@ -269,9 +269,13 @@ fn kill_9_during_a_verify_run_leaves_no_corruption() {
     // The journal was exercised: some write was in flight at a kill.
     assert!(in_flight, "no write was in flight at any kill");
     // A verify run over a killed one starts from the settled map.
+    let after = verified_run(&dir, &json, &["--loops", "500"]);
     assert_eq!(
-        verified_run(&dir, &json, &["--loops", "500"]).status.code(),
-        Some(0)
+        after.status.code(),
+        Some(0),
+        "run after the kills: {}{}",
+        String::from_utf8_lossy(&after.stdout),
+        String::from_utf8_lossy(&after.stderr)
     );
 }
 

@@ -22,8 +22,9 @@ use bytes::BytesMut;
 /// state, an empty verifier and the accept state.
 pub(crate) const MIN_REPLY: u64 = 28;
 
-/// How long a raised mark may hold replies that have arrived before they are read anyway.
-pub(crate) const FALLBACK: Duration = Duration::from_millis(2);
+/// How long a raised mark may hold replies that have arrived before they are read anyway
+/// (`ConnConfig::reply_wait`'s default).
+pub const FALLBACK: Duration = Duration::from_millis(2);
 
 /// Calls outstanding per reply gathered: a wake-up waits for at most half of them.
 const SHARE: usize = 2;

@@ -90,6 +90,10 @@ pub struct ConnConfig {
     /// while 8 or more are; 1 wakes the task for every reply. Fewer wake-ups cost less
     /// CPU per call; the `coalesce` module says what it costs the server's queue depth.
     pub reply_batch: usize,
+    /// Longest a raised receive mark holds replies (counted from the last read, or from
+    /// raising the mark) before they are read anyway: replies shorter than expected (an
+    /// error instead of READ data) must not wait long.
+    pub reply_wait: Duration,
     /// Connections run by the same thread (a pool whose callers run its connections):
     /// when the kernel wakes one of them, the others also read what has arrived for them,
     /// below their marks, so one wake-up of the thread serves them all.
@@ -112,6 +116,7 @@ impl Default for ConnConfig {
             fail_fast: false,
             dontroute: false,
             reply_batch: DEFAULT_REPLY_BATCH,
+            reply_wait: crate::coalesce::FALLBACK,
             siblings: None,
         }
     }

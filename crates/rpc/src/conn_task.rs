@@ -138,7 +138,8 @@ pub(crate) struct Task {
     sink: Option<Arc<dyn Completions>>,
     sunk: Vec<(u64, CallResult)>,
     coalesce: Coalescer,
-    /// When the socket was last read (starts the coalescing fallback timer).
+    /// When the socket was last read or the mark last raised from the kernel's default
+    /// (starts the coalescing fallback timer).
     last_read: Instant,
     /// Calls of `retune`, to re-read the receive buffer size now and then.
     retunes: u32,
@@ -205,7 +206,7 @@ impl Task {
             let accepting = !self.rx_closed && self.pending.len() < self.config.max_in_flight;
             self.retune();
             let holding = self.coalesce.holding() && !self.pending.is_empty();
-            let fallback = tokio::time::Instant::from_std(self.last_read + coalesce::FALLBACK);
+            let fallback = tokio::time::Instant::from_std(self.last_read + self.config.reply_wait);
             let siblings = self.config.siblings.clone();
             let sibling_woke = async {
                 match &siblings {
@@ -259,7 +260,12 @@ impl Task {
             self.coalesce
                 .set_rcvbuf(coalesce::rcvbuf(stream.as_raw_fd()));
         }
+        let was_holding = self.coalesce.holding();
         if let Some(mark) = self.coalesce.retune(self.pending.len()) {
+            if !was_holding {
+                // The wait for the fallback starts now, not at a read long ago.
+                self.last_read = Instant::now();
+            }
             if coalesce::set_rcvlowat(stream.as_raw_fd(), mark).is_err() {
                 self.coalesce.disable();
                 let _ = coalesce::set_rcvlowat(stream.as_raw_fd(), 1);

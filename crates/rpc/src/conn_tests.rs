@@ -435,7 +435,8 @@ fn fail_fast_hands_calls_back_at_once() {
 }
 
 /// Replies that come one by one while many calls are outstanding are gathered: far
-/// fewer socket reads than replies, and none with coalescing off.
+/// fewer socket reads than replies. (The fallback is set long so that a slow machine,
+/// which can only gather more, cannot break the bound either.)
 #[test]
 fn replies_are_gathered_while_many_are_outstanding() {
     for batch in [1usize, 8] {
@@ -454,6 +455,7 @@ fn replies_are_gathered_while_many_are_outstanding() {
         let rt = runtime();
         let config = ConnConfig {
             reply_batch: batch,
+            reply_wait: Duration::from_secs(1),
             ..quick()
         };
         let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
@@ -472,11 +474,11 @@ fn replies_are_gathered_while_many_are_outstanding() {
         assert!(done.iter().all(|(_, r)| r.is_ok()));
         server.join().unwrap();
         let reads = ConnStats::get(&conn.stats().reads);
-        if batch == 1 {
-            assert!(reads >= 48, "{reads} reads for 64 replies 0.5 ms apart");
-        } else {
+        eprintln!("reply batch {batch}: {reads} reads for 64 replies 0.5 ms apart");
+        if batch > 1 {
+            // 8 per read while 16 or more are outstanding, then fewer: about 15.
             assert!(
-                reads <= 24,
+                reads <= 20,
                 "{reads} reads for 64 replies with batches of 8"
             );
         }

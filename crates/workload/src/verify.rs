@@ -42,6 +42,10 @@ pub const GEN_MASK: u32 = IN_FLIGHT - 1;
 pub const MAX_UNITS: u64 = 1 << 27;
 /// Name of the map file in the data-set directory.
 pub const MAP_NAME: &str = "dbio-verify.map";
+/// How long to let the writes of a killed run land before its blocks are read: the
+/// kernel finishes a dead process's io_uring requests after the process has gone, so a
+/// block read at once could show the old generation and take the new one a moment later.
+pub const CRASH_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 const MAP_MAGIC: [u8; 8] = *b"DBIOVMAP";
 const MAP_VERSION: u32 = 1;
 /// The map's words start here; the header lists the files before.
@@ -398,6 +402,14 @@ impl GenMap {
     pub fn settle(&self, file: u32, unit: u64, generation: u32) {
         self.slot(file, unit)
             .store(generation & GEN_MASK, Ordering::Release);
+    }
+
+    /// After a killed run (some unit has a write in flight), waits [`CRASH_GRACE`] so that
+    /// its last writes have landed before anyone reads those units.
+    pub fn let_crash_settle(&self) {
+        if self.any_in_flight() {
+            std::thread::sleep(CRASH_GRACE);
+        }
     }
 
     /// True when some unit has a write in flight (a run was killed).
