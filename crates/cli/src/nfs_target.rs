@@ -153,6 +153,25 @@ fn plan(target: &Path, args: &NfsArgs) -> anyhow::Result<Option<Plan>> {
     }))
 }
 
+/// Mounts the planned target with the options given on the command line.
+fn mount(plan: Plan, args: &NfsArgs) -> anyhow::Result<Arc<NfsTarget>> {
+    let opts = TargetOptions {
+        conns: args.conns,
+        // No connection threads: each user runs the connections while it waits for its
+        // replies, so a reply reaches its engine without a hand-over between threads.
+        workers: 0,
+        paths: plan.paths,
+        max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
+            s.min(u64::from(u32::MAX)) as u32
+        }),
+        server_name: plan.server_name,
+        reply_batch: args.reply_batch,
+        dontroute: plan.dontroute,
+        mount_timeout: plan.mount_timeout,
+    };
+    Ok(NfsTarget::open(&plan.url, &opts)?)
+}
+
 /// A mounted NFS target and its prepared data set.
 pub type Opened = (Arc<NfsTarget>, Dataset);
 
@@ -168,21 +187,7 @@ pub fn open(
     let Some(plan) = plan(target, args)? else {
         return Ok(None);
     };
-    let opts = TargetOptions {
-        conns: args.conns,
-        // No connection threads: each user runs the connections while it waits for its
-        // replies, so a reply reaches its engine without a hand-over between threads.
-        workers: 0,
-        paths: plan.paths,
-        max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
-            s.min(u64::from(u32::MAX)) as u32
-        }),
-        server_name: plan.server_name,
-        reply_batch: args.reply_batch,
-        dontroute: plan.dontroute,
-        mount_timeout: plan.mount_timeout,
-    };
-    let t = NfsTarget::open(&plan.url, &opts)?;
+    let t = mount(plan, args)?;
     let mut progress = Progress::new();
     let ds = dataset::prepare(&t, spec, force_overwrite, stop, &mut |done, total| {
         progress.creating(&t.display_path(&t.dir), done, total)
@@ -224,19 +229,7 @@ pub fn open_existing(
     let Some(plan) = plan(target, args)? else {
         return Ok(None);
     };
-    let opts = TargetOptions {
-        conns: args.conns,
-        workers: 0,
-        paths: plan.paths,
-        max_transfer: args.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
-            s.min(u64::from(u32::MAX)) as u32
-        }),
-        server_name: plan.server_name,
-        reply_batch: args.reply_batch,
-        dontroute: plan.dontroute,
-        mount_timeout: plan.mount_timeout,
-    };
-    let t = NfsTarget::open(&plan.url, &opts)?;
+    let t = mount(plan, args)?;
     let (ds, complete) = dataset::open_existing(&t)?;
     Ok(Some((t, ds, complete)))
 }

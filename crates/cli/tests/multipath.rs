@@ -82,6 +82,21 @@ impl Topology {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs `nfs-multipath ARGS` for this topology after `delay`, on another thread.
+    fn later(&self, delay: Duration, args: &[&str]) -> std::thread::JoinHandle<()> {
+        let (s, p) = (script(), self.prefix.clone());
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let st = Command::new(&s)
+                .args(&args)
+                .args(["--prefix", &p])
+                .output()
+                .unwrap();
+            assert!(st.status.success(), "nfs-multipath {args:?}");
+        })
+    }
+
     fn var(&self, name: &str) -> &str {
         &self.env[name]
     }
@@ -368,15 +383,7 @@ fn path_down_at_the_start_joins_later() {
     // Path 1 (the URL's host) is cut before the run: the export is mounted
     // over path 2 and path 1 starts down.
     t.sh_out(&["cut", "1"]);
-    let (s, p) = (script(), t.prefix.clone());
-    let restore = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(3));
-        let st = Command::new(&s)
-            .args(["restore", "1", "--prefix", &p])
-            .output()
-            .unwrap();
-        assert!(st.status.success());
-    });
+    let restore = t.later(Duration::from_secs(3), &["restore", "1"]);
     let r = run_ok(&[
         "--target",
         &t.url(),
@@ -416,15 +423,7 @@ fn mount_path_cut_while_creating_moves_metadata_calls() {
     // mount's) is cut in the middle and stays cut: the COMMITs, the manifest and its
     // RENAME at the end must go over path 2.
     t.sh_out(&["rate", "--rate", "40mbit"]);
-    let (s, p) = (script(), t.prefix.clone());
-    let cut = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1500));
-        let st = Command::new(&s)
-            .args(["cut", "1", "--prefix", &p])
-            .output()
-            .unwrap();
-        assert!(st.status.success());
-    });
+    let cut = t.later(Duration::from_millis(1500), &["cut", "1"]);
     let r = run_ok(&[
         "--target",
         &t.url(),

@@ -11,7 +11,6 @@ use bytes::Bytes;
 use dbio_engine::EngineKind;
 use dbio_nfs::proto::nfs3::{CreateHow, FileHandle, Ftype3, Nfsstat3, Sattr3, StableHow};
 use dbio_nfs::NfsError;
-use dbio_workload::content::splitmix;
 use dbio_workload::dataset::{
     parse_header, write_content, DatasetFile, Manifest, DATASET_VERSION, MANIFEST_MAGIC,
     MANIFEST_NAME,
@@ -127,13 +126,7 @@ pub fn prepare(
             target.forget(&rel);
         }
     }
-    let id = splitmix(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-            ^ u64::from(std::process::id()) << 32,
-    );
+    let id = dbio_workload::dataset::new_id();
     let mut manifest = Manifest {
         magic: MANIFEST_MAGIC.into(),
         version: DATASET_VERSION,

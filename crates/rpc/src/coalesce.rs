@@ -12,11 +12,7 @@
 //! hints (an error instead of READ data) could leave the mark unreached; a short timer
 //! then reads whatever has arrived, so a wrong guess costs time, never a stuck call.
 
-use std::io;
-use std::os::fd::RawFd;
 use std::time::Duration;
-
-use bytes::BytesMut;
 
 /// The smallest accepted reply record with its record mark: XID, message type, reply
 /// state, an empty verifier and the accept state.
@@ -145,86 +141,6 @@ impl Coalescer {
         self.max_batch = 1;
         self.lowat = 1;
     }
-}
-
-/// Sets SO_RCVLOWAT.
-pub(crate) fn set_rcvlowat(fd: RawFd, bytes: usize) -> io::Result<()> {
-    set_int(
-        fd,
-        libc::SO_RCVLOWAT,
-        libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX),
-    )
-}
-
-/// Turns on a boolean socket option of level SOL_SOCKET.
-pub(crate) fn set_flag(fd: RawFd, opt: libc::c_int) -> io::Result<()> {
-    set_int(fd, opt, 1)
-}
-
-/// Reads an integer socket option of level SOL_SOCKET.
-pub(crate) fn get_int(fd: RawFd, opt: libc::c_int) -> io::Result<libc::c_int> {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `v` and `len` are valid for writes of the sizes given.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            opt,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if r == 0 {
-        Ok(v)
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn set_int(fd: RawFd, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
-    // SAFETY: `v` outlives the call and the length given is its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            opt,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// The socket's receive buffer size (SO_RCVBUF), or 0 if it cannot be read.
-pub(crate) fn rcvbuf(fd: RawFd) -> usize {
-    get_int(fd, libc::SO_RCVBUF).map_or(0, |v| usize::try_from(v).unwrap_or(0))
-}
-
-/// One non-blocking receive into `buf`'s spare capacity, past the runtime's readiness
-/// check: after the fallback timer, data below the mark is there but was never signalled.
-pub(crate) fn recv_now(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
-    let spare = buf.spare_capacity_mut();
-    // SAFETY: the kernel writes at most `spare.len()` bytes into the spare capacity.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            spare.as_mut_ptr().cast(),
-            spare.len(),
-            libc::MSG_DONTWAIT,
-        )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let n = n as usize;
-    // SAFETY: the first `n` bytes of the spare capacity were just written.
-    unsafe { buf.set_len(buf.len() + n) };
-    Ok(n)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use tokio::net::TcpSocket;
 use tokio::sync::mpsc;
 
-use crate::coalesce::{self, Coalescer};
+use crate::coalesce::Coalescer;
 use crate::conn::{
     CallResult, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
     TransportError,
@@ -159,7 +159,7 @@ impl Task {
         let max_record = config.max_record;
         let mut coalesce = Coalescer::new(config.reply_batch);
         if let Some(s) = &stream {
-            coalesce.new_socket(coalesce::rcvbuf(s.as_raw_fd()));
+            coalesce.new_socket(s.rcvbuf());
         }
         Task {
             addr,
@@ -207,13 +207,6 @@ impl Task {
             self.retune();
             let holding = self.coalesce.holding() && !self.pending.is_empty();
             let fallback = tokio::time::Instant::from_std(self.last_read + self.config.reply_wait);
-            let siblings = self.config.siblings.clone();
-            let sibling_woke = async {
-                match &siblings {
-                    Some(n) => n.notified().await,
-                    None => std::future::pending().await,
-                }
-            };
             if let Some(stream) = &self.stream {
                 tokio::select! {
                     biased;
@@ -230,7 +223,9 @@ impl Task {
                     req = self.rx.recv(), if accepting => self.on_request(req),
                     _ = tick.tick() => self.check_timeouts(),
                     // The thread is awake for a sibling: take what has come here too.
-                    _ = sibling_woke, if holding => self.read_or_drop(),
+                    _ = siblings_woke(self.config.siblings.as_deref()), if holding => {
+                        self.read_or_drop()
+                    }
                     // Replies below the mark (shorter than expected) are read anyway.
                     _ = tokio::time::sleep_until(fallback), if holding => {
                         self.coalesce.pause();
@@ -257,8 +252,7 @@ impl Task {
         // The kernel grows the receive buffer with the traffic: a larger cap follows.
         self.retunes = self.retunes.wrapping_add(1);
         if self.retunes.is_multiple_of(256) {
-            self.coalesce
-                .set_rcvbuf(coalesce::rcvbuf(stream.as_raw_fd()));
+            self.coalesce.set_rcvbuf(stream.rcvbuf());
         }
         let was_holding = self.coalesce.holding();
         if let Some(mark) = self.coalesce.retune(self.pending.len()) {
@@ -266,9 +260,9 @@ impl Task {
                 // The wait for the fallback starts now, not at a read long ago.
                 self.last_read = Instant::now();
             }
-            if coalesce::set_rcvlowat(stream.as_raw_fd(), mark).is_err() {
+            if stream.set_rcvlowat(mark).is_err() {
                 self.coalesce.disable();
-                let _ = coalesce::set_rcvlowat(stream.as_raw_fd(), 1);
+                let _ = stream.set_rcvlowat(1);
             }
         }
     }
@@ -540,8 +534,7 @@ impl Task {
                 if let Ok(mut a) = self.stats.local_addr.lock() {
                     *a = stream.local_addr().ok();
                 }
-                self.coalesce
-                    .new_socket(coalesce::rcvbuf(stream.as_raw_fd()));
+                self.coalesce.new_socket(stream.rcvbuf());
                 self.stream = Some(stream);
                 self.stats.reconnects.fetch_add(1, Relaxed);
                 let now = Instant::now();
@@ -636,6 +629,15 @@ impl Task {
     }
 }
 
+/// Completes when a sibling connection (same thread) was woken by the kernel; never
+/// without siblings.
+async fn siblings_woke(siblings: Option<&tokio::sync::Notify>) {
+    match siblings {
+        Some(n) => n.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// XIDs start from the clock and the pid, so a restarted client does not
 /// collide with its predecessor's entries in the server's duplicate cache.
 fn initial_xid() -> u32 {
@@ -670,7 +672,7 @@ pub(crate) async fn open(addr: SocketAddr, config: &ConnConfig) -> Result<Socket
                 socket.set_linger(Some(Duration::ZERO))?;
             }
             if config.dontroute {
-                coalesce::set_flag(socket.as_raw_fd(), libc::SO_DONTROUTE)?;
+                crate::socket::set_flag(socket.as_raw_fd(), libc::SO_DONTROUTE)?;
             }
             if config.reserved_port {
                 bind_reserved(&socket, addr, config.bind, i)?;

@@ -539,7 +539,7 @@ fn dontroute_sets_the_socket_option() {
             ..quick()
         };
         let stream = rt.block_on(crate::conn_task::open(addr, &config)).unwrap();
-        let v = crate::coalesce::get_int(stream.as_raw_fd(), libc::SO_DONTROUTE).unwrap();
+        let v = crate::socket::get_int(stream.as_raw_fd(), libc::SO_DONTROUTE).unwrap();
         assert_eq!(v != 0, dontroute);
     }
 }

@@ -15,8 +15,6 @@ use bytes::BytesMut;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-use crate::coalesce::recv_now;
-
 /// What [`Socket::ready`] found.
 pub(crate) enum Ready {
     /// Data, end of stream or an error to read.
@@ -71,9 +69,22 @@ impl Socket {
         }
     }
 
-    /// One non-blocking read into `buf`'s spare capacity.
+    /// One non-blocking read into `buf`'s spare capacity, past the runtime's readiness
+    /// check (after the coalescing fallback timer, data below the mark is there but was
+    /// never signalled).
     pub(crate) fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
         recv_now(self.as_raw_fd(), buf)
+    }
+
+    /// Sets the receive low-water mark (SO_RCVLOWAT).
+    pub(crate) fn set_rcvlowat(&self, bytes: usize) -> io::Result<()> {
+        let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        set_int(self.as_raw_fd(), libc::SO_RCVLOWAT, v)
+    }
+
+    /// The receive buffer size (SO_RCVBUF), or 0 if it cannot be read.
+    pub(crate) fn rcvbuf(&self) -> usize {
+        get_int(self.as_raw_fd(), libc::SO_RCVBUF).map_or(0, |v| usize::try_from(v).unwrap_or(0))
     }
 
     /// One non-blocking `writev`; when it would block, starts watching for writability.
@@ -112,6 +123,71 @@ fn register(
     // SAFETY: the stream owns its descriptor, which stays open and the same until the
     // `AsyncFd` that takes the stream over is dropped.
     unsafe { AsyncFd::register_with_interest(stream, interest) }.map_err(|e| e.into_parts().1)
+}
+
+/// Turns on a boolean socket option of level SOL_SOCKET.
+pub(crate) fn set_flag(fd: RawFd, opt: libc::c_int) -> io::Result<()> {
+    set_int(fd, opt, 1)
+}
+
+/// Reads an integer socket option of level SOL_SOCKET.
+pub(crate) fn get_int(fd: RawFd, opt: libc::c_int) -> io::Result<libc::c_int> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for writes of the sizes given.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        Ok(v)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn set_int(fd: RawFd, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: `v` outlives the call and the length given is its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// One non-blocking receive into `buf`'s spare capacity.
+fn recv_now(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: the kernel writes at most `spare.len()` bytes into the spare capacity.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            spare.as_mut_ptr().cast(),
+            spare.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the first `n` bytes of the spare capacity were just written.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
 }
 
 impl AsRawFd for Socket {

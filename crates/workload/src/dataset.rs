@@ -520,7 +520,8 @@ fn parse_id(s: &str) -> Option<u64> {
     u64::from_str_radix(s, 16).ok()
 }
 
-fn new_id() -> u64 {
+/// A fresh data-set id: clock and pid, spread over 64 bits.
+pub fn new_id() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
