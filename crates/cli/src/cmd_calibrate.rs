@@ -7,7 +7,8 @@ use std::time::Duration;
 use dbio_engine::EngineKind;
 use dbio_experiment::{calibrate, CalibrateSpec};
 use dbio_report::AnyResult;
-use dbio_workload::DatasetSpec;
+use dbio_target::Target;
+use dbio_workload::{DatasetError, DatasetSpec};
 
 use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_INTERRUPTED};
 
@@ -76,34 +77,22 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         "--engine null: calibrate measures storage; use `dbio run --engine null` for dbio's overhead"
     );
     let spec = DatasetSpec::new(args.size, 8192).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-    let target = args.target.clone().unwrap_or_else(common::default_target);
+    let name = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
     let direct = !args.buffered;
-    let (nfs, engine) = crate::nfs_target::open_with_engine(
-        &target,
-        &args.nfs,
-        &spec,
-        args.force_overwrite,
-        stop,
-        args.engine,
-    )?;
-    let dataset = match &nfs {
-        Some((_, ds)) => ds.clone(),
-        None => common::dataset(
-            &target,
-            &spec,
-            args.engine,
-            direct,
-            args.force_overwrite,
-            stop,
-        )?,
+    let target = Target::open(&name, &args.nfs.options())?;
+    let engine = target.engine(args.engine)?;
+    let force = args.force_overwrite;
+    let Some(dataset) = common::prepare(&target, &spec, engine, direct, force, stop)? else {
+        eprintln!("dbio: {}", DatasetError::Interrupted);
+        return Ok(EXIT_INTERRUPTED);
     };
     if stop.load(Ordering::Relaxed) {
         anyhow::bail!("interrupted before calibration started");
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let spec = CalibrateSpec {
-        target: target.display().to_string(),
+        target: name.display().to_string(),
         dataset,
         engine,
         direct,

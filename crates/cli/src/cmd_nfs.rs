@@ -262,85 +262,101 @@ async fn ping(
             Some((fh, size as u32, attrs.size / size))
         }
     };
-    let proc_name = if read.is_some() { "READ" } else { "NULL" };
-    let count = count.max(1);
-    let depth = outstanding.clamp(1, 4096) as u64;
-    let cpu0 = cpu_time();
-    let t0 = Instant::now();
-    let mut latencies = Vec::with_capacity(count as usize);
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
-    let mut queue = std::collections::VecDeque::new();
-    let mut sent = 0u64;
-    while (latencies.len() as u64) < count {
-        while sent < count && (queue.len() as u64) < depth {
-            let call = match read {
-                None => client.channel().encode(nfs3::Proc::Null as u32, |_| {}),
-                Some((fh, size, blocks)) => {
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    client.read_call(fh, (rng % blocks) * u64::from(size), size)
-                }
-            };
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            client
-                .channel()
-                .submit(call, dbio_rpc::conn::ReplyTo::Once(tx));
-            queue.push_back((Instant::now(), rx));
-            sent += 1;
-        }
-        let Some((start, rx)) = queue.pop_front() else {
-            break;
-        };
-        let reply = rx
-            .await
-            .map_err(|_| anyhow!("connection to {} closed", client.server()))?
-            .map_err(|e| anyhow!("{proc_name} {}: {e}", client.full_path(&rest)))?;
-        let res = dbio_nfs::channel::Results::from_record(reply.record)
-            .map_err(|e| anyhow!("{proc_name} {}: {e}", client.full_path(&rest)))?;
-        if read.is_some() {
-            let r = client.decode_read(&res, &rest).map_err(flat)?;
-            std::hint::black_box(r.data.len());
-        }
-        latencies.push(start.elapsed());
-    }
-    let wall = t0.elapsed();
-    let cpu = cpu_time() - cpu0;
-    latencies.sort_unstable();
+    let mut calls = PingCalls {
+        client: &client,
+        rest: &rest,
+        read,
+        rng: 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id()),
+    };
+    let r = dbio_experiment::ping::ping(&mut calls, count, outstanding)
+        .await
+        .map_err(|e| anyhow!(e))?;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
-    let avg = latencies.iter().map(|d| us(*d)).sum::<f64>() / latencies.len() as f64;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{count} {proc_name} calls to {} ({}), {depth} outstanding: {:.0} calls/s, client CPU {:.2} us/call",
+        "{} {} calls to {} ({}), {} outstanding: {:.0} calls/s, client CPU {:.2} us/call",
+        r.calls,
+        calls.name(),
         client.server(),
         client.export(),
-        count as f64 / wall.as_secs_f64(),
-        us(cpu) / count as f64,
+        r.outstanding,
+        r.calls_per_s(),
+        r.cpu_us_per_call(),
     )?;
     writeln!(
         out,
         "latency us: min {:.1}  avg {:.1}  p50 {:.1}  p99 {:.1}  max {:.1}",
-        us(latencies[0]),
-        avg,
-        us(pct(0.5)),
-        us(pct(0.99)),
-        us(latencies[latencies.len() - 1]),
+        us(r.min),
+        us(r.mean),
+        us(r.p50),
+        us(r.p99),
+        us(r.max),
     )?;
     Ok(())
 }
 
-/// User plus system CPU time of this process.
-fn cpu_time() -> Duration {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given.
-    let ru = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
-        ru.assume_init()
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// NULL calls, or READs at random aligned offsets of one file
+/// (handle, size of a READ, READs that fit in the file).
+struct PingCalls<'a> {
+    client: &'a Nfs3Client,
+    rest: &'a str,
+    read: Option<(nfs3::FileHandle, u32, u64)>,
+    rng: u64,
+}
+
+impl PingCalls<'_> {
+    fn name(&self) -> &'static str {
+        if self.read.is_some() {
+            "READ"
+        } else {
+            "NULL"
+        }
+    }
+}
+
+impl dbio_experiment::ping::RoundTrip for PingCalls<'_> {
+    type Reply = Result<dbio_rpc::conn::CallResult, tokio::sync::oneshot::error::RecvError>;
+    type Pending = tokio::sync::oneshot::Receiver<dbio_rpc::conn::CallResult>;
+
+    fn send(&mut self) -> Self::Pending {
+        let call = match self.read {
+            None => self
+                .client
+                .channel()
+                .encode(nfs3::Proc::Null as u32, |_| {}),
+            Some((fh, size, blocks)) => {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                self.client
+                    .read_call(fh, (self.rng % blocks) * u64::from(size), size)
+            }
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.client
+            .channel()
+            .submit(call, dbio_rpc::conn::ReplyTo::Once(tx));
+        rx
+    }
+
+    fn check(&mut self, reply: Self::Reply) -> Result<(), String> {
+        let path = self.client.full_path(self.rest);
+        let name = self.name();
+        let reply = reply
+            .map_err(|_| format!("connection to {} closed", self.client.server()))?
+            .map_err(|e| format!("{name} {path}: {e}"))?;
+        let res = dbio_nfs::channel::Results::from_record(reply.record)
+            .map_err(|e| format!("{name} {path}: {e}"))?;
+        if self.read.is_some() {
+            let r = self
+                .client
+                .decode_read(&res, self.rest)
+                .map_err(|e| e.to_string())?;
+            std::hint::black_box(r.data.len());
+        }
+        Ok(())
+    }
 }
 
 fn mode_string(a: &Fattr3) -> String {

@@ -1,16 +1,18 @@
 //! `dbio run`: database-shaped I/O, SLOB-style, for a time or a number of loops.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use anyhow::Context;
 use dbio_engine::EngineKind;
-use dbio_experiment::{run, RunSpec};
+use dbio_experiment::verify_map::prepare_map;
+use dbio_experiment::{run, RunOptions, RunPlan};
 use dbio_report::AnyResult;
-use dbio_workload::{DatasetSpec, Hotspot, IoClass, Profile, RedoStress, Think};
+use dbio_target::Target;
+use dbio_workload::{IoClass, Profile, RedoStress};
 
 use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_INTERRUPTED};
+use crate::nfs_target::views_printer;
 
 #[derive(clap::Args)]
 #[command(
@@ -146,153 +148,81 @@ fn redo_arg(s: &str) -> Result<RedoStress, String> {
     RedoStress::parse(s).ok_or_else(|| format!("unknown redo stress {s:?} (lite or heavy)"))
 }
 
+impl Args {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            profile: self.profile,
+            classes: self.workload.clone(),
+            update_pct: self.update_pct,
+            scan_pct: self.scan_pct,
+            redo_stress: self.redo_stress,
+            hotspot_mb: self.hotspot_mb,
+            hotspot_offset_mb: self.hotspot_offset_mb,
+            hotspot_frequency: self.hotspot_frequency,
+            think_min: self.think_min,
+            think_max: self.think_max,
+            think_frequency: self.think_frequency,
+            block_size: self.block_size,
+            size: self.size,
+            scale: self.scale,
+            users: self.users,
+            outstanding: self.outstanding,
+            time: self.time,
+            loops: self.loops,
+            seed: self.seed,
+            direct: !self.buffered,
+            verify: self.verify,
+            verify_sync: self.verify_sync,
+        }
+    }
+}
+
 pub fn main(args: Args) -> anyhow::Result<i32> {
     args.output.check()?;
-    anyhow::ensure!(
-        args.time.is_none_or(|t| !t.is_zero()),
-        "--time must be longer than zero"
-    );
-    let block_size = u32::try_from(args.block_size)
-        .ok()
-        .filter(|b| b.is_power_of_two() && (2048..=32768).contains(b))
-        .with_context(|| {
-            format!(
-                "--block-size {}: must be a power of two from 2k to 32k",
-                args.block_size
-            )
-        })?;
-    let profile = args.profile.unwrap_or(Profile::Oltp);
-    let mut workload = profile.config(block_size);
-    if !args.workload.is_empty() {
-        let mut classes = args.workload.clone();
-        classes.sort();
-        classes.dedup();
-        workload.classes = classes;
-    }
-    if let Some(p) = args.update_pct {
-        workload.update_pct = p;
-    }
-    if let Some(p) = args.scan_pct {
-        workload.scan_pct = p;
-    }
-    if let Some(r) = args.redo_stress {
-        workload.redo_stress = r;
-    }
-    if args.hotspot_mb > 0 {
-        workload.hotspot = Some(Hotspot {
-            offset: args.hotspot_offset_mb << 20,
-            size: args.hotspot_mb << 20,
-            frequency: args.hotspot_frequency,
-        });
-    }
-    if args.think_frequency > 0 {
-        anyhow::ensure!(
-            args.think_min <= args.think_max,
-            "--think-min {:?} is above --think-max {:?}",
-            args.think_min,
-            args.think_max
-        );
-        workload.think = Some(Think {
-            min: args.think_min,
-            max: args.think_max,
-            frequency: args.think_frequency,
-        });
-    }
-    let size = match (args.size, args.scale) {
-        (Some(s), _) => s,
-        (None, Some(per_user)) => per_user.saturating_mul(u64::from(args.users)),
-        (None, None) => 1 << 30,
-    };
-    let spec = DatasetSpec::new(size, block_size).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-    // Checked before anything is written (the generator would refuse it later).
-    let planned = dbio_workload::Dataset::planned(Path::new(""), &spec);
-    dbio_workload::Generator::new(&workload, &dbio_workload::Layout::of(&planned), 0, 1, 0)
-        .map_err(|e| match e {
-            dbio_workload::GeneratorError::Hotspot { data, .. } => anyhow::anyhow!(
-                "--hotspot-mb {} at --hotspot-offset-mb {} lies outside the {} of data",
-                args.hotspot_mb,
-                args.hotspot_offset_mb,
-                dbio_workload::units::format_size(data)
-            ),
-            e => anyhow::anyhow!("{e}"),
-        })?;
-    let target = args.target.clone().unwrap_or_else(common::default_target);
+    // Every option is checked before the target is opened or anything written.
+    let plan = RunPlan::new(&args.options())?;
+    let name = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
-    let direct = !args.buffered;
-    let (nfs, engine) = crate::nfs_target::open_with_engine(
-        &target,
-        &args.nfs,
-        &spec,
-        args.force_overwrite,
-        stop,
-        args.engine,
-    )?;
-    let profile_name = match (args.profile, args.workload.is_empty()) {
-        (None, false) => "custom".to_string(),
-        (p, _) => p.unwrap_or(Profile::Oltp).name().to_string(),
-    };
-    let target_name = target.display().to_string();
+    let target = Target::open(&name, &args.nfs.options())?;
+    let engine = target.engine(args.engine)?;
+    let name = name.display().to_string();
     let outputs = args.output.outputs();
-    let partial =
-        || crate::verify_run::exit_interrupted(&target_name, engine, &profile_name, &outputs);
-    let dataset = match &nfs {
-        Some((_, ds)) => ds.clone(),
-        None => match common::prepare_dataset(
-            &target,
-            &spec,
-            args.engine,
-            direct,
-            args.force_overwrite,
-            stop,
-        )? {
-            Some(ds) => ds,
-            None => return partial(),
-        },
+    let partial = || common::exit_interrupted(plan.interrupted_result(&name, engine), &outputs);
+    let direct = plan.direct;
+    let force = args.force_overwrite;
+    let Some(dataset) = common::prepare(&target, &plan.dataset, engine, direct, force, stop)?
+    else {
+        return partial();
     };
-    let writes = workload.writes();
-    let verify =
-        match crate::verify_run::prepare(&dataset, engine, direct, args.verify, writes, stop) {
-            Ok(v) => v,
-            Err(e) if crate::verify_run::is_interrupted(&e) => return partial(),
-            Err(e) => return Err(e),
-        };
-    let time = match (args.time, args.loops) {
-        (None, None) => Some(Duration::from_secs(30)),
-        (t, _) => t,
-    };
-    let spec = RunSpec {
-        target: target.display().to_string(),
-        dataset,
+    let mut rewrite = common::progress_line("writing verifiable content to");
+    let writes = plan.workload.writes();
+    let verify = match prepare_map(
+        &dataset,
         engine,
-        profile: profile_name.clone(),
-        workload,
-        users: args.users,
-        outstanding: args.outstanding,
         direct,
-        time,
-        loops: args.loops,
-        seed: args.seed.unwrap_or_else(seed_from_clock),
-        verify,
-        verify_sync: args.verify_sync,
-        on_final_pass: Some(|| eprintln!("verifying every block of the data set")),
+        plan.verify,
+        writes,
+        stop,
+        &mut rewrite,
+    ) {
+        Ok(v) => v,
+        Err(e) if e.is_interrupted() => return partial(),
+        Err(e) => return Err(e.into()),
     };
+    let mut spec = plan.spec(&name, dataset, engine, verify);
+    spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     if stop.load(Ordering::Relaxed) {
         return partial();
     }
     let printer = common::progress_printer();
-    let views = match &nfs {
-        Some((t, _)) if args.views => Some(crate::nfs_target::views_printer(t.clone())),
-        _ => None,
-    };
+    let views = (args.views && target.nfs().is_some()).then(|| views_printer(&target));
     let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &printer) {
         (Some(v), _) => Some(v),
         (None, Some(p)) => Some(p),
         _ => None,
     };
     let mut out = run(&spec, stop, progress)?;
-    if let Some((t, _)) = &nfs {
-        crate::nfs_target::fill_views(&mut out.result, t);
-    }
+    target.fill_views(&mut out.result);
     let interrupted = out.result.interrupted;
     let corrupt = out
         .result
@@ -301,7 +231,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         .is_some_and(|v| v.lost + v.torn + v.misdirected + v.checksum > 0);
     let result = AnyResult::Run(out.result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &args.output.outputs())?;
+    dbio_report::write_outputs(&result, &outputs)?;
     if let Some(e) = out.error {
         return Err(e.into());
     }
@@ -311,11 +241,4 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         (false, true) => 1,
         _ => 0,
     })
-}
-
-fn seed_from_clock() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use dbio_engine::EngineKind;
-use dbio_workload::dataset::open_existing;
+use dbio_target::Target;
 use dbio_workload::verify::{GenMap, MAP_NAME};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 
@@ -51,11 +51,9 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     );
     // An nfs:// data set (or one under an oranfstab mount point) is read
     // through dbio's NFS client; its generation map lives for a run only.
-    let nfs = crate::nfs_target::open_existing(dir, &args.nfs)?;
-    let (ds, complete) = match &nfs {
-        Some((_, ds, complete)) => (ds.clone(), *complete),
-        None => open_existing(dir)?,
-    };
+    let target = Target::open(dir, &args.nfs.options())?;
+    let nfs = target.nfs();
+    let (ds, complete) = target.open_existing()?;
     if !complete {
         println!(
             "{}: creation of data set {:016x} did not finish; it holds no written blocks \

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
-use dbio_workload::dataset::prepare;
+use dbio_target::{Target, TargetError};
 use dbio_workload::units::{format_size, parse_duration, parse_size};
-use dbio_workload::{Dataset, DatasetError, DatasetSpec, PrepareOptions};
+use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -186,59 +186,71 @@ pub fn progress_printer() -> Option<impl Fn(&str) + Sync> {
     })
 }
 
-/// Reuses or creates the data set, with a progress line on a terminal;
-/// exits with [`EXIT_INTERRUPTED`] when a signal stops the creation.
-pub fn dataset(
-    target: &Path,
-    spec: &DatasetSpec,
-    engine: EngineKind,
-    direct: bool,
-    force_overwrite: bool,
-    stop: &AtomicBool,
-) -> anyhow::Result<Dataset> {
-    match prepare_dataset(target, spec, engine, direct, force_overwrite, stop)? {
-        Some(ds) => Ok(ds),
-        None => {
-            eprintln!("dbio: {}", DatasetError::Interrupted);
-            std::process::exit(EXIT_INTERRUPTED);
-        }
-    }
-}
-
-/// Like [`dataset`], but `None` when a signal stopped the creation (the
-/// caller then writes its partial results).
-pub fn prepare_dataset(
-    target: &Path,
+/// Reuses or creates the data set in `target`, with a progress line on a
+/// terminal; `None` when a signal stopped the creation (the caller then
+/// writes its partial results or exits).
+pub fn prepare(
+    target: &Target,
     spec: &DatasetSpec,
     engine: EngineKind,
     direct: bool,
     force_overwrite: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<Dataset>> {
-    if engine == EngineKind::Null {
-        // The null engine moves no data: no files are needed.
-        return Ok(Some(Dataset::planned(target, spec)));
-    }
-    // Files are written with the engine the run uses, except null.
-    let opts = PrepareOptions {
+    let mut progress = Progress::new();
+    let prepared = target.prepare(
+        spec,
         engine,
         direct,
         force_overwrite,
-    };
-    let mut progress = Progress::new();
-    let prepared = prepare(target, spec, &opts, stop, &mut |done, total| {
-        progress.creating(&target.display(), done, total)
-    });
-    let ds = match prepared {
-        Ok(ds) => ds,
-        Err(DatasetError::Interrupted) => {
-            progress.end_line();
-            return Ok(None);
+        stop,
+        &mut |p, d, t| progress.creating(&p, d, t),
+    );
+    match prepared {
+        Ok(ds) => {
+            progress.ready(&ds);
+            Ok(Some(ds))
         }
-        Err(e) => return Err(e.into()),
-    };
-    progress.ready(&ds);
-    Ok(Some(ds))
+        Err(TargetError::Dataset(DatasetError::Interrupted)) => {
+            progress.end_line();
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Writes the result of a run interrupted before it started; its exit code.
+pub fn exit_interrupted(
+    result: dbio_stats::RunResult,
+    outputs: &dbio_report::Outputs,
+) -> anyhow::Result<i32> {
+    eprintln!(
+        "dbio: interrupted while preparing the data set; it will be prepared again next time"
+    );
+    dbio_report::write_outputs(&dbio_report::AnyResult::Run(result), outputs)?;
+    Ok(EXIT_INTERRUPTED)
+}
+
+/// A progress callback for a pass that rewrites a data set: announced by a
+/// line naming `what` and the place, then a percentage on a terminal.
+pub fn progress_line(what: &'static str) -> impl FnMut(&Path, u64, u64) {
+    let tty = std::io::stderr().is_terminal();
+    let mut announced = false;
+    let mut last = 0u64;
+    move |dir, done, total| {
+        if !announced {
+            eprintln!("{what} {}", dir.display());
+            announced = true;
+        }
+        let pct = done * 100 / total.max(1);
+        if tty && pct != last {
+            last = pct;
+            eprint!("\r\x1b[K  {pct:>3}%");
+            if done == total {
+                eprintln!();
+            }
+        }
+    }
 }
 
 /// Progress of a long pass over `total` bytes: a percentage line on stderr,

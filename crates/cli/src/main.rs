@@ -7,7 +7,6 @@ mod cmd_run;
 mod cmd_verify;
 mod common;
 mod nfs_target;
-mod verify_run;
 
 use clap::{Parser, Subcommand};
 

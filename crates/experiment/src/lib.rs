@@ -4,16 +4,25 @@
 //!   engine instance, for a time or a number of loops.
 //! - [`calibrate`]: ramp outstanding asynchronous I/Os to find max IOPS at
 //!   a latency cap and max MB/s, recording every load level.
+//! - [`plan`]: from the options a user gives to a checked [`RunPlan`], then
+//!   to a [`RunSpec`] once the target is open.
+//! - [`verify_map`]: the verify policy (which generation map a run needs).
+//! - [`ping`]: round trips in a closed loop with their latency figures.
 
 mod calibrate;
 mod drive;
+pub mod ping;
+pub mod plan;
 mod run;
+pub mod verify_map;
 
 pub use calibrate::{calibrate, CalibrateSpec};
+pub use plan::{RunOptions, RunPlan};
 pub use run::{run, RunOutput, RunSpec};
 
 use dbio_engine::EngineError;
-use dbio_workload::GeneratorError;
+use dbio_workload::verify::MapError;
+use dbio_workload::{DatasetError, GeneratorError};
 
 /// Errors of an experiment; each names what failed and where.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +35,17 @@ pub enum ExperimentError {
     Config(String),
     #[error("cannot start user thread: {0}")]
     Thread(std::io::Error),
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error(transparent)]
+    Map(#[from] MapError),
+}
+
+impl ExperimentError {
+    /// True when a stop signal ended the preparation of the data set.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, ExperimentError::Dataset(DatasetError::Interrupted))
+    }
 }
 
 /// Called with one line of progress (the caller decides where it goes).
