@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use dbio_engine::EngineKind;
+use dbio_experiment::verify_map;
 use dbio_target::Target;
-use dbio_workload::verify::{GenMap, MAP_NAME};
-use dbio_workload::verify_scan::{scan, ScanOptions};
 
 use crate::common::{self, engine_arg, Progress, EXIT_INTERRUPTED};
 
@@ -52,7 +51,6 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     // An nfs:// data set (or one under an oranfstab mount point) is read
     // through dbio's NFS client; its generation map lives for a run only.
     let target = Target::open(dir, &args.nfs.options())?;
-    let nfs = target.nfs();
     let (ds, complete) = target.open_existing()?;
     if !complete {
         println!(
@@ -63,27 +61,14 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
-    let (map, engine) = match &nfs {
-        Some(_) => (GenMap::in_memory(&ds)?, EngineKind::Nfs),
-        None => {
-            let map = local_map(&ds)?;
-            map.let_crash_settle();
-            (map, args.engine)
-        }
-    };
+    let engine = target.engine(args.engine)?;
     let stop = common::stop_flag();
-    let opts = ScanOptions {
-        engine,
-        direct: !args.buffered,
-        settle: nfs.is_none(),
-        any_generation: nfs.is_some(),
-    };
     let mut progress = Progress::new();
-    let (counts, complete) = scan(&ds, &map, &opts, stop, &mut |done, total| {
+    let check = verify_map::check(&ds, engine, !args.buffered, stop, &mut |done, total| {
         progress.show(done, total)
     })?;
     progress.end_line();
-    map.flush()?;
+    let (counts, complete) = (check.counts, check.complete);
     println!(
         "{}: data set {:016x}: {} blocks checked in {:.1} s: lost {}, torn {}, misdirected {}, \
          checksum {}",
@@ -96,7 +81,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         counts.misdirected,
         counts.checksum
     );
-    if nfs.is_some() {
+    if !check.generations {
         println!(
             "write generations not checked (lost writes cannot be told): the generation map of \
              an nfs:// data set lives for a run only, whose final pass checks them"
@@ -126,27 +111,4 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if counts.faults() > 0 { EXIT_CORRUPT } else { 0 })
-}
-
-/// The local data set's files as the manifest lists them, and its map.
-fn local_map(ds: &dbio_workload::Dataset) -> anyhow::Result<GenMap> {
-    for f in ds.engine_files() {
-        let meta = std::fs::metadata(&f.path)
-            .map_err(|e| anyhow::anyhow!("{}: data-set file missing: {e}", f.path.display()))?;
-        anyhow::ensure!(
-            meta.len() == f.size,
-            "{}: size {} bytes, the manifest says {}",
-            f.path.display(),
-            meta.len(),
-            f.size
-        );
-    }
-    GenMap::open(ds)?.ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
-             --verify, so what its blocks should hold is not known",
-            ds.dir.display(),
-            ds.id
-        )
-    })
 }

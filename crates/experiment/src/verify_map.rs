@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dbio_engine::EngineKind;
 use dbio_workload::dataset::{reformat, write_content};
-use dbio_workload::verify::GenMap;
+use dbio_workload::verify::{GenMap, VerifyCounts, MAP_NAME};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, PrepareOptions};
 
@@ -80,4 +80,76 @@ pub fn prepare_map(
         None => reformat(ds, &opts, stop, &mut |d, t| progress(&ds.dir, d, t))?,
     };
     Ok(Some(Arc::new(map)))
+}
+
+/// What a check of a whole data set found.
+#[derive(Debug)]
+pub struct Check {
+    pub counts: VerifyCounts,
+    /// Every block was read (false when `stop` ended the pass).
+    pub complete: bool,
+    /// Write generations were checked against a map kept between runs
+    /// (local data sets); otherwise only each block's own consistency.
+    pub generations: bool,
+}
+
+/// Reads back every block of a data set written with `--verify` (`dbio
+/// verify`). A local data set is checked against the map kept beside it
+/// (blocks whose write was in flight when dbio stopped may hold either
+/// generation, and the map is settled); storage reached through a backend
+/// keeps no map between runs, so there each block's checksum, position and
+/// sectors are checked, not its generation.
+pub fn check(
+    ds: &Dataset,
+    engine: EngineKind,
+    direct: bool,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Check, ExperimentError> {
+    let local = ds.backend.is_none();
+    let map = if local {
+        let map = local_map(ds)?;
+        map.let_crash_settle();
+        map
+    } else {
+        GenMap::in_memory(ds)?
+    };
+    let opts = ScanOptions {
+        engine,
+        direct,
+        settle: local,
+        any_generation: !local,
+    };
+    let (counts, complete) = scan(ds, &map, &opts, stop, progress)?;
+    map.flush()?;
+    Ok(Check {
+        counts,
+        complete,
+        generations: local,
+    })
+}
+
+/// The local data set's files as the manifest lists them, and its map.
+fn local_map(ds: &Dataset) -> Result<GenMap, ExperimentError> {
+    for f in ds.engine_files() {
+        let meta = std::fs::metadata(&f.path).map_err(|e| {
+            ExperimentError::Config(format!("{}: data-set file missing: {e}", f.path.display()))
+        })?;
+        if meta.len() != f.size {
+            return Err(ExperimentError::Config(format!(
+                "{}: size {} bytes, the manifest says {}",
+                f.path.display(),
+                meta.len(),
+                f.size
+            )));
+        }
+    }
+    GenMap::open(ds)?.ok_or_else(|| {
+        ExperimentError::Config(format!(
+            "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
+             --verify, so what its blocks should hold is not known",
+            ds.dir.display(),
+            ds.id
+        ))
+    })
 }
