@@ -1,4 +1,29 @@
 //! Comparisons of dbio results: summaries over repeats, the impact of one configuration
 //! against a baseline, and whether a difference stands out of the noise.
+//!
+//! Results of every origin become [`Observation`]s (one measured run: configuration,
+//! load, repeat, figures); [`compare`] turns them into a [`Comparison`], which `report`
+//! renders. No I/O happens here except reading the inputs named in [`inputs`].
 
+pub mod comparison;
+pub mod inputs;
+pub mod observation;
 pub mod statistics;
+
+pub use comparison::{compare, Comparison, Options, Verdict};
+pub use observation::{Direction, Observation};
+
+/// What can go wrong reading or comparing results; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("{path}: {error}")]
+    Read { path: String, error: String },
+    #[error("{path}: {what}")]
+    Format { path: String, what: String },
+    #[error("no results to compare")]
+    Empty,
+    #[error("baseline {baseline:?} is not among the configurations ({configs})")]
+    NoBaseline { baseline: String, configs: String },
+    #[error("only one configuration ({0:?}): a comparison needs two or more (give sets separated by --, or a sweep of several configurations)")]
+    OneConfig(String),
+}

@@ -1,0 +1,140 @@
+use super::*;
+
+fn obs(config: &str, load: u32, repeat: u32, iops: f64, lat: f64) -> Observation {
+    Observation {
+        config: config.into(),
+        load,
+        repeat: Some(repeat),
+        source: format!("{config}-{load}-{repeat}.json"),
+        metrics: [
+            ("iops".to_string(), iops),
+            ("single-block-read mean_us".to_string(), lat),
+        ]
+        .into_iter()
+        .collect(),
+        histograms: [(
+            "single-block-read".to_string(),
+            vec![(64, 128, 10), (128, 256, repeat as u64)],
+        )]
+        .into_iter()
+        .collect(),
+    }
+}
+
+fn find<'a>(c: &'a Comparison, config: &str, load: u32, metric: &str) -> &'a Pair {
+    c.pairs
+        .iter()
+        .find(|p| p.config == config && p.load == load && p.metric == metric)
+        .unwrap()
+}
+
+#[test]
+fn a_clear_difference_is_called_and_noise_is_not() {
+    let mut all = Vec::new();
+    let noise = [0.0, 1.5, -1.0, 2.0, -2.5, 0.5];
+    for (r, n) in noise.iter().enumerate() {
+        let r = r as u32;
+        all.push(obs("knfs", 1, r, 1000.0 + 10.0 * n, 200.0 + n));
+        all.push(obs(
+            "dnfs",
+            1,
+            r,
+            1500.0 + 10.0 * noise[(r as usize + 2) % 6],
+            130.0 - n,
+        ));
+        all.push(obs(
+            "same",
+            1,
+            r,
+            1000.0 + 10.0 * noise[(r as usize + 3) % 6],
+            200.0 + noise[(r as usize + 1) % 6],
+        ));
+    }
+    let c = compare(
+        &all,
+        &Options {
+            baseline: Some("knfs".into()),
+            alpha: 0.05,
+        },
+    )
+    .unwrap();
+    assert_eq!(c.configs, ["knfs", "dnfs", "same"]);
+    assert_eq!(c.metrics, ["iops", "single-block-read mean_us"]);
+    let p = find(&c, "dnfs", 1, "single-block-read mean_us");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("welch", Verdict::Better),
+        "{p:?}"
+    );
+    // Latency impact per repeat: 100 * (200 + n - (130 - n)) / (200 + n).
+    let impact = p.impact_pct.as_ref().unwrap();
+    assert_eq!(impact.n, 6);
+    assert!(
+        (impact.min - 100.0 * 65.0 / 197.5).abs() < 1e-9,
+        "{impact:?}"
+    );
+    let p = find(&c, "dnfs", 1, "iops");
+    assert_eq!(p.verdict, Verdict::Better);
+    assert!((p.ratio.as_ref().unwrap().mean - 1.5).abs() < 0.05);
+    for m in ["iops", "single-block-read mean_us"] {
+        let p = find(&c, "same", 1, m);
+        assert_eq!(p.verdict, Verdict::WithinNoise, "{p:?}");
+    }
+    // Histograms are summed over the six repeats.
+    let h = c.histograms.iter().find(|h| h.config == "dnfs").unwrap();
+    assert_eq!(h.buckets, [(64, 128, 60), (128, 256, 15)]);
+}
+
+#[test]
+fn worse_is_worse_and_few_repeats_say_so() {
+    let mut all = Vec::new();
+    for r in 0..5 {
+        let n = r as f64;
+        all.push(obs("a", 4, r, 2000.0 + n, 100.0 + n));
+        all.push(obs("b", 4, r, 1000.0 - n, 300.0 - n));
+    }
+    all.push(obs("a", 8, 0, 1.0, 1.0));
+    all.push(obs("a", 8, 1, 1.1, 1.1));
+    all.push(obs("b", 8, 0, 9.0, 9.0));
+    all.push(obs("b", 8, 1, 9.1, 9.1));
+    let c = compare(&all, &Options::default()).unwrap();
+    assert_eq!(c.baseline, "a");
+    assert_eq!(c.loads, [4, 8]);
+    assert_eq!(find(&c, "b", 4, "iops").verdict, Verdict::Worse);
+    assert_eq!(
+        find(&c, "b", 4, "single-block-read mean_us").verdict,
+        Verdict::Worse
+    );
+    // Two repeats a side: no rank test can reach 5% (its smallest p is 1/3).
+    let p = find(&c, "b", 8, "iops");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("mann-whitney", Verdict::TooFewRepeats)
+    );
+}
+
+#[test]
+fn bad_requests_are_named() {
+    let one = vec![obs("a", 1, 0, 1.0, 1.0)];
+    assert!(matches!(
+        compare(&one, &Options::default()),
+        Err(CompareError::OneConfig(_))
+    ));
+    let two = vec![obs("a", 1, 0, 1.0, 1.0), obs("b", 1, 0, 1.0, 1.0)];
+    let e = compare(
+        &two,
+        &Options {
+            baseline: Some("c".into()),
+            alpha: 0.05,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "baseline \"c\" is not among the configurations (a, b)"
+    );
+    assert!(matches!(
+        compare(&[], &Options::default()),
+        Err(CompareError::Empty)
+    ));
+}
