@@ -8,12 +8,14 @@
 //!   to a [`RunSpec`] once the target is open.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`ping`]: round trips in a closed loop with their latency figures.
+//! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
 
 mod calibrate;
 mod drive;
 pub mod ping;
 pub mod plan;
 mod run;
+pub mod sweep;
 pub mod verify_map;
 
 pub use calibrate::{calibrate, CalibrateSpec};
