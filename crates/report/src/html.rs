@@ -58,7 +58,7 @@ pub fn html(result: &AnyResult) -> String {
     }
 }
 
-fn page(title: &str, sub: &str, body: &str, version: &str) -> String {
+pub(crate) fn page(title: &str, sub: &str, body: &str, version: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

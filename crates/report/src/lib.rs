@@ -33,6 +33,8 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+pub mod comparison;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

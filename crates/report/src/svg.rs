@@ -384,6 +384,145 @@ pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color:
     out
 }
 
+/// One series of a [`grouped_bars`] chart: a value per group (`None`: no bar), with an
+/// optional error bar (low, high).
+pub struct BarSeries {
+    pub name: String,
+    pub color: &'static str,
+    pub values: Vec<Option<(f64, Option<(f64, f64)>)>>,
+}
+
+/// Bars side by side per group (one per series), on a y axis that takes in negative
+/// values where there are any (impacts), with error bars and a legend.
+pub fn grouped_bars(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    groups: &[String],
+    series: &[BarSeries],
+) -> String {
+    let all = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .flat_map(|(v, e)| {
+            [Some(*v), e.map(|e| e.0), e.map(|e| e.1)]
+                .into_iter()
+                .flatten()
+        })
+        .filter(|v| v.is_finite());
+    let (lo, hi) = all.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    // One step size for both sides of zero, so that the grid lines up through it.
+    let (_, step) = nice_axis((hi - lo) * 1.1, 6.0);
+    let top = if hi > 0.0 {
+        (hi * 1.05 / step).ceil() * step
+    } else {
+        0.0
+    };
+    let bottom = if lo < 0.0 {
+        (lo * 1.05 / step).floor() * step
+    } else {
+        0.0
+    };
+    let span = (top - bottom).max(f64::MIN_POSITIVE);
+    let h = BAR_H;
+    let y = |v: f64| h - BOTTOM - (v - bottom) / span * (h - TOP - BOTTOM);
+    let mut out = String::new();
+    open(&mut out, title, h);
+    let mut v = bottom;
+    while v <= top + step * 1e-6 {
+        let yy = y(v);
+        let _ = write!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" class=\"{}\"/>\
+             <text x=\"{}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+            W - RIGHT,
+            if v.abs() < step * 1e-6 {
+                "axis"
+            } else {
+                "grid"
+            },
+            LEFT - 6.0,
+            yy + 4.0,
+            tick_label(
+                if v.abs() < step * 1e-6 { 0.0 } else { v },
+                step,
+                top.max(-bottom)
+            )
+        );
+        v += step;
+    }
+    let f = Frame {
+        x_max: 1.0,
+        y_max: 1.0,
+        h,
+    };
+    axis_titles(&mut out, &f, x_label, y_label);
+    let slot = (W - LEFT - RIGHT) / groups.len().max(1) as f64;
+    let n = series.len().max(1) as f64;
+    let bar_w = (slot * 0.8 / n).min(40.0);
+    for (g, name) in groups.iter().enumerate() {
+        let cx = LEFT + slot * (g as f64 + 0.5);
+        for (i, s) in series.iter().enumerate() {
+            let Some(Some((value, err))) = s.values.get(g) else {
+                continue;
+            };
+            if !value.is_finite() {
+                continue;
+            }
+            let x = cx - bar_w * n / 2.0 + bar_w * i as f64;
+            let (y0, y1) = (y(0.0), y(*value));
+            let tip = match err {
+                Some((a, b)) => format!(
+                    "{} at {}: {} ({} to {})",
+                    s.name,
+                    name,
+                    tip_number(*value),
+                    tip_number(*a),
+                    tip_number(*b)
+                ),
+                None => format!("{} at {}: {}", s.name, name, tip_number(*value)),
+            };
+            let _ = write!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+                y0.min(y1),
+                bar_w * 0.92,
+                (y0 - y1).abs(),
+                s.color,
+                esc(&tip)
+            );
+            if let Some((a, b)) = err.filter(|(a, b)| a.is_finite() && b.is_finite()) {
+                let ex = x + bar_w * 0.46;
+                let _ = write!(
+                    out,
+                    "<path d=\"M{:.1},{:.1}H{:.1}M{ex:.1},{:.1}V{:.1}M{:.1},{:.1}H{:.1}\" stroke=\"#1d2329\" stroke-width=\"1.2\" fill=\"none\"/>",
+                    ex - 4.0, y(a), ex + 4.0, y(a), y(b), ex - 4.0, y(b), ex + 4.0
+                );
+            }
+        }
+        let _ = write!(
+            out,
+            "<text x=\"{cx:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
+            h - BOTTOM + 16.0,
+            esc(name)
+        );
+    }
+    let keys: Vec<Line> = series
+        .iter()
+        .map(|s| Line {
+            name: s.name.clone(),
+            color: s.color,
+            points: Vec::new(),
+            labels: Vec::new(),
+            markers: false,
+            dashed: false,
+        })
+        .collect();
+    legend(&mut out, &keys);
+    out.push_str("</svg>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +576,27 @@ mod tests {
             "two markers, the ring and its key"
         );
         assert!(s.contains("class=\"ref\""));
+    }
+
+    #[test]
+    fn grouped_bars_take_in_negative_values_and_error_bars() {
+        let s = grouped_bars(
+            "impact",
+            "users",
+            "%",
+            &["1".into(), "2".into()],
+            &[BarSeries {
+                name: "b & c".into(),
+                color: PALETTE[1],
+                values: vec![Some((-20.0, Some((-30.0, -10.0)))), Some((15.0, None))],
+            }],
+        );
+        assert_eq!(s.matches("<rect").count(), 2);
+        assert_eq!(s.matches("<path").count(), 1, "one error bar");
+        assert!(s.contains("b &amp; c") && s.contains(">-20<"), "{s}");
+        assert!(!s.contains("NaN") && !s.contains("inf"));
+        let empty = grouped_bars("t", "x", "y", &[], &[]);
+        assert!(!empty.contains("NaN") && !empty.contains("inf"));
     }
 
     #[test]
