@@ -1,5 +1,6 @@
 use super::*;
 use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::Ordering;
 
 fn opts(force: bool) -> PrepareOptions {
     PrepareOptions {

@@ -4,6 +4,9 @@
 //! - [`class`]: the I/O classes and their Oracle wait events.
 //! - [`dataset`]: dbio's own data files, created through the engine, marked
 //!   with a manifest and a header, and guarded against overwriting others'.
+//! - [`namespace`]: the operations on a directory the data set needs
+//!   ([`namespace::LocalDir`] for local files); [`prepare`]: the one
+//!   data-set algorithm over them.
 //! - [`generator`]: per-user generator that yields the next I/O cheaply.
 //! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
 //! - [`verify`], [`verify_scan`]: verified block content, the generation
@@ -13,6 +16,8 @@ pub mod class;
 pub mod content;
 pub mod dataset;
 pub mod generator;
+pub mod namespace;
+pub mod prepare;
 pub mod units;
 pub mod verify;
 pub mod verify_scan;
