@@ -410,7 +410,7 @@ fn histogram_chart(c: &Comparison) -> Option<String> {
 /// The comparison as one self-contained HTML page.
 pub fn comparison_html(c: &Comparison) -> String {
     let mut body = String::new();
-    let _ = write!(body, "<h2>Latency and throughput</h2>\n");
+    body.push_str("<h2>Latency and throughput</h2>\n");
     if let Some(svg) = curves(c) {
         body.push_str(&svg);
     }
@@ -429,7 +429,7 @@ pub fn comparison_html(c: &Comparison) -> String {
     if let Some(svg) = histogram_chart(c) {
         let _ = write!(body, "<h2>Latency histograms</h2>\n{svg}");
     }
-    let _ = write!(body, "<h2>Per configuration</h2>\n<p class=\"sub\">Mean ± standard deviation over repeats.</p>\n");
+    body.push_str("<h2>Per configuration</h2>\n<p class=\"sub\">Mean ± standard deviation over repeats.</p>\n");
     body.push_str(&figures_table(c).html());
     let worse = c
         .pairs

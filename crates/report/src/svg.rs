@@ -384,12 +384,14 @@ pub fn bar_chart(title: &str, x_label: &str, y_label: &str, bars: &[Bar], color:
     out
 }
 
-/// One series of a [`grouped_bars`] chart: a value per group (`None`: no bar), with an
-/// optional error bar (low, high).
+/// A bar's value and its optional error bar (low, high).
+pub type BarValue = (f64, Option<(f64, f64)>);
+
+/// One series of a [`grouped_bars`] chart: a value per group (`None`: no bar).
 pub struct BarSeries {
     pub name: String,
     pub color: &'static str,
-    pub values: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    pub values: Vec<Option<BarValue>>,
 }
 
 /// Bars side by side per group (one per series), on a y axis that takes in negative
