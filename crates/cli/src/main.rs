@@ -1,9 +1,11 @@
 //! dbio: is this storage good enough for my database, and what is the best way to reach it?
 
 mod cmd_calibrate;
+mod cmd_compare;
 mod cmd_nfs;
 mod cmd_report;
 mod cmd_run;
+mod cmd_sweep;
 mod cmd_verify;
 mod common;
 mod nfs_target;
@@ -30,6 +32,8 @@ enum Command {
     // The commands' help comes from their Args (about and long_about).
     Calibrate(cmd_calibrate::Args),
     Run(cmd_run::Args),
+    Sweep(cmd_sweep::Args),
+    Compare(cmd_compare::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
@@ -37,13 +41,15 @@ enum Command {
 }
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args()) {
         Ok(cli) => cli,
         Err(e) => common::exit_on_clap_error(e),
     };
     let result = match cli.command {
         Command::Calibrate(a) => cmd_calibrate::main(a),
         Command::Run(a) => cmd_run::main(a),
+        Command::Sweep(a) => cmd_sweep::main(a),
+        Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
@@ -56,6 +62,20 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// The command line, with `dbio compare`'s set separators (`--` between sets of results)
+/// kept as values: option parsing would take the first `--` and drop the others.
+fn args() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "compare") {
+        for a in args.iter_mut().skip(2) {
+            if a == "--" {
+                *a = cmd_compare::SET_BREAK.into();
+            }
+        }
+    }
+    args
 }
 
 /// The error and its causes on one line, leaving out a cause whose text
