@@ -49,7 +49,9 @@ pub struct Args {
 fn alpha_arg(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(a) if a > 0.0 && a < 0.5 => Ok(a),
-        _ => Err(format!("{s:?}: a significance level between 0 and 0.5, e.g. 0.05")),
+        _ => Err(format!(
+            "{s:?}: a significance level between 0 and 0.5, e.g. 0.05"
+        )),
     }
 }
 

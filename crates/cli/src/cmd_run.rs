@@ -64,6 +64,10 @@ pub struct Args {
     /// How long to run, e.g. 30s, 2m, 500ms (SLOB RUN_TIME) [default: 30s unless --loops]
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     time: Option<Duration>,
+    /// Run this long first without recording (caches, connections and queues settle), e.g.
+    /// 5s; --time counts from its end
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "0s")]
+    warmup: Duration,
     /// Stop after this many I/Os per user (SLOB WORK_LOOP); with --time, whichever comes first
     #[arg(long, value_name = "N", value_parser = common::count_arg)]
     loops: Option<u64>,
@@ -168,6 +172,7 @@ impl Args {
             users: self.users,
             outstanding: self.outstanding,
             time: self.time,
+            warmup: self.warmup,
             loops: self.loops,
             seed: self.seed,
             direct: !self.buffered,

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use dbio_experiment::sweep::{self, ConfigPlan, Executor, Manifest, Outcome, Plan, PlannedRun, Progress, Users};
+use dbio_experiment::sweep::{
+    self, ConfigPlan, Executor, Manifest, Outcome, Plan, PlannedRun, Progress, Users,
+};
 
 use crate::common::{stop_flag, EXIT_INTERRUPTED};
 
@@ -61,7 +63,12 @@ pub struct Args {
     #[arg(long, value_name = "NAME=OPTIONS")]
     config: Vec<String>,
     /// Options for every configuration given with --config
-    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true, requires = "config")]
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        allow_hyphen_values = true,
+        requires = "config"
+    )]
     options: Option<String>,
     /// With --config: user loads, e.g. 1..16 or 1,2,4,8
     #[arg(long, value_name = "LIST", requires = "config")]
@@ -85,13 +92,19 @@ pub struct Args {
 
 /// Turns `--key value --flag` into plan options (a flag followed by another flag, or by
 /// nothing, is `true`; a key given twice becomes a list).
-fn options_map(text: &str, what: &str) -> anyhow::Result<std::collections::BTreeMap<String, toml::Value>> {
+fn options_map(
+    text: &str,
+    what: &str,
+) -> anyhow::Result<std::collections::BTreeMap<String, toml::Value>> {
     let mut map = std::collections::BTreeMap::new();
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut i = 0;
     while i < words.len() {
         let Some(key) = words[i].strip_prefix("--").filter(|k| !k.is_empty()) else {
-            bail!("{what}: {:?} is not an option (expected --name [value])", words[i]);
+            bail!(
+                "{what}: {:?} is not an option (expected --name [value])",
+                words[i]
+            );
         };
         let value = match words.get(i + 1) {
             Some(v) if !v.starts_with("--") => {
@@ -151,7 +164,8 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     } else {
         let plan = match &args.plan {
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
                 Plan::from_toml(&text, &path.display().to_string())?
             }
             None if !args.config.is_empty() => plan_from_flags(&args)?,
@@ -188,7 +202,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         );
         return Ok(EXIT_INTERRUPTED);
     }
-    eprintln!("sweep: {}/{} runs done in {out}; compare them with: dbio compare {out}", finished.done, finished.total);
+    eprintln!(
+        "sweep: {}/{} runs done in {out}; compare them with: dbio compare {out}",
+        finished.done, finished.total
+    );
     Ok(0)
 }
 
@@ -272,9 +289,15 @@ impl Executor for Processes {
         match status {
             // The sweep checks that a result was written whole and not interrupted.
             Some(s) if s.success() => Outcome::Done,
-            Some(s) if s.code() == Some(EXIT_INTERRUPTED) || self.stop.load(Ordering::SeqCst) => Outcome::Interrupted,
+            Some(s) if s.code() == Some(EXIT_INTERRUPTED) || self.stop.load(Ordering::SeqCst) => {
+                Outcome::Interrupted
+            }
             Some(s) => {
-                let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let last = text
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
                 Outcome::Failed(format!("{s}: {last}"))
             }
             None => Outcome::Failed("lost track of the run's process".into()),

@@ -31,6 +31,9 @@ pub struct RunSpec {
     /// O_DIRECT.
     pub direct: bool,
     pub time: Option<Duration>,
+    /// Load before the measurement starts: its I/Os and CPU time are not recorded, and
+    /// `time` counts from its end.
+    pub warmup: Duration,
     /// I/Os per user.
     pub loops: Option<u64>,
     pub seed: u64,
@@ -75,7 +78,7 @@ pub fn run(
         users: spec.users,
         outstanding: spec.outstanding,
         duration: spec.time,
-        warmup: Duration::ZERO,
+        warmup: spec.warmup,
         loops: spec.loops,
         seed: spec.seed,
         verify: spec.verify.as_deref(),

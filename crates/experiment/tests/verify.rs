@@ -25,6 +25,7 @@ fn verified_run(engine: EngineKind, verify_sync: bool) {
     let mut workload = Profile::Mixed.config(8192);
     workload.update_pct = 60;
     let spec = RunSpec {
+        warmup: std::time::Duration::ZERO,
         profile: "mixed".into(),
         users: 3,
         loops: Some(3000),

@@ -23,6 +23,7 @@ pub fn small_dataset(dir: &Path) -> Dataset {
 /// 2 users x 4 outstanding, 1000 loops each, through the page cache.
 pub fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpec {
     RunSpec {
+        warmup: std::time::Duration::ZERO,
         target: ds.dir.display().to_string(),
         dataset: ds,
         engine,
