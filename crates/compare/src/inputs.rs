@@ -87,6 +87,12 @@ fn set_names(sets: &[Vec<PathBuf>]) -> Vec<Option<String>> {
 
 /// Every `.json` file under `dir`, sorted, so that runs are read in a stable order.
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, CompareError> {
+    files_under(dir, |p| p.extension().is_some_and(|e| e == "json"))
+}
+
+/// Every regular file under `dir` that `keep` accepts, sorted; symbolic links are not
+/// followed (a loop of them cannot hang the walk).
+pub fn files_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, CompareError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -98,7 +104,7 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, CompareError> {
             let p = entry.path();
             match entry.file_type() {
                 Ok(t) if t.is_dir() => stack.push(p),
-                Ok(t) if t.is_file() && p.extension().is_some_and(|e| e == "json") => out.push(p),
+                Ok(t) if t.is_file() && keep(&p) => out.push(p),
                 _ => {}
             }
         }

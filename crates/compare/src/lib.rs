@@ -5,6 +5,7 @@
 //! load, repeat, figures); [`compare`] turns them into a [`Comparison`], which `report`
 //! renders. No I/O happens here except reading the inputs named in [`inputs`].
 
+pub mod awr;
 pub mod comparison;
 pub mod inputs;
 pub mod observation;
