@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub direct: bool,
     pub verify: bool,
     pub verify_sync: bool,
+    /// Keep the recorder's raw form in the result (not `--no-raw`).
+    pub raw: bool,
 }
 
 impl Default for RunOptions {
@@ -81,6 +83,7 @@ impl Default for RunOptions {
             direct: true,
             verify: false,
             verify_sync: false,
+            raw: true,
         }
     }
 }
@@ -100,6 +103,7 @@ pub struct RunPlan {
     pub direct: bool,
     pub verify: bool,
     pub verify_sync: bool,
+    pub raw: bool,
 }
 
 impl RunPlan {
@@ -188,6 +192,7 @@ impl RunPlan {
             direct: o.direct,
             verify: o.verify,
             verify_sync: o.verify_sync,
+            raw: o.raw,
         })
     }
 
@@ -215,6 +220,7 @@ impl RunPlan {
             verify,
             verify_sync: self.verify_sync,
             on_final_pass: None,
+            raw: self.raw,
         }
     }
 
