@@ -132,6 +132,10 @@ pub struct Args {
     /// verified or known to have had a write in flight (costs a flush per batch)
     #[arg(long, requires = "verify")]
     verify_sync: bool,
+    /// Leave the raw recorder (exact latency histograms, per-second counters) out of the
+    /// JSON result; without it, results of several runs cannot be merged exactly
+    #[arg(long)]
+    no_raw: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -178,6 +182,7 @@ impl Args {
             direct: !self.buffered,
             verify: self.verify,
             verify_sync: self.verify_sync,
+            raw: !self.no_raw,
         }
     }
 }

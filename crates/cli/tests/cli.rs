@@ -235,6 +235,11 @@ fn run_json_has_the_documented_fields() {
     }
     // 8 MiB: one data file and the redo log.
     assert_eq!(v["files"].as_array().unwrap().len(), 2);
+    assert!(v.get("nfs").is_none(), "a local run has no NFS section");
+    // The raw recorder, by default: the exact histograms of every class.
+    let raw = v["raw"]["classes"].as_array().unwrap();
+    let raw_ios: u64 = raw.iter().map(|c| c["ios"].as_u64().unwrap()).sum();
+    assert_eq!(raw_ios, v["ios"].as_u64().unwrap());
 }
 
 #[test]
@@ -262,6 +267,28 @@ fn null_engine_counts_exactly_the_loops() {
     assert_eq!(v["config"]["engine"], "null");
     // The null engine needs no files.
     assert!(!tmp.path().join("x").exists());
+}
+
+#[test]
+fn no_raw_leaves_the_raw_recorder_out() {
+    let tmp = scratch();
+    let out = tmp.path().join("null.json");
+    let o = dbio(&[
+        "run",
+        "--target",
+        s(&tmp.path().join("x")),
+        "--engine",
+        "null",
+        "--loops",
+        "100",
+        "--no-raw",
+        "--json",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&out);
+    assert_eq!(v["ios"], 100);
+    assert!(v.get("raw").is_none());
 }
 
 #[test]

@@ -129,7 +129,7 @@ impl Drop for Topology {
 
 /// Sends per path from the channels view.
 fn sends_on(r: &Value, path: u64) -> u64 {
-    r["channels"]
+    r["nfs"]["channels"]
         .as_array()
         .unwrap()
         .iter()
@@ -230,8 +230,8 @@ fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
         &out("run.json"),
     ]);
     d.join().unwrap();
-    assert_eq!(r["failed_ios"], 0, "{}", r["events"]);
-    let events = r["events"].as_array().unwrap();
+    assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]["events"]);
+    let events = r["nfs"]["events"].as_array().unwrap();
     let down = events
         .iter()
         .find(|e| e["path"] == t.var("MP_ADDR2") && e["what"].as_str().unwrap().starts_with("down"))
@@ -359,11 +359,11 @@ fn oranfstab_with_two_paths_uses_both() {
         "{stderr}"
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(r["servers"][0]["name"], "node");
+    assert_eq!(r["nfs"]["servers"][0]["name"], "node");
     for (path, local) in [(0, "MP_LOCAL1"), (1, "MP_LOCAL2")] {
         assert!(sends_on(&r, path) > 0, "path {path} carried no calls");
         // `local:` is bound: every channel of the path leaves from it.
-        for c in r["channels"].as_array().unwrap() {
+        for c in r["nfs"]["channels"].as_array().unwrap() {
             if c["path"] == path {
                 let addr = c["local_addr"].as_str().unwrap();
                 assert!(addr.starts_with(&format!("{}:", t.var(local))), "{c}");
@@ -402,7 +402,7 @@ fn path_down_at_the_start_joins_later() {
     ]);
     restore.join().unwrap();
     assert_eq!(r["failed_ios"], 0);
-    let events = r["events"].as_array().unwrap();
+    let events = r["nfs"]["events"].as_array().unwrap();
     let on_1 = |what: &str| {
         events.iter().any(|e| {
             e["path"] == t.var("MP_ADDR1") && e["what"].as_str().unwrap().starts_with(what)
@@ -438,7 +438,7 @@ fn mount_path_cut_while_creating_moves_metadata_calls() {
     ]);
     cut.join().unwrap();
     assert_eq!(r["failed_ios"], 0);
-    let events = r["events"].as_array().unwrap();
+    let events = r["nfs"]["events"].as_array().unwrap();
     assert!(
         events
             .iter()

@@ -17,7 +17,7 @@ mod support;
 use support::run_ok;
 
 fn calls(r: &Value, procedure: &str) -> u64 {
-    r["nfs_stats"]["calls"]
+    r["nfs"]["stats"]["calls"]
         .as_array()
         .unwrap()
         .iter()
@@ -76,12 +76,12 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
     assert_eq!(r["config"]["engine"], "nfs");
     assert_eq!(r["failed_ios"], 0);
     assert!(r["ios"].as_u64().unwrap() > 0);
-    let srv = &r["servers"][0];
+    let srv = &r["nfs"]["servers"][0];
     assert_eq!(srv["export"], "/export");
     assert_eq!(srv["nfs_version"], "3");
     assert_eq!(srv["rsize"], 65536);
     assert!(srv["rtmax"].as_u64().unwrap() >= 65536);
-    let chans = r["channels"].as_array().unwrap();
+    let chans = r["nfs"]["channels"].as_array().unwrap();
     assert_eq!(chans.len(), 1, "--conns 1 gives one channel");
     assert!(chans[0]["sends"].as_u64().unwrap() > 0);
     assert_eq!(chans[0]["sends"], chans[0]["receives"]);
@@ -93,10 +93,13 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
         .find(|c| c["class"] == "multiblock-read")
         .unwrap();
     assert!(mb["bytes"].as_u64().unwrap() / mb["ios"].as_u64().unwrap() > 65536);
-    assert!(r["nfs_stats"]["read_bytes"].as_u64().unwrap() > 0);
-    assert_eq!(r["events"], Value::Array(vec![]));
-    for f in r["files"].as_array().unwrap() {
+    assert!(r["nfs"]["stats"]["read_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(r["nfs"]["events"], Value::Array(vec![]));
+    let files = r["nfs"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), r["files"].as_array().unwrap().len());
+    for (f, of) in files.iter().zip(r["files"].as_array().unwrap()) {
         assert_eq!(f["server"], server.addr.as_str());
+        assert_eq!(f["name"], of["name"]);
     }
 
     // Four connections: four channels, each carrying READs.
@@ -119,7 +122,7 @@ fn nfs_engine_runs_with_views_channels_and_readback() {
         "--json",
         &four,
     ]);
-    let chans = r["channels"].as_array().unwrap();
+    let chans = r["nfs"]["channels"].as_array().unwrap();
     assert_eq!(chans.len(), 4, "--conns 4 gives four channels");
     let sends: Vec<u64> = chans.iter().map(|c| c["sends"].as_u64().unwrap()).collect();
     let total: u64 = sends.iter().sum();
@@ -213,9 +216,9 @@ fn oranfstab_mount_point_reaches_the_server_over_every_path() {
         &json,
     ]);
     assert_eq!(r["config"]["engine"], "nfs");
-    assert_eq!(r["servers"][0]["name"], "filer1");
-    assert_eq!(r["servers"][0]["paths"].as_array().unwrap().len(), 2);
-    let chans = r["channels"].as_array().unwrap();
+    assert_eq!(r["nfs"]["servers"][0]["name"], "filer1");
+    assert_eq!(r["nfs"]["servers"][0]["paths"].as_array().unwrap().len(), 2);
+    let chans = r["nfs"]["channels"].as_array().unwrap();
     assert_eq!(chans.len(), 4, "2 paths x 2 connections");
     for path in [0, 1] {
         let on_path: u64 = chans

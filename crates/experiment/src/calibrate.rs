@@ -163,6 +163,7 @@ pub fn calibrate(
         iops_curve: iops.points,
         mbps_curve: mbps.points,
         histogram: iops.best_histogram,
+        labels: Default::default(),
     })
 }
 

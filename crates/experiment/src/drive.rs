@@ -130,11 +130,17 @@ pub(crate) fn drive(
                 verify: load.verify,
                 verify_sync: load.verify_sync,
                 counts: VerifyCounts::default(),
+                stop,
+                halt: &halt,
+                live,
+                issued: 0,
+                pending: None,
+                think_until: None,
+                error: None,
             };
-            let (stop, halt) = (stop, &halt);
             let h = std::thread::Builder::new()
                 .name(format!("dbio-user-{u}"))
-                .spawn_scoped(s, move || user.work(stop, halt, live));
+                .spawn_scoped(s, move || user.work());
             match h {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -200,6 +206,42 @@ struct InFlight {
     len: u32,
 }
 
+/// A user's I/O slots (one per engine buffer): what is in flight in each,
+/// and which are free.
+struct Slots {
+    inflight: Vec<InFlight>,
+    /// Verify mode: per slot, the generation of each block when its read
+    /// was issued (the oldest a correct read may return), or the new
+    /// generation of each block of its write.
+    gens: Vec<Vec<u32>>,
+    /// Per slot: the buffer holds a whole PRNG fill (see [`User::fill`]).
+    filled: Vec<bool>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    fn new(depth: u32, verify: bool) -> Self {
+        let idle = InFlight {
+            start: Instant::now(),
+            class: 0,
+            write: false,
+            file: 0,
+            offset: 0,
+            len: 0,
+        };
+        Slots {
+            inflight: vec![idle; depth as usize],
+            gens: if verify {
+                vec![Vec::new(); depth as usize]
+            } else {
+                Vec::new()
+            },
+            filled: vec![false; depth as usize],
+            free: (0..depth).rev().collect(),
+        }
+    }
+}
+
 struct User<'a> {
     engine: Box<dyn Engine>,
     gen: Generator,
@@ -215,155 +257,55 @@ struct User<'a> {
     verify: Option<&'a GenMap>,
     verify_sync: bool,
     counts: VerifyCounts,
+    /// Set by the caller to stop every user.
+    stop: &'a AtomicBool,
+    /// Set by any user whose I/O failed, to stop the others.
+    halt: &'a AtomicBool,
+    live: &'a Live,
+    /// I/Os submitted so far.
+    issued: u64,
+    /// An operation drawn but not issued yet (a think time or an
+    /// unclaimable write came first).
+    pending: Option<Op>,
+    /// No I/O is issued before this time.
+    think_until: Option<Instant>,
+    /// The first error, which halts the load.
+    error: Option<ExperimentError>,
 }
 
 impl User<'_> {
-    /// The user's loop: fill every free slot, start the batch, reap at
-    /// least one completion, record what completed; until told to stop.
+    /// The user's loop: issue into every free slot, commit the batch, reap
+    /// at least one completion and complete what came back (record it,
+    /// verify it); until told to stop, then drain what is in flight.
     fn work(
         mut self,
-        stop: &AtomicBool,
-        halt: &AtomicBool,
-        live: &Live,
     ) -> Result<(Recorder, Option<ExperimentError>, VerifyCounts), ExperimentError> {
         let depth = self.outstanding.min(self.engine.depth()).max(1);
-        let no_data = self.engine.capabilities().no_data;
-        let now0 = Instant::now();
-        let mut slots = vec![
-            InFlight {
-                start: now0,
-                class: 0,
-                write: false,
-                file: 0,
-                offset: 0,
-                len: 0,
-            };
-            depth as usize
-        ];
-        // Verify mode: per slot, the generation of each block when its read
-        // was issued (the oldest a correct read may return), or the new
-        // generation of each block of its write.
-        let mut gens: Vec<Vec<u32>> = match self.verify {
-            Some(_) => vec![Vec::new(); depth as usize],
-            None => Vec::new(),
-        };
-        let mut filled = vec![false; depth as usize];
-        let mut free: Vec<u32> = (0..depth).rev().collect();
-        let mut out: Vec<Completion> = Vec::with_capacity(depth as usize);
-        let mut issued = 0u64;
-        let mut pending: Option<Op> = None;
-        let mut think_until: Option<Instant> = None;
-        let mut error: Option<ExperimentError> = None;
-        let mut now = now0;
-        let mut drain_by: Option<Instant> = None;
+        let caps = self.engine.capabilities();
         // An asynchronous engine issues at commit: one journal flush per
         // batch; a synchronous one issues inside submit: one per write.
-        let sync_batch = self.engine.capabilities().async_io;
-        let mut batch_writes = false;
+        let sync_batch = caps.async_io;
+        let mut slots = Slots::new(depth, self.verify.is_some());
+        let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
+        let mut now = Instant::now();
+        let mut drain_by: Option<Instant> = None;
         loop {
-            let over = stop.load(Ordering::Relaxed)
-                || halt.load(Ordering::Relaxed)
-                || self.deadline.is_some_and(|d| now >= d)
-                || self.loops.is_some_and(|l| issued >= l);
+            let over = self.over(now);
             if over && drain_by.is_none() {
                 drain_by = Some(now + DRAIN_LIMIT);
             }
-            if think_until.is_some_and(|t| now >= t) {
-                think_until = None;
+            if self.think_until.is_some_and(|t| now >= t) {
+                self.think_until = None;
             }
-            if !over && think_until.is_none() {
-                while let Some(slot) = free.pop() {
-                    if self.loops.is_some_and(|l| issued >= l) {
-                        free.push(slot);
-                        break;
-                    }
-                    let mut op = pending.take().unwrap_or_else(|| self.gen.next_op());
-                    if let Some(map) = self.verify {
-                        let g = &mut gens[slot as usize];
-                        let mut tries = 0;
-                        while !claim(map, &op, g) {
-                            tries += 1;
-                            if tries == CLAIM_TRIES {
-                                break;
-                            }
-                            op = self.gen.next_op();
-                        }
-                        if tries == CLAIM_TRIES {
-                            pending = Some(op);
-                            free.push(slot);
-                            break;
-                        }
-                    }
-                    if op.think_ns > 0 {
-                        if let Some(map) = self.verify {
-                            unclaim(map, &op, &gens[slot as usize]);
-                        }
-                        think_until = Some(Instant::now() + Duration::from_nanos(op.think_ns));
-                        op.think_ns = 0;
-                        pending = Some(op);
-                        free.push(slot);
-                        break;
-                    }
-                    if op.dir == IoDir::Write && !no_data {
-                        self.fill(slot, &op, &mut filled[slot as usize]);
-                        if self.verify.is_some() {
-                            self.stamp(slot, &op, &gens[slot as usize]);
-                        }
-                    }
-                    slots[slot as usize] = InFlight {
-                        start: Instant::now(),
-                        class: op.class.index() as u8,
-                        write: op.dir == IoDir::Write,
-                        file: op.file,
-                        offset: op.offset,
-                        len: op.len,
-                    };
-                    let req = IoRequest {
-                        file: op.file,
-                        offset: op.offset,
-                        len: op.len,
-                        dir: op.dir,
-                        slot,
-                        sync: op.sync,
-                        tag: u64::from(slot),
-                    };
-                    if req.dir == IoDir::Write && self.verify_sync {
-                        if sync_batch {
-                            batch_writes = true;
-                        } else if let Err(e) = self.sync_journal() {
-                            error.get_or_insert(e);
-                            halt.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    }
-                    if let Err(e) = self.engine.submit(req) {
-                        if let Some(map) = self.verify {
-                            unclaim(map, &op, &gens[slot as usize]);
-                        }
-                        free.push(slot);
-                        halt.store(true, Ordering::Relaxed);
-                        error.get_or_insert(e.into());
-                        break;
-                    }
-                    issued += 1;
-                }
-                if batch_writes {
-                    batch_writes = false;
-                    if let Err(e) = self.sync_journal() {
-                        error.get_or_insert(e);
-                        halt.store(true, Ordering::Relaxed);
-                    }
-                }
-                if let Err(e) = self.engine.commit() {
-                    halt.store(true, Ordering::Relaxed);
-                    error.get_or_insert(e.into());
-                }
+            if !over && self.think_until.is_none() {
+                let journal = self.issue(&mut slots, caps.no_data, sync_batch);
+                self.commit(journal);
             }
             if self.engine.in_flight() == 0 {
                 if over {
                     break;
                 }
-                if let Some(t) = think_until {
+                if let Some(t) = self.think_until {
                     std::thread::sleep(t.saturating_duration_since(Instant::now()).min(REAP_WAIT));
                 }
                 now = Instant::now();
@@ -372,64 +314,215 @@ impl User<'_> {
             if drain_by.is_some_and(|d| now >= d) {
                 break;
             }
-            out.clear();
-            let wait = match think_until {
-                Some(t) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
-                None => REAP_WAIT,
-            };
-            // While thinking, wait for a completion or the end of the
-            // think time, whichever comes first (never spin).
-            if let Err(e) = self.engine.reap(1, wait, &mut out) {
-                halt.store(true, Ordering::Relaxed);
-                error.get_or_insert(e.into());
+            if !self.reap(&mut done) {
                 break;
             }
             now = Instant::now();
-            let (mut n, mut bytes, mut lat_sum) = (0u64, 0u64, 0u64);
-            for c in out.drain(..) {
-                let Some(&f) = slots.get(c.slot as usize) else {
-                    // An engine bug, not an I/O result: stop rather than guess.
-                    halt.store(true, Ordering::Relaxed);
-                    error.get_or_insert(ExperimentError::Config(format!(
-                        "engine {} completed unknown slot {}",
-                        self.engine.name(),
-                        c.slot
-                    )));
-                    continue;
-                };
-                free.push(c.slot);
-                match c.result {
-                    Ok(len) => {
-                        if let Some(map) = self.verify {
-                            self.check(map, c.slot, &f, &gens[c.slot as usize]);
-                        }
-                        let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
-                        if f.start >= self.record_from {
-                            self.recorder.record(
-                                f.class as usize,
-                                f.file as usize,
-                                f.write,
-                                len,
-                                lat,
-                                now,
-                            );
-                        }
-                        n += 1;
-                        bytes += u64::from(len);
-                        lat_sum += lat;
-                    }
-                    Err(e) => {
-                        self.recorder.record_failure();
-                        halt.store(true, Ordering::Relaxed);
-                        error.get_or_insert(e.into());
-                    }
-                }
+            self.complete(&mut slots, &mut done, now);
+        }
+        Ok((self.recorder, self.error, self.counts))
+    }
+
+    /// Time, loops, a stop or another user's failure end the load.
+    fn over(&self, now: Instant) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.halt.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| now >= d)
+            || self.loops.is_some_and(|l| self.issued >= l)
+    }
+
+    /// Keeps the first error and halts the load.
+    fn fail(&mut self, e: ExperimentError) {
+        self.halt.store(true, Ordering::Relaxed);
+        self.error.get_or_insert(e);
+    }
+
+    /// Issue step: draws an operation for each free slot and submits it,
+    /// until the slots, the loops or the operations that may go now run
+    /// out. True when writes of this batch wait for the journal
+    /// (`verify_sync` on an engine that starts I/O at commit).
+    fn issue(&mut self, slots: &mut Slots, no_data: bool, sync_batch: bool) -> bool {
+        let mut journal = false;
+        while let Some(slot) = slots.free.pop() {
+            if self.loops.is_some_and(|l| self.issued >= l) {
+                slots.free.push(slot);
+                break;
             }
-            if n > 0 {
-                live.add(n, bytes, lat_sum);
+            let Some(op) = self.draw(slots, slot) else {
+                slots.free.push(slot);
+                break;
+            };
+            if op.dir == IoDir::Write && self.verify_sync && sync_batch {
+                journal = true;
+            }
+            if !self.submit(slots, slot, op, no_data, sync_batch) {
+                break;
+            }
+            self.issued += 1;
+        }
+        journal
+    }
+
+    /// The next operation for `slot` (verify mode: with its blocks
+    /// claimed), or None when none may go now: a think time begins, or no
+    /// write whose blocks are free was found. The operation drawn is then
+    /// kept for later.
+    fn draw(&mut self, slots: &mut Slots, slot: u32) -> Option<Op> {
+        let mut op = self.pending.take().unwrap_or_else(|| self.gen.next_op());
+        if let Some(map) = self.verify {
+            let g = &mut slots.gens[slot as usize];
+            let mut tries = 0;
+            while !claim(map, &op, g) {
+                tries += 1;
+                if tries == CLAIM_TRIES {
+                    break;
+                }
+                op = self.gen.next_op();
+            }
+            if tries == CLAIM_TRIES {
+                self.pending = Some(op);
+                return None;
             }
         }
-        Ok((self.recorder, error, self.counts))
+        if op.think_ns > 0 {
+            if let Some(map) = self.verify {
+                unclaim(map, &op, &slots.gens[slot as usize]);
+            }
+            self.think_until = Some(Instant::now() + Duration::from_nanos(op.think_ns));
+            op.think_ns = 0;
+            self.pending = Some(op);
+            return None;
+        }
+        Some(op)
+    }
+
+    /// Fills a write's buffer (verify mode: stamps its blocks), notes the
+    /// I/O in its slot and submits it. False when it failed (the error is
+    /// kept and the load halted).
+    fn submit(
+        &mut self,
+        slots: &mut Slots,
+        slot: u32,
+        op: Op,
+        no_data: bool,
+        sync_batch: bool,
+    ) -> bool {
+        let i = slot as usize;
+        if op.dir == IoDir::Write && !no_data {
+            self.fill(slot, &op, &mut slots.filled[i]);
+            if self.verify.is_some() {
+                self.stamp(slot, &op, &slots.gens[i]);
+            }
+        }
+        slots.inflight[i] = InFlight {
+            start: Instant::now(),
+            class: op.class.index() as u8,
+            write: op.dir == IoDir::Write,
+            file: op.file,
+            offset: op.offset,
+            len: op.len,
+        };
+        let req = IoRequest {
+            file: op.file,
+            offset: op.offset,
+            len: op.len,
+            dir: op.dir,
+            slot,
+            sync: op.sync,
+            tag: u64::from(slot),
+        };
+        if req.dir == IoDir::Write && self.verify_sync && !sync_batch {
+            if let Err(e) = self.sync_journal() {
+                self.fail(e);
+                return false;
+            }
+        }
+        if let Err(e) = self.engine.submit(req) {
+            if let Some(map) = self.verify {
+                unclaim(map, &op, &slots.gens[i]);
+            }
+            slots.free.push(slot);
+            self.fail(e.into());
+            return false;
+        }
+        true
+    }
+
+    /// Commit step: the journal of this batch's writes reaches stable
+    /// storage first (when `journal`), then the engine starts the batch.
+    fn commit(&mut self, journal: bool) {
+        if journal {
+            if let Err(e) = self.sync_journal() {
+                self.fail(e);
+            }
+        }
+        if let Err(e) = self.engine.commit() {
+            self.fail(e.into());
+        }
+    }
+
+    /// Reap step: waits for at least one completion, at most
+    /// [`REAP_WAIT`] or until the think time ends (never spins). False
+    /// when the engine failed (the error is kept).
+    fn reap(&mut self, done: &mut Vec<Completion>) -> bool {
+        done.clear();
+        let wait = match self.think_until {
+            Some(t) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
+            None => REAP_WAIT,
+        };
+        if let Err(e) = self.engine.reap(1, wait, done) {
+            self.fail(e.into());
+            return false;
+        }
+        true
+    }
+
+    /// Complete step: each completion is checked (verify mode), recorded
+    /// (unless issued during the warm-up) and its slot freed; the live
+    /// counters get the batch at once.
+    fn complete(&mut self, slots: &mut Slots, done: &mut Vec<Completion>, now: Instant) {
+        let (mut n, mut bytes, mut lat_sum) = (0u64, 0u64, 0u64);
+        for c in done.drain(..) {
+            let Some(&f) = slots.inflight.get(c.slot as usize) else {
+                // An engine bug, not an I/O result: stop rather than guess.
+                let e = ExperimentError::Config(format!(
+                    "engine {} completed unknown slot {}",
+                    self.engine.name(),
+                    c.slot
+                ));
+                self.fail(e);
+                continue;
+            };
+            slots.free.push(c.slot);
+            match c.result {
+                Ok(len) => {
+                    if let Some(map) = self.verify {
+                        self.check(map, c.slot, &f, &slots.gens[c.slot as usize]);
+                    }
+                    let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
+                    if f.start >= self.record_from {
+                        self.recorder.record(
+                            f.class as usize,
+                            f.file as usize,
+                            f.write,
+                            len,
+                            lat,
+                            now,
+                        );
+                    }
+                    n += 1;
+                    bytes += u64::from(len);
+                    lat_sum += lat;
+                }
+                Err(e) => {
+                    self.recorder.record_failure();
+                    self.fail(e.into());
+                }
+            }
+        }
+        if n > 0 {
+            self.live.add(n, bytes, lat_sum);
+        }
     }
 
     /// Verify mode with `verify_sync`: the in-flight marks reach stable

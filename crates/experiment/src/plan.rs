@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub direct: bool,
     pub verify: bool,
     pub verify_sync: bool,
+    /// Keep the recorder's raw form in the result (not `--no-raw`).
+    pub raw: bool,
 }
 
 impl Default for RunOptions {
@@ -84,6 +86,7 @@ impl Default for RunOptions {
             direct: true,
             verify: false,
             verify_sync: false,
+            raw: true,
         }
     }
 }
@@ -104,6 +107,7 @@ pub struct RunPlan {
     pub direct: bool,
     pub verify: bool,
     pub verify_sync: bool,
+    pub raw: bool,
 }
 
 impl RunPlan {
@@ -193,6 +197,7 @@ impl RunPlan {
             direct: o.direct,
             verify: o.verify,
             verify_sync: o.verify_sync,
+            raw: o.raw,
         })
     }
 
@@ -221,6 +226,7 @@ impl RunPlan {
             verify,
             verify_sync: self.verify_sync,
             on_final_pass: None,
+            raw: self.raw,
         }
     }
 

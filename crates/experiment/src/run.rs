@@ -46,6 +46,9 @@ pub struct RunSpec {
     pub verify_sync: bool,
     /// Told when the final verify pass starts (the caller may say so).
     pub on_final_pass: Option<fn()>,
+    /// Keep the recorder's raw form in the result (`RunResult::raw`), so
+    /// that results merge exactly later.
+    pub raw: bool,
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.
@@ -150,6 +153,7 @@ pub fn run(
         files,
         series,
         verify,
+        raw: spec.raw.then(|| Box::new(out.recorder.to_raw())),
         ..Default::default()
     };
     result.fill_totals();

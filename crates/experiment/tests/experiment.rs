@@ -30,6 +30,38 @@ fn loops_count_every_io_of_every_user() {
 }
 
 #[test]
+fn runs_carry_their_raw_recorder_and_merge_exactly() {
+    let ds = Dataset::planned(
+        Path::new("/nowhere"),
+        &DatasetSpec::new(64 << 20, 8192).unwrap(),
+    );
+    let s = spec(ds, EngineKind::Null, Profile::Mixed.config(8192));
+    let stop = AtomicBool::new(false);
+    let a = run(&s, &stop, None).unwrap().result;
+    let raw = a.raw.as_ref().expect("raw form by default");
+    assert_eq!(raw.ios(), a.ios);
+    let b = run(&s, &stop, None).unwrap().result;
+    let m = dbio_stats::merge_runs(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(m.ios, a.ios + b.ios);
+    for c in &m.classes {
+        let part = |r: &dbio_stats::RunResult| {
+            r.classes
+                .iter()
+                .find(|x| x.class == c.class)
+                .map_or(0, |x| x.ios)
+        };
+        assert_eq!(c.ios, part(&a) + part(&b));
+    }
+    let same = dbio_stats::merge_runs(std::slice::from_ref(&a)).unwrap();
+    assert_eq!(same.classes, a.classes, "one run merges into itself");
+
+    let without = run(&dbio_experiment::RunSpec { raw: false, ..s }, &stop, None)
+        .unwrap()
+        .result;
+    assert!(without.raw.is_none());
+}
+
+#[test]
 fn timed_run_on_real_files_stops_on_time() {
     let tmp = tempfile::tempdir().unwrap();
     let ds = small_dataset(tmp.path());

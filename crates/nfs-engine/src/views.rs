@@ -1,7 +1,9 @@
 //! The dNFS views of a run, read from the pool's counters.
 
 use dbio_rpc::conn::ConnStats;
-use dbio_stats::{NfsChannel, NfsEvent, NfsProcCount, NfsServer, NfsStats, RunResult};
+use dbio_stats::{
+    NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsStats, RunResult,
+};
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::NfsTarget;
@@ -83,15 +85,28 @@ pub fn events(t: &NfsTarget) -> Vec<NfsEvent> {
         .collect()
 }
 
-/// Adds every view to a run's result; files get their server.
+/// The "files" view: the server of each of a run's files.
+pub fn files(result: &RunResult, t: &NfsTarget) -> Vec<NfsFile> {
+    result
+        .files
+        .iter()
+        .map(|f| NfsFile {
+            name: f.name.clone(),
+            size: f.size,
+            server: t.server.clone(),
+        })
+        .collect()
+}
+
+/// Adds the NFS section (every view) to a run's result.
 pub fn fill(result: &mut RunResult, t: &NfsTarget) {
-    result.servers = servers(t);
-    result.channels = channels(t);
-    result.nfs_stats = Some(Box::new(nfs_stats(t)));
-    result.events = Some(events(t));
-    for f in &mut result.files {
-        f.server = Some(t.server.clone());
-    }
+    result.nfs = Some(Box::new(NfsSection {
+        servers: servers(t),
+        channels: channels(t),
+        files: files(result, t),
+        stats: nfs_stats(t),
+        events: events(t),
+    }));
 }
 
 /// A compact multi-line text of the live views (for `--views`).

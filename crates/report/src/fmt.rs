@@ -135,6 +135,12 @@ impl UtcTime {
 }
 
 /// Escape text for HTML element content and attribute values.
+/// Labels as "name=value, name=value" in name order.
+pub fn labels(labels: &dbio_stats::Labels) -> String {
+    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(", ")
+}
+
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {

@@ -149,6 +149,8 @@ fn parse(path: &Path, text: &str) -> Result<AnyResult, ReportError> {
             });
         }
     }
+    // Older formats are brought up to this one before they are read.
+    let value = dbio_stats::upgrade_json(value);
     let invalid = |kind: &'static str, e: serde_json::Error| ReportError::Invalid {
         path: path.to_path_buf(),
         kind,

@@ -82,6 +82,9 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ("CPU us per I/O", fmt::us(r.cpu_us_per_io)),
         ("dbio version", r.dbio_version.clone()),
     ];
+    if !r.labels.is_empty() {
+        rows.insert(0, ("Labels", fmt::labels(&r.labels)));
+    }
     if r.interrupted {
         let why = r
             .stop_reason
@@ -283,6 +286,9 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
         ("MB/s ramp stopped", c.mbps_stop.clone()),
         ("dbio version", c.dbio_version.clone()),
     ];
+    if !c.labels.is_empty() {
+        rows.insert(0, ("Labels", fmt::labels(&c.labels)));
+    }
     if c.interrupted {
         rows.insert(0, ("INTERRUPTED", "stopped early".into()));
     }

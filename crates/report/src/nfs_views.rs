@@ -8,9 +8,9 @@ use crate::fmt::{self, Table};
 /// `(title, table)` for every view the result has, in dNFS order.
 pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
     let mut out = Vec::new();
-    if r.servers.is_empty() && r.channels.is_empty() && r.nfs_stats.is_none() {
+    let Some(nfs) = r.nfs.as_deref() else {
         return out;
-    }
+    };
     let mut t = Table::new(&[
         "<Server",
         "<Export",
@@ -23,7 +23,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         "wsize",
         "<Paths",
     ]);
-    for s in &r.servers {
+    for s in &nfs.servers {
         t.row(vec![
             s.name.clone(),
             s.export.clone(),
@@ -50,7 +50,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         "MB sent",
         "MB received",
     ]);
-    for (i, c) in r.channels.iter().enumerate() {
+    for (i, c) in nfs.channels.iter().enumerate() {
         t.row(vec![
             i.to_string(),
             c.path.to_string(),
@@ -70,15 +70,12 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
     }
     out.push(("NFS channels", t));
     let mut t = Table::new(&["<File", "Size", "<Server"]);
-    for f in &r.files {
-        t.row(vec![
-            f.name.clone(),
-            fmt::bytes(f.size),
-            f.server.clone().unwrap_or_else(|| "-".into()),
-        ]);
+    for f in &nfs.files {
+        t.row(vec![f.name.clone(), fmt::bytes(f.size), f.server.clone()]);
     }
     out.push(("NFS files", t));
-    if let Some(st) = &r.nfs_stats {
+    {
+        let st = &nfs.stats;
         let mut t = Table::new(&["<Procedure", "Calls"]);
         for c in &st.calls {
             t.row(vec![c.procedure.clone(), fmt::int(c.calls)]);
@@ -93,7 +90,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         ]);
         out.push(("NFS stats", t));
     }
-    if let Some(events) = &r.events {
+    {
         let mut t = Table::new(&[
             "Time (s)",
             "<Path",
@@ -101,7 +98,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
             "Requests moved",
             "Recovered after (s)",
         ]);
-        for e in events {
+        for e in &nfs.events {
             t.row(vec![
                 fmt::secs(e.t_s),
                 e.path.clone(),
@@ -117,7 +114,9 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
 
 #[cfg(test)]
 mod tests {
-    use dbio_stats::{NfsChannel, NfsEvent, NfsProcCount, NfsServer, NfsStats};
+    use dbio_stats::{
+        NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsStats,
+    };
 
     use crate::{html, markdown, terminal, AnyResult};
 
@@ -125,43 +124,51 @@ mod tests {
     fn views_appear_in_every_format_and_json_round_trips() {
         let mut r = crate::sample::run();
         assert!(super::tables(&r).is_empty(), "a local run has no NFS views");
-        r.servers = vec![NfsServer {
-            name: "filer1".into(),
-            export: "/export".into(),
-            nfs_version: "3".into(),
-            nfs_port: 2049,
-            mount_port: Some(20048),
-            rtmax: 1 << 20,
-            wtmax: 1 << 20,
-            rsize: 1 << 20,
-            wsize: 1 << 20,
-            paths: vec!["10.0.0.2".into()],
-        }];
-        r.channels = (0..2)
-            .map(|i| NfsChannel {
-                path: 0,
-                local_addr: format!("10.0.0.1:{}", 700 + i),
-                server_addr: "10.0.0.2:2049".into(),
-                sends: 1000 + i,
-                receives: 1000 + i,
-                ..Default::default()
-            })
-            .collect();
-        r.nfs_stats = Some(Box::new(NfsStats {
-            calls: vec![NfsProcCount {
-                procedure: "READ".into(),
-                calls: 2001,
+        let nfs = NfsSection {
+            servers: vec![NfsServer {
+                name: "filer1".into(),
+                export: "/export".into(),
+                nfs_version: "3".into(),
+                nfs_port: 2049,
+                mount_port: Some(20048),
+                rtmax: 1 << 20,
+                wtmax: 1 << 20,
+                rsize: 1 << 20,
+                wsize: 1 << 20,
+                paths: vec!["10.0.0.2".into()],
             }],
-            read_bytes: 2001 * 8192,
-            write_bytes: 0,
-        }));
-        r.events = Some(vec![NfsEvent {
-            t_s: 1.5,
-            path: "10.0.0.2".into(),
-            what: "down: connection reset".into(),
-            requests_moved: 17,
-            recovered_after_s: None,
-        }]);
+            channels: (0..2)
+                .map(|i| NfsChannel {
+                    path: 0,
+                    local_addr: format!("10.0.0.1:{}", 700 + i),
+                    server_addr: "10.0.0.2:2049".into(),
+                    sends: 1000 + i,
+                    receives: 1000 + i,
+                    ..Default::default()
+                })
+                .collect(),
+            files: vec![NfsFile {
+                name: "dbio-data-01.dbf".into(),
+                size: 1 << 30,
+                server: "filer1".into(),
+            }],
+            stats: NfsStats {
+                calls: vec![NfsProcCount {
+                    procedure: "READ".into(),
+                    calls: 2001,
+                }],
+                read_bytes: 2001 * 8192,
+                write_bytes: 0,
+            },
+            events: vec![NfsEvent {
+                t_s: 1.5,
+                path: "10.0.0.2".into(),
+                what: "down: connection reset".into(),
+                requests_moved: 17,
+                recovered_after_s: None,
+            }],
+        };
+        r.nfs = Some(Box::new(nfs));
         let any = AnyResult::Run(r.clone());
         for text in [terminal(&any), markdown(&any), html(&any)] {
             for needle in [
@@ -169,13 +176,18 @@ mod tests {
                 "NFS channels",
                 "10.0.0.1:701",
                 "READ",
+                "NFS files",
+                "dbio-data-01.dbf",
                 "down: connection reset",
             ] {
                 assert!(text.contains(needle), "{needle} missing");
             }
         }
         let json = serde_json::to_string(&r).unwrap();
-        assert!(json.contains("\"nfs_stats\"") && json.contains("\"events\""));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["nfs"]["stats"]["calls"][0]["calls"], 2001);
+        assert_eq!(v["nfs"]["events"][0]["requests_moved"], 17);
+        assert_eq!(v["nfs"]["files"][0]["server"], "filer1");
         let back: dbio_stats::RunResult = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
     }

@@ -151,7 +151,6 @@ pub fn run() -> RunResult {
                 write_bytes: 80_250 * 8192,
                 read_mean_us: 83.1,
                 write_mean_us: 238.0,
-                server: None,
             },
             FileResult {
                 name: "/data/dbio/redo01.log".into(),
@@ -162,7 +161,6 @@ pub fn run() -> RunResult {
                 write_bytes: 41_200 * 16384,
                 read_mean_us: 0.0,
                 write_mean_us: 612.0,
-                server: None,
             },
         ],
         series,
@@ -242,5 +240,6 @@ pub fn calibrate() -> CalibrateResult {
             (11, 3_100),
             (12, 300),
         ]),
+        labels: Default::default(),
     }
 }

@@ -95,6 +95,9 @@ fn run(r: &RunResult) -> String {
         c.outstanding,
         fmt::secs(r.elapsed_s),
     );
+    if !r.labels.is_empty() {
+        out.push_str(&format!("labels: {}\n", fmt::labels(&r.labels)));
+    }
     out.push_str(&interrupted_line(
         r.interrupted,
         r.stop_reason.as_deref(),
@@ -197,6 +200,9 @@ fn calibrate(c: &CalibrateResult) -> String {
         fmt::us(c.max_latency_us),
         fmt::secs(c.elapsed_s),
     );
+    if !c.labels.is_empty() {
+        out.push_str(&format!("labels: {}\n", fmt::labels(&c.labels)));
+    }
     out.push_str(&interrupted_line(c.interrupted, None, c.elapsed_s));
     out.push('\n');
     let mut head = Table::new(&["<", "", "<"]);

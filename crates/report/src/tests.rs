@@ -299,3 +299,101 @@ fn load_errors_are_one_line_and_specific() {
     assert!(load_err("{\"kind\": \"run\", \"format_version\": 1}")
         .contains("not a valid dbio run result"));
 }
+
+/// A run as dbio 0.1 wrote it (format 1), with its dNFS views at the top
+/// level and the server of each file in `files`.
+const FORMAT_1_NFS_RUN: &str = r#"{
+  "kind": "run", "format_version": 1, "dbio_version": "0.1.0",
+  "started_unix": 1767225600.0, "elapsed_s": 2.0, "interrupted": false,
+  "config": { "target": "nfs://10.0.0.2/export/dbio", "engine": "nfs", "profile": "oltp",
+    "workloads": ["single-block-read"], "users": 1, "outstanding": 4, "block_size": 8192,
+    "direct": true, "time_s": 2.0, "update_pct": 0, "scan_pct": 0, "redo_stress": "lite",
+    "dataset_bytes": 67108864 },
+  "ios": 2000, "iops": 1000.0, "mbps": 8.192, "failed_ios": 0,
+  "cpu": { "user_s": 0.1, "system_s": 0.2 }, "cpu_us_per_io": 150.0,
+  "classes": [{ "class": "single-block-read", "wait_event": "db file sequential read",
+    "ios": 2000, "bytes": 16384000, "iops": 1000.0, "mbps": 8.192, "mean_us": 400.0,
+    "p50_us": 380.0, "p90_us": 500.0, "p99_us": 900.0, "p999_us": 1500.0, "min_us": 120.0,
+    "max_us": 1800.0, "histogram": [{ "lower_us": 256, "upper_us": 512, "count": 2000 }] }],
+  "files": [{ "name": "dbio-data-01.dbf", "size": 67108864, "reads": 2000, "writes": 0,
+    "read_bytes": 16384000, "write_bytes": 0, "read_mean_us": 400.0, "write_mean_us": 0.0,
+    "server": "filer1" }],
+  "series": [{ "t_s": 1.0, "iops": 1000.0, "mbps": 8.192, "mean_us": 400.0, "max_us": 1800.0 },
+    { "t_s": 2.0, "iops": 1000.0, "mbps": 8.192, "mean_us": 400.0, "max_us": 900.0 }],
+  "servers": [{ "name": "filer1", "export": "/export", "nfs_version": "3", "nfs_port": 2049,
+    "mount_port": 20048, "rtmax": 1048576, "wtmax": 1048576, "rsize": 1048576,
+    "wsize": 1048576, "paths": ["10.0.0.2"] }],
+  "channels": [{ "path": 0, "local_addr": "10.0.0.1:901", "server_addr": "10.0.0.2:2049",
+    "sends": 2010, "receives": 2010, "retransmits": 0, "reconnects": 1,
+    "bytes_sent": 300000, "bytes_received": 16700000 }],
+  "nfs_stats": { "calls": [{ "procedure": "READ", "calls": 2000 },
+    { "procedure": "LOOKUP", "calls": 10 }], "read_bytes": 16384000, "write_bytes": 0 },
+  "events": [{ "t_s": 1.2, "path": "10.0.0.2", "what": "down: connection reset",
+    "requests_moved": 3 }]
+}"#;
+
+#[test]
+fn format_1_results_still_read_with_their_nfs_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v1.json");
+    std::fs::write(&p, FORMAT_1_NFS_RUN).unwrap();
+    let AnyResult::Run(r) = load(&p).unwrap() else {
+        panic!("a run")
+    };
+    assert_eq!(r.format_version, FORMAT_VERSION);
+    assert_eq!(r.ios, 2000);
+    let nfs = r.nfs.as_deref().expect("the NFS section");
+    assert_eq!(nfs.servers[0].name, "filer1");
+    assert_eq!(nfs.servers[0].mount_port, Some(20048));
+    assert_eq!(nfs.channels[0].local_addr, "10.0.0.1:901");
+    assert_eq!(nfs.channels[0].reconnects, 1);
+    assert_eq!(nfs.files.len(), 1);
+    assert_eq!(nfs.files[0].name, "dbio-data-01.dbf");
+    assert_eq!(nfs.files[0].server, "filer1");
+    assert_eq!(nfs.files[0].size, 67108864);
+    assert_eq!(nfs.stats.calls[1].procedure, "LOOKUP");
+    assert_eq!(nfs.stats.read_bytes, 16384000);
+    assert_eq!(nfs.events[0].requests_moved, 3);
+    assert_eq!(nfs.events[0].recovered_after_s, None);
+    let text = terminal(&AnyResult::Run(r.clone()));
+    for needle in [
+        "NFS servers",
+        "NFS channels",
+        "NFS files",
+        "LOOKUP",
+        "connection reset",
+    ] {
+        assert!(text.contains(needle), "{needle} missing");
+    }
+    // Written again, it is a current result and reads back the same.
+    let again = dir.path().join("v2.json");
+    write_outputs(
+        &AnyResult::Run(r.clone()),
+        &Outputs {
+            json: Some(again.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&again).unwrap();
+    assert!(!text.contains("\"nfs_stats\""));
+    assert_eq!(load(&again).unwrap(), AnyResult::Run(r));
+}
+
+#[test]
+fn labels_show_in_the_summaries() {
+    let AnyResult::Run(mut r) = run() else {
+        unreachable!()
+    };
+    r.labels.insert("rank".into(), "3".into());
+    r.labels.insert("config".into(), "a".into());
+    let any = AnyResult::Run(r);
+    for text in [terminal(&any), markdown(&any), html(&any)] {
+        assert!(text.contains("config=a, rank=3"), "{text}");
+    }
+    assert!(json(&any).unwrap().contains("\"labels\""));
+    assert!(
+        !json(&run()).unwrap().contains("\"labels\""),
+        "left out when empty"
+    );
+}

@@ -17,6 +17,10 @@
 //!   [`Recorder::curve_point`]; [`Recorder::histogram`] gives the buckets
 //!   of the `max_iops` level.
 //! - [`process_cpu`] reads another process's CPU time (the NFS server's).
+//! - [`Recorder::to_raw`] gives the recorder as data ([`RawRecorder`],
+//!   kept in `RunResult::raw`); raw recorders [`merge`](RawRecorder::merge)
+//!   exactly, and [`merge_runs`] makes one result of several runs.
+//! - [`upgrade_json`] brings results of older formats to the current one.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -58,13 +62,19 @@
 
 pub mod cpu;
 pub mod live;
+mod merge;
+pub mod raw;
 pub mod recorder;
 pub mod schema;
+mod upgrade;
 
 pub use cpu::{parse_proc_stat, process_cpu, CpuClock};
 pub use live::{progress_line, Live, LiveSnapshot, Progress};
+pub use merge::merge_runs;
+pub use raw::{RawClass, RawError, RawFile, RawHistogram, RawRecorder, RawSecond};
 pub use recorder::{cpu_us_per_io, ClassDesc, Recorder};
 pub use schema::*;
+pub use upgrade::upgrade_json;
 
 /// Errors of this crate; each names the file it concerns.
 #[derive(Debug, thiserror::Error)]

@@ -9,14 +9,14 @@ use crate::schema::{ClassResult, CpuUsage, CurvePoint, FileResult, HistogramBuck
 
 /// Smallest latency the histograms tell apart, nanoseconds. Values below
 /// 2048 ns are exact; above that they keep 3 significant digits.
-const HIST_LOW_NS: u64 = 1;
+pub(crate) const HIST_LOW_NS: u64 = 1;
 /// Largest latency the histograms hold, nanoseconds (60 s); longer ones
 /// are counted as 60 s.
-const HIST_HIGH_NS: u64 = 60_000_000_000;
-const HIST_SIGFIG: u8 = 3;
+pub(crate) const HIST_HIGH_NS: u64 = 60_000_000_000;
+pub(crate) const HIST_SIGFIG: u8 = 3;
 /// Power-of-two microsecond buckets: bucket 0 is [0,1) us, bucket k is
 /// [2^(k-1), 2^k) us. 40 buckets reach past six days.
-const POW2_BUCKETS: usize = 40;
+pub(crate) const POW2_BUCKETS: usize = 40;
 /// Seconds of series room reserved up front so that the first minutes of a
 /// run never allocate in `record`.
 const SERIES_RESERVE: usize = 600;
@@ -43,19 +43,19 @@ impl ClassDesc {
     }
 }
 
-struct ClassAcc {
-    desc: ClassDesc,
-    hist: Histogram<u64>,
-    pow2: [u64; POW2_BUCKETS],
-    ios: u64,
-    bytes: u64,
-    lat_sum_ns: u64,
-    min_ns: u64,
-    max_ns: u64,
+pub(crate) struct ClassAcc {
+    pub(crate) desc: ClassDesc,
+    pub(crate) hist: Histogram<u64>,
+    pub(crate) pow2: [u64; POW2_BUCKETS],
+    pub(crate) ios: u64,
+    pub(crate) bytes: u64,
+    pub(crate) lat_sum_ns: u64,
+    pub(crate) min_ns: u64,
+    pub(crate) max_ns: u64,
 }
 
 impl ClassAcc {
-    fn new(desc: ClassDesc) -> Self {
+    pub(crate) fn new(desc: ClassDesc) -> Self {
         ClassAcc {
             desc,
             hist: new_histogram(),
@@ -68,7 +68,7 @@ impl ClassAcc {
         }
     }
 
-    fn merge(&mut self, other: &ClassAcc) {
+    pub(crate) fn merge(&mut self, other: &ClassAcc) {
         // Same bounds on both sides and values saturated on record, so
         // adding cannot fail; ignore the impossible error rather than panic.
         let _ = self.hist.add(&other.hist);
@@ -83,28 +83,28 @@ impl ClassAcc {
     }
 }
 
-fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     // The bounds are constants that hdrhistogram accepts.
     Histogram::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG)
         .expect("constant histogram bounds are valid")
 }
 
 #[derive(Clone, Copy, Default)]
-struct FileAcc {
-    reads: u64,
-    writes: u64,
-    read_bytes: u64,
-    write_bytes: u64,
-    read_lat_ns: u64,
-    write_lat_ns: u64,
+pub(crate) struct FileAcc {
+    pub(crate) reads: u64,
+    pub(crate) writes: u64,
+    pub(crate) read_bytes: u64,
+    pub(crate) write_bytes: u64,
+    pub(crate) read_lat_ns: u64,
+    pub(crate) write_lat_ns: u64,
 }
 
 #[derive(Clone, Copy, Default)]
-struct SecondAcc {
-    ios: u64,
-    bytes: u64,
-    lat_sum_ns: u64,
-    max_ns: u64,
+pub(crate) struct SecondAcc {
+    pub(crate) ios: u64,
+    pub(crate) bytes: u64,
+    pub(crate) lat_sum_ns: u64,
+    pub(crate) max_ns: u64,
 }
 
 /// Records completions of one user thread. Not shared: each thread owns
@@ -114,12 +114,12 @@ struct SecondAcc {
 /// series grows by one slot per new second of the run, past the first
 /// 600 seconds reserved up front).
 pub struct Recorder {
-    start: Instant,
-    classes: Vec<ClassAcc>,
-    files: Vec<FileAcc>,
-    series: Vec<SecondAcc>,
-    failed: u64,
-    misrouted: u64,
+    pub(crate) start: Instant,
+    pub(crate) classes: Vec<ClassAcc>,
+    pub(crate) files: Vec<FileAcc>,
+    pub(crate) series: Vec<SecondAcc>,
+    pub(crate) failed: u64,
+    pub(crate) misrouted: u64,
 }
 
 impl Recorder {
@@ -410,7 +410,6 @@ fn file_result(f: &FileAcc) -> FileResult {
         write_bytes: f.write_bytes,
         read_mean_us: mean_us(f.read_lat_ns, f.reads),
         write_mean_us: mean_us(f.write_lat_ns, f.writes),
-        server: None,
     }
 }
 

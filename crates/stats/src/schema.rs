@@ -2,10 +2,19 @@
 //! documented here and serialized as is. Bump [`FORMAT_VERSION`] on any
 //! incompatible change.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
+use crate::raw::RawRecorder;
+
 /// Version of the JSON result format.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 2: the dNFS views moved into the `nfs` section (`servers`,
+///   `channels`, `nfs_stats` as `stats`, `events`, and `files[].server` as
+///   `files`); `labels` and `raw` were added. [`upgrade_json`](crate::upgrade_json)
+///   reads format 1.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Result of `dbio run`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -48,22 +57,53 @@ pub struct RunResult {
     /// its own length; a final fragment shorter than a quarter second is
     /// merged into the second before it. The samples' I/Os add up to `ios`.
     pub series: Vec<SecondSample>,
-    /// dNFS view "servers": the NFS servers the run used (absent for local targets).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<NfsServer>,
-    /// dNFS view "channels": one row per NFS connection, in pool order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub channels: Vec<NfsChannel>,
-    /// dNFS view "stats": NFS calls per procedure and bytes moved.
+    /// What the NFS client saw (the dNFS views); absent for local targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nfs_stats: Option<Box<NfsStats>>,
-    /// Path events (failover), oldest first; present (maybe empty) for NFS runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<NfsEvent>>,
+    pub nfs: Option<Box<NfsSection>>,
     /// Data verification (`--verify`): blocks checked by the reads of the run
     /// and by the final pass, and what was wrong; absent without `--verify`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Box<VerifySummary>>,
+    /// Who this result is (configuration, repeat, rank, ...), set by whoever
+    /// runs it; left out when empty.
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
+    /// The recorder itself, so that runs merge exactly
+    /// ([`merge_runs`](crate::merge_runs)); left out with `--no-raw`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Box<RawRecorder>>,
+}
+
+/// Labels of a result: name to value, in name order.
+pub type Labels = BTreeMap<String, String>;
+
+/// The NFS section of a run: the dNFS views, as the NFS client filled
+/// them at the end of the run. Counters run from the opening of the
+/// connections (data-set creation included).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsSection {
+    /// dNFS view "servers": the NFS servers the run used.
+    pub servers: Vec<NfsServer>,
+    /// dNFS view "channels": one row per NFS connection, in pool order.
+    pub channels: Vec<NfsChannel>,
+    /// dNFS view "files": the server of each data file, in the order of
+    /// the run's `files`.
+    pub files: Vec<NfsFile>,
+    /// dNFS view "stats": NFS calls per procedure and bytes moved.
+    pub stats: NfsStats,
+    /// Path events (failover), oldest first.
+    pub events: Vec<NfsEvent>,
+}
+
+/// One data file on NFS (dNFS view "files", like V$DNFS_FILES).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsFile {
+    /// File name, as in the run's `files`.
+    pub name: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// NFS server holding the file.
+    pub server: String,
 }
 
 /// What `--verify` found. Every count must be zero on healthy storage.
@@ -283,9 +323,6 @@ pub struct FileResult {
     pub read_mean_us: f64,
     /// Mean write latency, microseconds (0 when no writes).
     pub write_mean_us: f64,
-    /// NFS server holding the file (dNFS view "files"); absent for local files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
 }
 
 /// One second of the run.
@@ -357,6 +394,9 @@ pub struct CalibrateResult {
     pub mbps_curve: Vec<CurvePoint>,
     /// Latency histogram at the `max_iops` point.
     pub histogram: Vec<HistogramBucket>,
+    /// Who this result is (configuration, repeat, rank, ...); left out when empty.
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
 }
 
 /// One load level of a calibration ramp.

@@ -38,5 +38,6 @@ pub fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpe
         verify: None,
         on_final_pass: None,
         verify_sync: false,
+        raw: true,
     }
 }

@@ -1,0 +1,343 @@
+//! The raw form of a [`Recorder`]: everything it counted, as data that
+//! serializes, so that the recorders of different runs (repeats, hosts)
+//! merge exactly after the fact, as the recorders of one run's users do.
+//!
+//! ```
+//! use std::time::Instant;
+//! use dbio_stats::{ClassDesc, Recorder};
+//!
+//! let classes = [ClassDesc::new("single-block-read", "db file sequential read")];
+//! let start = Instant::now();
+//! let mut a = Recorder::new(&classes, 1, start);
+//! a.record(0, 0, false, 8192, 120_000, start);
+//! let mut b = Recorder::new(&classes, 1, start);
+//! b.record(0, 0, false, 8192, 250_000, start);
+//!
+//! let mut raw = a.to_raw();
+//! raw.merge(&b.to_raw()).unwrap();
+//! let back = Recorder::from_raw(&raw).unwrap();
+//! assert_eq!(back.ios(), 2);
+//! ```
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::recorder::{
+    ClassAcc, ClassDesc, FileAcc, Recorder, SecondAcc, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG,
+    POW2_BUCKETS,
+};
+
+/// A [`Recorder`] as data: counts, latency sums, exact histograms and the
+/// per-second accumulators. Figures (rates, means, percentiles) are not
+/// kept: they are derived again from this.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawRecorder {
+    /// Per I/O class, in the recorder's order (classes without I/O too).
+    pub classes: Vec<RawClass>,
+    /// Per data file, by index (the order of the run's `files`).
+    pub files: Vec<RawFile>,
+    /// Per second of the run: entry i holds the completions reaped in
+    /// [i, i+1) seconds after the start of the run.
+    pub series: Vec<RawSecond>,
+    /// Failed I/Os.
+    pub failed: u64,
+    /// Completions dropped because their class or file was out of range.
+    pub misrouted: u64,
+}
+
+/// One I/O class of a [`RawRecorder`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawClass {
+    /// dbio class name, e.g. "single-block-read".
+    pub class: String,
+    /// The matching Oracle wait event.
+    pub wait_event: String,
+    /// I/Os completed.
+    pub ios: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Sum of the latencies, nanoseconds.
+    pub lat_sum_ns: u64,
+    /// Smallest latency, nanoseconds (0 without I/O).
+    pub min_ns: u64,
+    /// Largest latency, nanoseconds.
+    pub max_ns: u64,
+    /// Power-of-two buckets: entry 0 counts [0,1) us, entry k
+    /// [2^(k-1), 2^k) us; trailing empty buckets are left out.
+    pub pow2: Vec<u64>,
+    /// The latency histogram, exactly.
+    pub hdr: RawHistogram,
+}
+
+/// An HDR histogram of latencies in nanoseconds, exactly: its bounds and
+/// every non-zero count.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawHistogram {
+    /// Smallest value told apart, nanoseconds.
+    pub low_ns: u64,
+    /// Largest value held, nanoseconds.
+    pub high_ns: u64,
+    /// Significant decimal digits kept.
+    pub sigfig: u8,
+    /// The non-zero buckets in ascending order, as tokens separated by
+    /// spaces: `D*N` where D is the bucket's highest value (ns) minus the
+    /// previous token's (the first token's: minus 0) and N its count
+    /// (`*N` is left out when N is 1). Example: "20479*3 32 64*2".
+    pub counts: String,
+}
+
+/// One data file of a [`RawRecorder`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawFile {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Sum of read latencies, nanoseconds.
+    pub read_lat_ns: u64,
+    /// Sum of write latencies, nanoseconds.
+    pub write_lat_ns: u64,
+}
+
+/// One second of a [`RawRecorder`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawSecond {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Sum of latencies, nanoseconds.
+    pub lat_sum_ns: u64,
+    /// Largest latency, nanoseconds.
+    pub max_ns: u64,
+}
+
+/// Errors of reading or merging raw recorders and runs.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RawError {
+    #[error("raw recorder, class {class}: {what}")]
+    Class { class: String, what: String },
+    #[error("no runs to merge")]
+    NoRuns,
+    #[error("run {index} of the merge has no raw recorder (written with --no-raw?)")]
+    NoRaw { index: usize },
+}
+
+impl Recorder {
+    /// This recorder as data.
+    pub fn to_raw(&self) -> RawRecorder {
+        RawRecorder {
+            classes: self.classes.iter().map(raw_class).collect(),
+            files: self.files.iter().map(raw_file).collect(),
+            series: self.series.iter().map(raw_second).collect(),
+            failed: self.failed,
+            misrouted: self.misrouted,
+        }
+    }
+
+    /// A recorder holding exactly what `raw` holds, timing from now (only
+    /// further [`record`](Recorder::record)s use its start).
+    pub fn from_raw(raw: &RawRecorder) -> Result<Recorder, RawError> {
+        let classes = raw
+            .classes
+            .iter()
+            .map(class_acc)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Recorder {
+            start: Instant::now(),
+            classes,
+            files: raw.files.iter().map(file_acc).collect(),
+            series: raw.series.iter().map(second_acc).collect(),
+            failed: raw.failed,
+            misrouted: raw.misrouted,
+        })
+    }
+}
+
+impl RawRecorder {
+    /// Adds `other` into this one, exactly: classes are matched by name
+    /// (a class only `other` has is appended), files and seconds by index.
+    /// On error (a malformed histogram) `self` is left unchanged.
+    pub fn merge(&mut self, other: &RawRecorder) -> Result<(), RawError> {
+        let mut classes = self.classes.clone();
+        for oc in &other.classes {
+            let theirs = class_acc(oc)?;
+            match classes.iter_mut().find(|c| c.class == oc.class) {
+                Some(c) => {
+                    let mut ours = class_acc(c)?;
+                    ours.merge(&theirs);
+                    *c = raw_class(&ours);
+                }
+                None => classes.push(oc.clone()),
+            }
+        }
+        self.classes = classes;
+        if other.files.len() > self.files.len() {
+            self.files.resize(other.files.len(), RawFile::default());
+        }
+        for (f, o) in self.files.iter_mut().zip(&other.files) {
+            f.reads += o.reads;
+            f.writes += o.writes;
+            f.read_bytes += o.read_bytes;
+            f.write_bytes += o.write_bytes;
+            f.read_lat_ns = f.read_lat_ns.saturating_add(o.read_lat_ns);
+            f.write_lat_ns = f.write_lat_ns.saturating_add(o.write_lat_ns);
+        }
+        if other.series.len() > self.series.len() {
+            self.series.resize(other.series.len(), RawSecond::default());
+        }
+        for (s, o) in self.series.iter_mut().zip(&other.series) {
+            s.ios += o.ios;
+            s.bytes += o.bytes;
+            s.lat_sum_ns = s.lat_sum_ns.saturating_add(o.lat_sum_ns);
+            s.max_ns = s.max_ns.max(o.max_ns);
+        }
+        self.failed += other.failed;
+        self.misrouted += other.misrouted;
+        Ok(())
+    }
+
+    /// Completed I/Os, all classes.
+    pub fn ios(&self) -> u64 {
+        self.classes.iter().map(|c| c.ios).sum()
+    }
+}
+
+fn raw_class(c: &ClassAcc) -> RawClass {
+    let used = c.pow2.iter().rposition(|&n| n > 0).map_or(0, |k| k + 1);
+    RawClass {
+        class: c.desc.name.clone(),
+        wait_event: c.desc.wait_event.clone(),
+        ios: c.ios,
+        bytes: c.bytes,
+        lat_sum_ns: c.lat_sum_ns,
+        min_ns: if c.ios == 0 { 0 } else { c.min_ns },
+        max_ns: c.max_ns,
+        pow2: c.pow2[..used].to_vec(),
+        hdr: RawHistogram {
+            low_ns: c.hist.low(),
+            high_ns: c.hist.high(),
+            sigfig: c.hist.sigfig(),
+            counts: encode_counts(&c.hist),
+        },
+    }
+}
+
+fn class_acc(r: &RawClass) -> Result<ClassAcc, RawError> {
+    let bad = |what: String| RawError::Class {
+        class: r.class.clone(),
+        what,
+    };
+    let h = &r.hdr;
+    // Only the recorder's own bounds: they bound the memory a histogram
+    // takes, whatever the file says.
+    if (h.low_ns, h.high_ns, h.sigfig) != (HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG) {
+        return Err(bad(format!(
+            "histogram bounds {}..{} ns, {} digits, differ from this dbio's {}..{} ns, {} digits",
+            h.low_ns, h.high_ns, h.sigfig, HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG
+        )));
+    }
+    if r.pow2.len() > POW2_BUCKETS {
+        return Err(bad(format!("{} power-of-two buckets", r.pow2.len())));
+    }
+    let mut acc = ClassAcc::new(ClassDesc::new(r.class.clone(), r.wait_event.clone()));
+    decode_counts(&h.counts, &mut acc.hist).map_err(bad)?;
+    if acc.hist.len() != r.ios {
+        return Err(bad(format!(
+            "histogram holds {} I/Os, the class {}",
+            acc.hist.len(),
+            r.ios
+        )));
+    }
+    acc.pow2[..r.pow2.len()].copy_from_slice(&r.pow2);
+    acc.ios = r.ios;
+    acc.bytes = r.bytes;
+    acc.lat_sum_ns = r.lat_sum_ns;
+    acc.min_ns = if r.ios == 0 { u64::MAX } else { r.min_ns };
+    acc.max_ns = r.max_ns;
+    Ok(acc)
+}
+
+/// See [`RawHistogram::counts`].
+fn encode_counts(h: &Histogram<u64>) -> String {
+    let mut s = String::new();
+    let mut prev = 0;
+    for v in h.iter_recorded() {
+        let value = v.value_iterated_to();
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        let _ = write!(s, "{}", value - prev);
+        let n = v.count_at_value();
+        if n != 1 {
+            let _ = write!(s, "*{n}");
+        }
+        prev = value;
+    }
+    s
+}
+
+fn decode_counts(text: &str, h: &mut Histogram<u64>) -> Result<(), String> {
+    let mut value = 0u64;
+    for token in text.split_ascii_whitespace() {
+        let (delta, n) = match token.split_once('*') {
+            Some((d, n)) => (d, n),
+            None => (token, "1"),
+        };
+        let num = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("bad histogram token {token:?}"))
+        };
+        value = value
+            .checked_add(num(delta)?)
+            .ok_or_else(|| format!("histogram value overflows at {token:?}"))?;
+        h.record_n(value, num(n)?)
+            .map_err(|_| format!("histogram value {value} ns out of range"))?;
+    }
+    Ok(())
+}
+
+fn raw_file(f: &FileAcc) -> RawFile {
+    RawFile {
+        reads: f.reads,
+        writes: f.writes,
+        read_bytes: f.read_bytes,
+        write_bytes: f.write_bytes,
+        read_lat_ns: f.read_lat_ns,
+        write_lat_ns: f.write_lat_ns,
+    }
+}
+
+fn file_acc(f: &RawFile) -> FileAcc {
+    FileAcc {
+        reads: f.reads,
+        writes: f.writes,
+        read_bytes: f.read_bytes,
+        write_bytes: f.write_bytes,
+        read_lat_ns: f.read_lat_ns,
+        write_lat_ns: f.write_lat_ns,
+    }
+}
+
+fn raw_second(s: &SecondAcc) -> RawSecond {
+    RawSecond {
+        ios: s.ios,
+        bytes: s.bytes,
+        lat_sum_ns: s.lat_sum_ns,
+        max_ns: s.max_ns,
+    }
+}
+
+fn second_acc(s: &RawSecond) -> SecondAcc {
+    SecondAcc {
+        ios: s.ios,
+        bytes: s.bytes,
+        lat_sum_ns: s.lat_sum_ns,
+        max_ns: s.max_ns,
+    }
+}
+
+#[cfg(test)]
+#[path = "raw_tests.rs"]
+mod tests;
