@@ -10,7 +10,9 @@ use dbio_report::AnyResult;
 use dbio_target::Target;
 use dbio_workload::{DatasetError, DatasetSpec};
 
-use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_INTERRUPTED};
+use crate::common::{
+    self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
+};
 
 #[derive(clap::Args)]
 #[command(
@@ -58,6 +60,8 @@ pub struct Args {
     force_overwrite: bool,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    label: LabelArgs,
 }
 
 fn latency_arg(s: &str) -> Result<f64, String> {
@@ -105,7 +109,8 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     };
     // The curve is the point of calibrate: its lines go to stderr always.
     let print = |line: &str| eprintln!("{line}");
-    let result = calibrate(&spec, stop, Some(&print))?;
+    let mut result = calibrate(&spec, stop, Some(&print))?;
+    result.labels = args.label.labels();
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);
     print!("{}", dbio_report::terminal(&result));

@@ -11,7 +11,9 @@ use dbio_report::AnyResult;
 use dbio_target::Target;
 use dbio_workload::{IoClass, Profile, RedoStress};
 
-use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_INTERRUPTED};
+use crate::common::{
+    self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
+};
 use crate::nfs_target::views_printer;
 
 #[derive(clap::Args)]
@@ -138,6 +140,8 @@ pub struct Args {
     no_raw: bool,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    label: LabelArgs,
 }
 
 fn profile_arg(s: &str) -> Result<Profile, String> {
@@ -197,7 +201,12 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let engine = target.engine(args.engine)?;
     let name = name.display().to_string();
     let outputs = args.output.outputs();
-    let partial = || common::exit_interrupted(plan.interrupted_result(&name, engine), &outputs);
+    let labels = args.label.labels();
+    let partial = || {
+        let mut r = plan.interrupted_result(&name, engine);
+        r.labels = labels.clone();
+        common::exit_interrupted(r, &outputs)
+    };
     let direct = plan.direct;
     let force = args.force_overwrite;
     let Some(dataset) = common::prepare(&target, &plan.dataset, engine, direct, force, stop)?
@@ -233,6 +242,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     };
     let mut out = run(&spec, stop, progress)?;
     target.fill_views(&mut out.result);
+    out.result.labels = labels;
     let interrupted = out.result.interrupted;
     let corrupt = out
         .result

@@ -187,7 +187,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
             p.total,
             p.run.config,
             p.run.users,
-            p.run.repeat + 1,
+            p.run.repeat,
             p.done,
             clock(p.elapsed),
             clock(p.left)

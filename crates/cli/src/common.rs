@@ -122,6 +122,28 @@ pub struct OutputArgs {
     pub html: Option<PathBuf>,
 }
 
+/// `--label KEY=VALUE`: names the result carries (a sweep sets config, users, repeat).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LabelArgs {
+    /// A label for the result, KEY=VALUE, repeatable (e.g. config=dnfs); `dbio compare`
+    /// groups results by their `config`, `users` and `repeat` labels
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label_arg)]
+    pub labels: Vec<(String, String)>,
+}
+
+impl LabelArgs {
+    pub fn labels(&self) -> dbio_stats::Labels {
+        self.labels.iter().cloned().collect()
+    }
+}
+
+fn label_arg(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("{s:?}: expected KEY=VALUE, e.g. config=dnfs")),
+    }
+}
+
 impl OutputArgs {
     pub fn outputs(&self) -> dbio_report::Outputs {
         dbio_report::Outputs {

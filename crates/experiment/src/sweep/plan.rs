@@ -141,7 +141,7 @@ pub struct PlannedRun {
     pub index: usize,
     pub config: String,
     pub users: u32,
-    /// Repeat number, from 0.
+    /// Repeat number, from 1.
     pub repeat: u32,
 }
 
@@ -320,7 +320,7 @@ impl CheckedPlan {
                         index: runs.len(),
                         config: c.name.clone(),
                         users,
-                        repeat,
+                        repeat: repeat + 1,
                     });
                 }
             }
@@ -368,7 +368,7 @@ mod tests {
             .collect();
         assert_eq!(
             order,
-            ["a10", "b10", "a20", "b20", "a30", "b30", "b11", "a11", "b21", "a21", "b31", "a31"]
+            ["a11", "b11", "a21", "b21", "a31", "b31", "b12", "a12", "b22", "a22", "b32", "a32"]
         );
         let b = p.config("b").unwrap();
         assert_eq!(

@@ -75,7 +75,7 @@ fn a_sweep_runs_every_run_once_with_its_labels() {
     assert_eq!(
         args.join(" "),
         "--outstanding 1 --users 4 --warmup 500ms --time 1000ms \
-         --label config=a --label users=4 --label repeat=0"
+         --label config=a --label users=4 --label repeat=1"
     );
     // The hook runs whenever the configuration changes to "a".
     assert_eq!(
@@ -155,7 +155,7 @@ fn a_failed_run_stops_the_sweep_and_is_retried_on_resume() {
     let e = execute(&out, &mut m, &mut fake, &stop, &mut no_progress()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "run 2 (b, 1 users, repeat 0) failed: exit status 2: dbio: bad option (fix it and continue with --resume)"
+        "run 2 (b, 1 users, repeat 1) failed: exit status 2: dbio: bad option (fix it and continue with --resume)"
     );
     let mut m = Manifest::load(&out).unwrap();
     assert_eq!(m.runs[1].status, Status::Failed);
