@@ -1,8 +1,8 @@
 //! dbio-nfs: the NFS layer.
 //!
 //! - [`config`]: oranfstab and TOML configuration.
-//! - [`proto`]: pure wire formats of portmap v2, MOUNT v3 and NFSv3 (see its docs for
-//!   the procedure/argument/result table).
+//! - [`proto`]: re-export of `dbio-nfs-proto`, the pure wire formats of portmap v2,
+//!   MOUNT v3 and NFSv3 (see its docs for the procedure/argument/result table).
 //! - Client: [`url`] (libnfs-style URLs), [`mount`] (portmapper GETPORT, MOUNT v3 and
 //!   finding the export of a path), [`client`] ([`Nfs3Client`]: one async method per
 //!   NFSv3 procedure, plus `*_call`/`decode_*` pairs to pipeline READ and WRITE through
@@ -21,9 +21,11 @@ pub mod failover;
 pub mod mount;
 pub mod path;
 pub mod pool;
-pub mod proto;
 pub mod transfer;
 pub mod url;
+
+/// The wire formats, from their own crate (no I/O).
+pub use dbio_nfs_proto as proto;
 
 pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
 pub use error::NfsError;
