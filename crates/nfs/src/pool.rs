@@ -28,9 +28,9 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo};
-use dbio_rpc::{encode_call, Credential};
+use dbio_rpc::Credential;
 
-use crate::channel::{CallError, RpcChannel};
+use crate::channel::{build_call, CallError, RpcChannel};
 use crate::client::{ClientOptions, Nfs3Client};
 use crate::error::NfsError;
 use crate::failover::Health;
@@ -39,8 +39,6 @@ use crate::path::{PathEvent, PathSpec, PathState};
 use crate::proto::nfs3::{self, Proc};
 use crate::url::NfsUrl;
 
-/// Room for the RPC header, AUTH_SYS credential and READ/WRITE arguments.
-const HEAD_CAPACITY: usize = 256;
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
 /// With several paths: time without any reply before a path counts as
@@ -358,19 +356,14 @@ impl Pool {
 
     /// Encodes an NFSv3 call with the pool's credential.
     pub fn encode(&self, proc_: Proc, args: impl FnOnce(&mut BytesMut), payload: Bytes) -> CallBuf {
-        let mut head = BytesMut::with_capacity(HEAD_CAPACITY);
-        encode_call(
-            &mut head,
-            0,
+        build_call(
             nfs3::PROGRAM,
             nfs3::VERSION,
             proc_ as u32,
             &self.cred,
-        );
-        args(&mut head);
-        let mut call = CallBuf::new(head);
-        call.payload = payload;
-        call
+            args,
+            payload,
+        )
     }
 
     /// Sends a call on channel `ch`; [`Pool::done`] must follow its completion.
