@@ -13,6 +13,7 @@ use dbio_engine::{
 };
 use dbio_nfs::channel::Results;
 use dbio_nfs::client::{is_jukebox, read_reply_hint};
+use dbio_nfs::retry::Backoff;
 use dbio_nfs::proto::nfs3::{decode_res, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteOk};
 use dbio_nfs::proto::nfs3::{Data, WriteArgs};
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
@@ -20,13 +21,6 @@ use dbio_xdr::XdrEncode;
 
 use crate::NfsTarget;
 
-/// Times one part is re-issued (on another path, or after JUKEBOX) before
-/// its I/O fails.
-const MAX_REISSUE: u32 = 10;
-/// First delay before re-sending a part the server answered JUKEBOX ("try
-/// again later"); it doubles with each retry, up to [`JUKEBOX_MAX_DELAY`].
-const JUKEBOX_DELAY: Duration = Duration::from_millis(20);
-const JUKEBOX_MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// One I/O in flight on a slot; it may be split into several RPCs.
 #[derive(Default)]
@@ -50,6 +44,8 @@ pub struct NfsEngine {
     rsize: u32,
     wsize: u32,
     in_flight: u32,
+    /// Re-issues of a part (JUKEBOX, every path down): the client's policy.
+    retry: Backoff,
     replies: Vec<(u64, CallResult)>,
     /// Re-issue counts per (slot, part), kept only while a part is retried.
     retries: Vec<(u64, u32)>,
@@ -98,6 +94,7 @@ impl NfsEngine {
             rsize,
             wsize,
             in_flight: 0,
+            retry: target.pool.client().options().retry,
             replies: Vec::with_capacity(depth as usize),
             retries: Vec::new(),
             deferred: Vec::new(),
@@ -206,8 +203,7 @@ impl NfsEngine {
                     if pool.paths().len() > 1 {
                         // Every path is down: wait for the probe to bring
                         // one back, as for JUKEBOX.
-                        let n = self.retry_count(t);
-                        let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
+                        let delay = self.retry.delay(self.retry_count(t).saturating_sub(1));
                         self.deferred.push((Instant::now() + delay, slot, part));
                         return None;
                     }
@@ -220,8 +216,7 @@ impl NfsEngine {
             Ok(true) => {}
             Ok(false) => {
                 // JUKEBOX: the server asks to try again later.
-                let n = self.retry_count(t);
-                let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
+                let delay = self.retry.delay(self.retry_count(t).saturating_sub(1));
                 self.deferred.push((Instant::now() + delay, slot, part));
                 return None;
             }
@@ -282,11 +277,12 @@ impl NfsEngine {
     fn may_reissue(&mut self, t: u64) -> bool {
         let key = t & !0xffff;
         match self.retries.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) if *n >= MAX_REISSUE => false,
+            Some((_, n)) if !self.retry.allows(*n) => false,
             Some((_, n)) => {
                 *n += 1;
                 true
             }
+            None if !self.retry.allows(0) => false,
             None => {
                 self.retries.push((key, 1));
                 true

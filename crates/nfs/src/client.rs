@@ -4,7 +4,6 @@
 //! NFS3ERR_JUKEBOX ("try again later") is retried with a growing delay.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use dbio_rpc::conn::{CallBuf, ConnConfig, Connection};
@@ -21,6 +20,7 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
+use crate::retry::Backoff;
 use crate::url::NfsUrl;
 
 /// Most directory entries read from one directory (bounds memory).
@@ -39,9 +39,9 @@ pub struct ClientOptions {
     pub conn: ConnConfig,
     /// NFS connections (calls are spread round robin).
     pub conns: u32,
-    /// Retries of a call answered NFS3ERR_JUKEBOX, first after `jukebox_delay`.
-    pub jukebox_retries: u32,
-    pub jukebox_delay: Duration,
+    /// Re-sends of a call answered NFS3ERR_JUKEBOX (or, in a pool, of a data call that
+    /// found every path down).
+    pub retry: Backoff,
 }
 
 impl Default for ClientOptions {
@@ -55,8 +55,7 @@ impl Default for ClientOptions {
             machine_name: hostname(),
             conn: ConnConfig::default(),
             conns: 1,
-            jukebox_retries: 10,
-            jukebox_delay: Duration::from_millis(100),
+            retry: Backoff::default(),
         }
     }
 }
@@ -281,17 +280,15 @@ impl Nfs3Client {
         rel: &str,
         make: impl Fn() -> CallBuf,
     ) -> Result<Results, NfsError> {
-        let mut delay = self.options.jukebox_delay;
         let mut attempt = 0;
         loop {
             let res = self
                 .call_over_paths(&make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
-            if is_jukebox(res.bytes()) && attempt < self.options.jukebox_retries {
+            if is_jukebox(res.bytes()) && self.options.retry.allows(attempt) {
+                tokio::time::sleep(self.options.retry.delay(attempt)).await;
                 attempt += 1;
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(5));
                 continue;
             }
             return Ok(res);

@@ -8,7 +8,7 @@
 //!   NFSv3 procedure, plus `*_call`/`decode_*` pairs to pipeline READ and WRITE through
 //!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
-//!   the procedure and path).
+//!   the procedure and path), [`retry`] (the one back-off for JUKEBOX and dead paths).
 //! - [`pool`] and [`path`]: connections over several network paths, shared by every
 //!   user of a run, with load balancing by fewest outstanding requests;
 //!   [`failover`]: path health, failover events and the probe of dead paths.
@@ -21,6 +21,7 @@ pub mod failover;
 pub mod mount;
 pub mod path;
 pub mod pool;
+pub mod retry;
 pub mod transfer;
 pub mod url;
 
