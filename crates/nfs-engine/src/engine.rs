@@ -13,14 +13,14 @@ use dbio_engine::{
 };
 use dbio_nfs::channel::Results;
 use dbio_nfs::client::{is_jukebox, read_reply_hint};
-use dbio_nfs::retry::Backoff;
 use dbio_nfs::proto::nfs3::{decode_res, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteOk};
 use dbio_nfs::proto::nfs3::{Data, WriteArgs};
+use dbio_nfs::retry::Backoff;
+use dbio_nfs::router::{FileId, ProcId, Route};
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 use dbio_xdr::XdrEncode;
 
 use crate::NfsTarget;
-
 
 /// One I/O in flight on a slot; it may be split into several RPCs.
 #[derive(Default)]
@@ -44,6 +44,8 @@ pub struct NfsEngine {
     rsize: u32,
     wsize: u32,
     in_flight: u32,
+    /// Counters of READ and WRITE.
+    procs: (ProcId, ProcId),
     /// Re-issues of a part (JUKEBOX, every path down): the client's policy.
     retry: Backoff,
     replies: Vec<(u64, CallResult)>,
@@ -94,6 +96,10 @@ impl NfsEngine {
             rsize,
             wsize,
             in_flight: 0,
+            procs: (
+                target.pool.router().proc_id(Proc::Read.name()),
+                target.pool.router().proc_id(Proc::Write.name()),
+            ),
             retry: target.pool.client().options().retry,
             replies: Vec::with_capacity(depth as usize),
             retries: Vec::new(),
@@ -122,13 +128,13 @@ impl NfsEngine {
         let len = size.min(req.len - start);
         let offset = req.offset + u64::from(start);
         let fh = self.handles[req.file as usize].0;
-        let pool = &self.target.pool;
-        let ch = ch.unwrap_or_else(|| pool.pick(None));
+        let pool = self.target.pool.router();
+        let ch = ch.unwrap_or_else(|| pool.pick(Route::new(FileId(req.file), offset), None));
         let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, ch));
         let (proc_, call) = match req.dir {
             IoDir::Read => {
                 let mut call = pool.encode(
-                    Proc::Read,
+                    Proc::Read as u32,
                     |b| {
                         ReadArgs {
                             file: fh,
@@ -140,7 +146,7 @@ impl NfsEngine {
                     Bytes::new(),
                 );
                 call.reply_hint = read_reply_hint(len);
-                (Proc::Read, call)
+                (self.procs.0, call)
             }
             IoDir::Write => {
                 let range = start as usize..(start + len) as usize;
@@ -151,7 +157,7 @@ impl NfsEngine {
                     StableHow::Unstable
                 };
                 let call = pool.encode(
-                    Proc::Write,
+                    Proc::Write as u32,
                     |b| {
                         WriteArgs {
                             file: fh,
@@ -163,7 +169,7 @@ impl NfsEngine {
                     },
                     data.clone(),
                 );
-                (Proc::Write, call)
+                (self.procs.1, call)
             }
         };
         pool.reserve(ch, proc_);
@@ -172,7 +178,7 @@ impl NfsEngine {
 
     /// Hands every queued call to its connection.
     fn flush(&mut self) {
-        let pool = &self.target.pool;
+        let pool = self.target.pool.router();
         for (ch, batch) in self.batches.iter_mut().enumerate() {
             if !batch.is_empty() {
                 pool.submit_batch(ch, batch);
@@ -185,7 +191,7 @@ impl NfsEngine {
     fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Completion> {
         let (slot, part, ch) = untag(t);
         let target = self.target.clone();
-        let pool = &target.pool;
+        let pool = target.pool.router();
         pool.done(ch);
         let req = self.slots.get(slot as usize)?.req?;
         let outcome = match result {

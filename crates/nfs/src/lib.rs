@@ -22,6 +22,7 @@ pub mod mount;
 pub mod path;
 pub mod pool;
 pub mod retry;
+pub mod router;
 pub mod transfer;
 pub mod url;
 
