@@ -9,6 +9,9 @@
 //!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
 //!   the procedure and path), [`retry`] (the one back-off for JUKEBOX and dead paths).
+//! - [`router`]: the one routing and failover system (channels per path, health,
+//!   calls per procedure, routes by file and offset), for metadata and data alike;
+//!   [`datapath`]: version-neutral READ/WRITE of byte ranges over it, for engines.
 //! - [`pool`] and [`path`]: connections over several network paths, shared by every
 //!   user of a run, with load balancing by fewest outstanding requests;
 //!   [`failover`]: path health, failover events and the probe of dead paths.
@@ -16,6 +19,7 @@
 pub mod channel;
 pub mod client;
 pub mod config;
+pub mod datapath;
 pub mod error;
 pub mod failover;
 pub mod mount;
@@ -28,6 +32,11 @@ pub mod url;
 
 /// The wire formats, from their own crate (no I/O).
 pub use dbio_nfs_proto as proto;
+
+/// Transport types that users of the pool and the data path see (queues, counters).
+pub use dbio_rpc::conn::{
+    CallBatch, CallResult, CompletionQueue, ConnStats, ReplyTo, DEFAULT_REPLY_BATCH,
+};
 
 pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
 pub use error::NfsError;

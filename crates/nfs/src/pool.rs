@@ -28,6 +28,7 @@ use dbio_rpc::conn::Connection;
 
 use crate::channel::CallError;
 use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
+use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::mount::call_error;
 use crate::path::{PathEvent, PathSpec, PathState};
@@ -277,6 +278,18 @@ impl Pool {
     /// Path events so far, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
         self.router.events()
+    }
+
+    /// A data path with `depth` slots on the pool's connections, with READs and WRITEs
+    /// of at most `max_transfer` bytes (within the server's rtmax/wtmax).
+    pub fn data_path(&self, depth: u32, max_transfer: u32) -> DataPath {
+        DataPath::new(
+            self.router.clone(),
+            depth,
+            self.client.read_size(max_transfer),
+            self.client.write_size(max_transfer),
+            self.client.options().retry,
+        )
     }
 }
 
