@@ -1,6 +1,6 @@
 //! The dNFS views of a run, read from the pool's counters.
 
-use dbio_rpc::conn::ConnStats;
+use dbio_nfs::ConnStats;
 use dbio_stats::{NfsChannel, NfsEvent, NfsProcCount, NfsServer, NfsStats, RunResult};
 use std::sync::atomic::Ordering::Relaxed;
 

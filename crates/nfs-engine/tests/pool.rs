@@ -12,8 +12,8 @@ use dbio_engine::{Completion, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::proto::nfs3::Proc;
 use dbio_nfs::router::Route;
+use dbio_nfs::{CompletionQueue, ReplyTo};
 use dbio_nfs_engine::{NfsTarget, TargetOptions};
-use dbio_rpc::conn::{CompletionQueue, ReplyTo};
 
 fn target(server: &common::Server, paths: usize, conns: u32, rw: u32) -> std::sync::Arc<NfsTarget> {
     let ip = server.addr.parse().unwrap();
@@ -69,7 +69,7 @@ fn pool_balances_and_tracks_paths() {
     let sends: u64 = pool
         .channels()
         .iter()
-        .map(|c| dbio_rpc::conn::ConnStats::get(&c.stats().calls))
+        .map(|c| dbio_nfs::ConnStats::get(&c.stats().calls))
         .sum();
     assert_eq!(sends, 8);
 
