@@ -1,7 +1,7 @@
 //! MOUNT v3 and portmap v2 result decoders; the first byte picks the decoder.
 #![no_main]
 
-use dbio_nfs::proto::{mount3, portmap};
+use dbio_nfs_proto::{mount3, portmap};
 use dbio_xdr::XdrDecode;
 use libfuzzer_sys::fuzz_target;
 

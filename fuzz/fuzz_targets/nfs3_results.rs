@@ -1,7 +1,7 @@
 //! Every NFSv3 result decoder; the first byte picks the procedure.
 #![no_main]
 
-use dbio_nfs::proto::nfs3::*;
+use dbio_nfs_proto::nfs3::*;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -321,10 +321,7 @@ impl dbio_experiment::ping::RoundTrip for PingCalls<'_> {
 
     fn send(&mut self) -> Self::Pending {
         let call = match self.read {
-            None => self
-                .client
-                .channel()
-                .encode(nfs3::Proc::Null as u32, |_| {}),
+            None => self.client.encode(nfs3::Proc::Null, |_| {}),
             Some((fh, size, blocks)) => {
                 self.rng ^= self.rng << 13;
                 self.rng ^= self.rng >> 7;
@@ -334,9 +331,13 @@ impl dbio_experiment::ping::RoundTrip for PingCalls<'_> {
             }
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let proc_ = if self.read.is_some() {
+            nfs3::Proc::Read
+        } else {
+            nfs3::Proc::Null
+        };
         self.client
-            .channel()
-            .submit(call, dbio_rpc::conn::ReplyTo::Once(tx));
+            .submit(proc_, call, dbio_rpc::conn::ReplyTo::Once(tx));
         rx
     }
 

@@ -1,249 +1,81 @@
-//! The NFS engine: one per user thread, all sharing the run's [`NfsTarget`]
-//! (its connection pool). READ data is copied once, from the reply record
-//! into the slot; WRITE data is copied once, from the slot into the call.
-//! Replies land in this engine's own completion queue, so `reap` blocks on
-//! a condition variable and never spins.
+//! The NFS engine: one per user thread, all sharing the run's [`NfsTarget`] (its
+//! connection pool). A thin adapter: the I/O itself (splitting, routing, failover,
+//! retries) is the client's [`DataPath`]; the engine owns the slot buffers and turns
+//! requests and outcomes into the engine interface's terms.
+//!
+//! WRITE data is copied once, from the slot into the call. A READ done in one RPC
+//! leaves its data in the receive buffer; it is copied into the slot only if someone
+//! asks for the slot's buffer (most runs never look at read data).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use dbio_engine::{
     AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
 };
-use dbio_nfs::channel::Results;
-use dbio_nfs::client::{is_jukebox, read_reply_hint};
-use dbio_nfs::proto::nfs3::{decode_res, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteOk};
-use dbio_nfs::proto::nfs3::{Data, WriteArgs};
-use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
-use dbio_xdr::XdrEncode;
+use dbio_nfs::datapath::{DataError, DataPath, FileId, Outcome, ReadData, Stability};
 
 use crate::NfsTarget;
 
-/// Times one part is re-issued (on another path, or after JUKEBOX) before
-/// its I/O fails.
-const MAX_REISSUE: u32 = 10;
-/// First delay before re-sending a part the server answered JUKEBOX ("try
-/// again later"); it doubles with each retry, up to [`JUKEBOX_MAX_DELAY`].
-const JUKEBOX_DELAY: Duration = Duration::from_millis(20);
-const JUKEBOX_MAX_DELAY: Duration = Duration::from_secs(1);
-
-/// One I/O in flight on a slot; it may be split into several RPCs.
-#[derive(Default)]
-struct SlotIo {
-    req: Option<IoRequest>,
-    /// RPCs not yet answered.
-    parts_left: u32,
-    error: Option<EngineError>,
-}
-
 pub struct NfsEngine {
     target: Arc<NfsTarget>,
-    queue: Arc<CompletionQueue>,
+    path: DataPath,
     bufs: Vec<AlignedBuf>,
-    /// Data of a completed one-RPC read, still in the receive buffer: copied into the
-    /// slot's buffer only when someone asks for it (most runs never look at read data).
+    /// Data of a completed one-RPC read, still in the receive buffer.
     read_data: Vec<Option<Bytes>>,
-    slots: Vec<SlotIo>,
-    handles: Vec<(FileHandle, String)>,
-    /// Largest READ and WRITE sent in one RPC.
-    rsize: u32,
-    wsize: u32,
-    in_flight: u32,
-    replies: Vec<(u64, CallResult)>,
-    /// Re-issue counts per (slot, part), kept only while a part is retried.
-    retries: Vec<(u64, u32)>,
-    /// Parts to re-send at a given time (after JUKEBOX).
-    deferred: Vec<(Instant, Slot, u32)>,
-    /// Calls submitted and not yet handed to their connection, one batch
-    /// per channel: each connection's task is sent (and woken) once per
-    /// commit, not once per call.
-    batches: Vec<CallBatch>,
-}
-
-/// Tag of one RPC: slot, part of the slot's I/O, channel it went on.
-fn tag(slot: Slot, part: u32, ch: usize) -> u64 {
-    u64::from(slot) << 32 | u64::from(part & 0xffff) << 16 | (ch as u64 & 0xffff)
-}
-
-fn untag(t: u64) -> (Slot, u32, usize) {
-    (
-        (t >> 32) as Slot,
-        (t >> 16 & 0xffff) as u32,
-        (t & 0xffff) as usize,
-    )
+    /// The request on each slot, while it is in flight.
+    reqs: Vec<Option<IoRequest>>,
+    /// Each file's path relative to the export (for messages).
+    names: Vec<String>,
+    outcomes: Vec<Outcome>,
 }
 
 impl NfsEngine {
     pub fn open(target: Arc<NfsTarget>, cfg: &EngineConfig) -> Result<NfsEngine, EngineError> {
-        let mut handles = Vec::with_capacity(cfg.files.len());
+        let depth = cfg.depth.max(1);
+        let mut path = target.pool.data_path(depth, target.max_transfer());
+        let mut names = Vec::with_capacity(cfg.files.len());
         for f in &cfg.files {
             let rel = f.path.to_string_lossy().into_owned();
-            let fh = target.handle(&rel).map_err(|e| EngineError::Open {
+            let open_error = |why: String| EngineError::Open {
                 path: target.display_path(&rel),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-            handles.push((fh, rel));
+                source: std::io::Error::other(why),
+            };
+            let fh = target.handle(&rel).map_err(|e| open_error(e.to_string()))?;
+            path.add_file(fh.as_bytes())
+                .ok_or_else(|| open_error("file handle too long".into()))?;
+            names.push(rel);
         }
-        let depth = cfg.depth.max(1);
-        let (rsize, wsize) = target.transfer_sizes();
         Ok(NfsEngine {
-            queue: Arc::new(CompletionQueue::new()),
+            path,
             bufs: (0..depth)
                 .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
                 .collect(),
             read_data: vec![None; depth as usize],
-            slots: (0..depth).map(|_| SlotIo::default()).collect(),
-            handles,
-            rsize,
-            wsize,
-            in_flight: 0,
-            replies: Vec::with_capacity(depth as usize),
-            retries: Vec::new(),
-            deferred: Vec::new(),
-            batches: (0..target.pool.channels().len())
-                .map(|_| CallBatch::with_capacity(depth as usize))
-                .collect(),
+            reqs: vec![None; depth as usize],
+            names,
+            outcomes: Vec::with_capacity(depth as usize),
             target,
         })
     }
 
-    fn part_size(&self, dir: IoDir) -> u32 {
-        match dir {
-            IoDir::Read => self.rsize,
-            IoDir::Write => self.wsize,
-        }
-    }
-
-    /// Sends part `part` of the I/O on `slot`, on channel `ch` or the best one.
-    fn send_part(&mut self, slot: Slot, part: u32, ch: Option<usize>) {
-        let Some(req) = self.slots[slot as usize].req else {
-            return;
-        };
-        let size = self.part_size(req.dir);
-        let start = part * size;
-        let len = size.min(req.len - start);
-        let offset = req.offset + u64::from(start);
-        let fh = self.handles[req.file as usize].0;
-        let pool = &self.target.pool;
-        let ch = ch.unwrap_or_else(|| pool.pick(None));
-        let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, ch));
-        let (proc_, call) = match req.dir {
-            IoDir::Read => {
-                let mut call = pool.encode(
-                    Proc::Read,
-                    |b| {
-                        ReadArgs {
-                            file: fh,
-                            offset,
-                            count: len,
-                        }
-                        .encode(b)
-                    },
-                    Bytes::new(),
-                );
-                call.reply_hint = read_reply_hint(len);
-                (Proc::Read, call)
-            }
-            IoDir::Write => {
-                let range = start as usize..(start + len) as usize;
-                let data = Bytes::copy_from_slice(&self.bufs[slot as usize].as_slice()[range]);
-                let stable = if req.sync {
-                    StableHow::FileSync
-                } else {
-                    StableHow::Unstable
-                };
-                let call = pool.encode(
-                    Proc::Write,
-                    |b| {
-                        WriteArgs {
-                            file: fh,
-                            offset,
-                            stable,
-                            data: Data(&data[..]),
-                        }
-                        .encode_head(b)
-                    },
-                    data.clone(),
-                );
-                (Proc::Write, call)
-            }
-        };
-        pool.reserve(ch, proc_);
-        self.batches[ch].push(call, reply);
-    }
-
-    /// Hands every queued call to its connection.
-    fn flush(&mut self) {
-        let pool = &self.target.pool;
-        for (ch, batch) in self.batches.iter_mut().enumerate() {
-            if !batch.is_empty() {
-                pool.submit_batch(ch, batch);
-            }
-        }
-    }
-
-    /// Handles one RPC reply; returns a finished completion when it was
-    /// the last part of its slot's I/O.
-    fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Completion> {
-        let (slot, part, ch) = untag(t);
-        let target = self.target.clone();
-        let pool = &target.pool;
-        pool.done(ch);
-        let req = self.slots.get(slot as usize)?.req?;
-        let outcome = match result {
-            Ok(reply) => {
-                pool.path_answered(ch);
-                self.part_reply(slot, part, req, reply.record)
-            }
-            Err(e) => {
-                // The path is in trouble: re-issue on another path if one is up.
-                if self.may_reissue(t) {
-                    if let Some(other) = pool.path_failed(ch, &e.to_string()) {
-                        self.send_part(slot, part, Some(other));
-                        return None;
-                    }
-                    if pool.paths().len() > 1 {
-                        // Every path is down: wait for the probe to bring
-                        // one back, as for JUKEBOX.
-                        let n = self.retry_count(t);
-                        let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
-                        self.deferred.push((Instant::now() + delay, slot, part));
-                        return None;
-                    }
-                }
-                Err(self.io_error(req, part, e.to_string()))
-            }
-        };
-        let s = &mut self.slots[slot as usize];
-        match outcome {
-            Ok(true) => {}
-            Ok(false) => {
-                // JUKEBOX: the server asks to try again later.
-                let n = self.retry_count(t);
-                let delay = (JUKEBOX_DELAY * (1 << n.min(10))).min(JUKEBOX_MAX_DELAY);
-                self.deferred.push((Instant::now() + delay, slot, part));
-                return None;
-            }
-            Err(e) => {
-                if s.error.is_none() {
-                    s.error = Some(e);
+    /// The engine's completion for a data-path outcome.
+    fn complete(&mut self, o: Outcome) -> Option<Completion> {
+        let slot = o.slot as Slot;
+        let req = self.reqs.get_mut(o.slot as usize)?.take()?;
+        match o.data {
+            ReadData::None => {}
+            ReadData::One(data) => self.read_data[slot as usize] = Some(data),
+            ReadData::Parts(parts) => {
+                let buf = self.bufs[slot as usize].as_mut_slice();
+                for (start, data) in parts {
+                    let start = start as usize;
+                    buf[start..start + data.len()].copy_from_slice(&data);
                 }
             }
         }
-        s.parts_left -= 1;
-        if s.parts_left > 0 {
-            return None;
-        }
-        let result = match s.error.take() {
-            Some(e) => Err(e),
-            None => Ok(req.len),
-        };
-        s.req = None;
-        self.in_flight -= 1;
-        if !self.retries.is_empty() {
-            self.retries.retain(|(k, _)| (k >> 32) as Slot != slot);
-        }
+        let result = o.result.map_err(|e| self.error(req, e));
         Some(Completion {
             tag: req.tag,
             slot,
@@ -251,132 +83,28 @@ impl NfsEngine {
         })
     }
 
-    /// Re-issues so far of the RPC tagged `t`.
-    fn retry_count(&self, t: u64) -> u32 {
-        let key = t & !0xffff;
-        self.retries
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(0, |(_, n)| *n)
-    }
-
-    /// Re-sends deferred parts that are due; returns when the next one is.
-    fn send_due(&mut self) -> Option<Instant> {
-        if self.deferred.is_empty() {
-            return None;
-        }
-        let now = Instant::now();
-        let mut i = 0;
-        while i < self.deferred.len() {
-            if self.deferred[i].0 <= now {
-                let (_, slot, part) = self.deferred.swap_remove(i);
-                self.send_part(slot, part, None);
-            } else {
-                i += 1;
-            }
-        }
-        self.deferred.iter().map(|d| d.0).min()
-    }
-
-    /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
-    fn may_reissue(&mut self, t: u64) -> bool {
-        let key = t & !0xffff;
-        match self.retries.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) if *n >= MAX_REISSUE => false,
-            Some((_, n)) => {
-                *n += 1;
-                true
-            }
-            None => {
-                self.retries.push((key, 1));
-                true
-            }
-        }
-    }
-
-    /// Decodes a READ or WRITE reply for one part; Ok(false) means "retry".
-    fn part_reply(
-        &mut self,
-        slot: Slot,
-        part: u32,
-        req: IoRequest,
-        record: Bytes,
-    ) -> Result<bool, EngineError> {
-        let res = Results::from_record(record).map_err(|e| self.io_error(req, part, e))?;
-        if is_jukebox(res.bytes()) {
-            let t = tag(slot, part, 0);
-            return if self.may_reissue(t) {
-                Ok(false)
-            } else {
-                Err(self.io_error(req, part, "server busy (NFS3ERR_JUKEBOX)"))
-            };
-        }
-        let size = self.part_size(req.dir);
-        let start = part * size;
-        let want = size.min(req.len - start);
-        let procs = self.target.pool.procs();
-        match req.dir {
-            IoDir::Read => {
-                let ok = match decode_res::<ReadOk>(res.bytes()) {
-                    Ok(Ok(ok)) => ok,
-                    Ok(Err(status)) => return Err(self.io_error(req, part, status)),
-                    Err(e) => return Err(self.io_error(req, part, e)),
-                };
-                let got = ok.data.0.len().min(want as usize);
-                procs
-                    .read_bytes
-                    .fetch_add(got as u64, std::sync::atomic::Ordering::Relaxed);
-                if want == req.len && got == want as usize {
-                    self.read_data[slot as usize] = Some(res.share(ok.data.0));
-                } else {
-                    let dst = &mut self.bufs[slot as usize].as_mut_slice()[start as usize..];
-                    dst[..got].copy_from_slice(&ok.data.0[..got]);
-                }
-                if got < want as usize {
-                    return Err(self.short(req, start + got as u32));
-                }
-            }
-            IoDir::Write => {
-                let ok = match decode_res::<WriteOk>(res.bytes()) {
-                    Ok(Ok(ok)) => ok,
-                    Ok(Err(status)) => return Err(self.io_error(req, part, status)),
-                    Err(e) => return Err(self.io_error(req, part, e)),
-                };
-                procs
-                    .write_bytes
-                    .fetch_add(u64::from(ok.count), std::sync::atomic::Ordering::Relaxed);
-                if ok.count < want {
-                    return Err(self.short(req, start + ok.count));
-                }
-            }
-        }
-        Ok(true)
-    }
-
-    fn op(req: IoRequest) -> &'static str {
-        match req.dir {
+    fn error(&self, req: IoRequest, e: DataError) -> EngineError {
+        let op = match req.dir {
             IoDir::Read => "NFS READ",
             IoDir::Write => "NFS WRITE",
-        }
-    }
-
-    fn io_error(&self, req: IoRequest, part: u32, why: impl ToString) -> EngineError {
-        let offset = req.offset + u64::from(part * self.part_size(req.dir));
-        EngineError::Io {
-            op: Self::op(req),
-            path: self.target.display_path(&self.handles[req.file as usize].1),
-            offset,
-            source: std::io::Error::other(why.to_string()),
-        }
-    }
-
-    fn short(&self, req: IoRequest, done: u32) -> EngineError {
-        EngineError::Short {
-            op: Self::op(req),
-            path: self.target.display_path(&self.handles[req.file as usize].1),
-            offset: req.offset,
-            done,
-            want: req.len,
+        };
+        let path = self.target.display_path(&self.names[req.file as usize]);
+        match e {
+            DataError::Io { offset, reason } => EngineError::Io {
+                op,
+                path,
+                offset,
+                source: std::io::Error::other(reason),
+            },
+            DataError::Short { done } => EngineError::Short {
+                op,
+                path,
+                offset: req.offset,
+                done,
+                want: req.len,
+            },
+            DataError::Busy => EngineError::Busy(self.path.depth()),
+            DataError::BadRequest(why) => EngineError::Other(why),
         }
     }
 }
@@ -394,7 +122,7 @@ impl Engine for NfsEngine {
     }
 
     fn depth(&self) -> u32 {
-        self.slots.len() as u32
+        self.path.depth()
     }
 
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
@@ -406,45 +134,37 @@ impl Engine for NfsEngine {
     }
 
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let depth = self.slots.len() as u32;
-        let Some(s) = self.slots.get(req.slot as usize) else {
-            return Err(EngineError::Other(format!(
-                "slot {} out of range (depth {depth})",
-                req.slot
-            )));
-        };
-        if s.req.is_some() {
-            return Err(EngineError::Busy(depth));
-        }
-        if req.file as usize >= self.handles.len() || req.len as usize > self.bufs[0].len() {
+        let s = req.slot as usize;
+        if req.len as usize > self.bufs[0].len() || req.file as usize >= self.names.len() {
             return Err(EngineError::Other(format!(
                 "bad request: file {} of {}, {} bytes for {}-byte slots",
                 req.file,
-                self.handles.len(),
+                self.names.len(),
                 req.len,
                 self.bufs[0].len()
             )));
         }
-        let parts = req.len.div_ceil(self.part_size(req.dir)).max(1);
-        self.read_data[req.slot as usize] = None;
-        self.slots[req.slot as usize] = SlotIo {
-            req: Some(req),
-            parts_left: parts,
-            error: None,
+        let file = FileId(req.file);
+        let started = match req.dir {
+            IoDir::Read => self.path.read(req.slot, file, req.offset, req.len),
+            IoDir::Write => {
+                let data = Bytes::copy_from_slice(&self.bufs[s].as_slice()[..req.len as usize]);
+                let stable = if req.sync {
+                    Stability::FileSync
+                } else {
+                    Stability::Unstable
+                };
+                self.path.write(req.slot, file, req.offset, data, stable)
+            }
         };
-        self.in_flight += 1;
-        for part in 0..parts {
-            self.send_part(req.slot, part, None);
-        }
+        started.map_err(|e| self.error(req, e))?;
+        self.read_data[s] = None;
+        self.reqs[s] = Some(req);
         Ok(())
     }
 
     fn commit(&mut self) -> Result<(), EngineError> {
-        // When waiting callers run the connections, nothing moves before the next reap,
-        // which hands the calls over from inside the runtime: cheaper, same start time.
-        if !self.target.pool.runs_on_callers() {
-            self.flush();
-        }
+        self.path.commit();
         Ok(())
     }
 
@@ -454,53 +174,25 @@ impl Engine for NfsEngine {
         timeout: Duration,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        // All of it inside the pool's runtime: with a pool that has no threads of its own,
-        // handing calls over wakes the connection tasks on this thread, without a system
-        // call, and this thread runs them while it waits.
-        let target = self.target.clone();
-        target.pool.block_on(self.reap_in_pool(min, timeout, out))
+        // Inside the pool's runtime: with a pool that has no threads of its own, handing
+        // calls over wakes the connection tasks on this thread, without a system call,
+        // and this thread runs them while it waits.
+        let mut outcomes = std::mem::take(&mut self.outcomes);
+        self.target
+            .pool
+            .block_on(self.path.wait(min, timeout, &mut outcomes));
+        let mut got = 0;
+        for o in outcomes.drain(..) {
+            if let Some(c) = self.complete(o) {
+                out.push(c);
+                got += 1;
+            }
+        }
+        self.outcomes = outcomes;
+        Ok(got)
     }
 
     fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-}
-
-impl NfsEngine {
-    async fn reap_in_pool(
-        &mut self,
-        min: usize,
-        timeout: Duration,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, EngineError> {
-        let deadline = Instant::now() + timeout;
-        let min = min.min(self.in_flight as usize);
-        let mut got = 0;
-        loop {
-            let next_due = self.send_due();
-            // Calls not committed yet, re-issues and re-sends go out before waiting.
-            self.flush();
-            let now = Instant::now();
-            let until = next_due.map_or(deadline, |d| d.min(deadline));
-            let left = until.saturating_duration_since(now);
-            // Each I/O needs at least one reply: waiting for `min - got`
-            // replies never waits past the I/Os asked for.
-            let want = min.saturating_sub(got);
-            let mut replies = std::mem::take(&mut self.replies);
-            self.queue.wait_async(want, left, &mut replies).await;
-            for (t, r) in replies.drain(..) {
-                if let Some(c) = self.on_reply(t, r) {
-                    out.push(c);
-                    got += 1;
-                }
-            }
-            self.replies = replies;
-            if got >= min || Instant::now() >= deadline {
-                break;
-            }
-        }
-        // Re-issues made while handling these replies.
-        self.flush();
-        Ok(got)
+        self.path.in_flight()
     }
 }

@@ -1,6 +1,7 @@
 //! dbio-nfs-engine: dbio's own NFS client as an I/O engine.
 //!
-//! Joins the NFS client ([`dbio_nfs::pool::Pool`]) to the engine interface
+//! Joins the NFS client ([`dbio_nfs::pool::Pool`], its [`dbio_nfs::datapath::DataPath`])
+//! to the engine interface
 //! and the data set: an [`NfsTarget`] is opened once per run from an
 //! `nfs://` URL and shared by every user; its [`Backend`] opens one
 //! [`engine::NfsEngine`] per user; [`dataset::prepare`] creates or reuses
@@ -75,7 +76,7 @@ impl Default for TargetOptions {
             paths: Vec::new(),
             max_transfer: MAX_TRANSFER,
             server_name: None,
-            reply_batch: dbio_rpc::conn::DEFAULT_REPLY_BATCH,
+            reply_batch: dbio_nfs::DEFAULT_REPLY_BATCH,
             dontroute: false,
             mount_timeout: None,
         }
@@ -176,6 +177,11 @@ impl NfsTarget {
             c.read_size(self.max_transfer),
             c.write_size(self.max_transfer),
         )
+    }
+
+    /// Largest READ/WRITE per RPC asked for (before the server's limits).
+    pub fn max_transfer(&self) -> u32 {
+        self.max_transfer
     }
 
     /// The backend that opens one engine per user on this target.

@@ -1,6 +1,6 @@
 //! The dNFS views of a run, read from the pool's counters.
 
-use dbio_rpc::conn::ConnStats;
+use dbio_nfs::ConnStats;
 use dbio_stats::{
     NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsStats, RunResult,
 };

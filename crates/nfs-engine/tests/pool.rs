@@ -11,8 +11,9 @@ use std::time::Duration;
 use dbio_engine::{Completion, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::proto::nfs3::Proc;
+use dbio_nfs::router::Route;
+use dbio_nfs::{CompletionQueue, ReplyTo};
 use dbio_nfs_engine::{NfsTarget, TargetOptions};
-use dbio_rpc::conn::{CompletionQueue, ReplyTo};
 
 fn target(server: &common::Server, paths: usize, conns: u32, rw: u32) -> std::sync::Arc<NfsTarget> {
     let ip = server.addr.parse().unwrap();
@@ -33,7 +34,7 @@ fn pool_balances_and_tracks_paths() {
         return;
     };
     let t = target(&server, 2, 2, 1 << 20);
-    let pool = &t.pool;
+    let pool = t.pool.router();
     assert_eq!(pool.channels().len(), 4);
     assert_eq!(pool.paths().len(), 2);
 
@@ -42,12 +43,12 @@ fn pool_balances_and_tracks_paths() {
     let q = std::sync::Arc::new(CompletionQueue::new());
     let mut used = Vec::new();
     for i in 0..8u64 {
-        let ch = pool.pick(None);
+        let ch = pool.pick(Route::META, None);
         used.push(ch);
-        let call = pool.encode(Proc::Null, |_| {}, bytes::Bytes::new());
-        pool.submit_on(
+        let call = pool.encode(Proc::Null as u32, |_| {}, bytes::Bytes::new());
+        pool.submit(
             ch,
-            Proc::Null,
+            pool.proc_id(Proc::Null.name()),
             call,
             ReplyTo::Sink(q.clone(), ch as u64 | i << 8),
         );
@@ -68,7 +69,7 @@ fn pool_balances_and_tracks_paths() {
     let sends: u64 = pool
         .channels()
         .iter()
-        .map(|c| dbio_rpc::conn::ConnStats::get(&c.stats().calls))
+        .map(|c| dbio_nfs::ConnStats::get(&c.stats().calls))
         .sum();
     assert_eq!(sends, 8);
 
@@ -78,7 +79,7 @@ fn pool_balances_and_tracks_paths() {
     assert_eq!(pool.channels()[other].path, 1);
     assert!(!pool.paths()[0].is_up());
     for _ in 0..10 {
-        assert_eq!(pool.channels()[pool.pick(None)].path, 1);
+        assert_eq!(pool.channels()[pool.pick(Route::META, None)].path, 1);
     }
     pool.path_answered(1);
     let t = std::time::Instant::now();

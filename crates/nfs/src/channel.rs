@@ -11,6 +11,25 @@ use dbio_rpc::{decode_reply, encode_call, Credential, RpcError};
 /// Room for the call header and small arguments, so encoding does not grow the buffer.
 const HEAD_CAPACITY: usize = 256;
 
+/// Encodes a call: RPC header (XID left zero: the connection fills it in) for `prog`,
+/// `vers` and `proc_` with `cred`, then `args`; `payload` (a WRITE's data) is sent as its
+/// own slice, never copied. The one call encoder of the client and the data path.
+pub fn build_call(
+    prog: u32,
+    vers: u32,
+    proc_: u32,
+    cred: &Credential,
+    args: impl FnOnce(&mut BytesMut),
+    payload: Bytes,
+) -> CallBuf {
+    let mut head = BytesMut::with_capacity(HEAD_CAPACITY);
+    encode_call(&mut head, 0, prog, vers, proc_, cred);
+    args(&mut head);
+    let mut call = CallBuf::new(head);
+    call.payload = payload;
+    call
+}
+
 /// Procedure results inside a reply record. The record is kept whole so
 /// that READ data can be handed on as a slice of it, without copying.
 #[derive(Clone, Debug)]
@@ -74,10 +93,7 @@ impl RpcChannel {
 
     /// Encodes a call: header (XID filled in by the connection), then `args`.
     pub fn encode(&self, proc_: u32, args: impl FnOnce(&mut BytesMut)) -> CallBuf {
-        let mut head = BytesMut::with_capacity(HEAD_CAPACITY);
-        encode_call(&mut head, 0, self.prog, self.vers, proc_, &self.cred);
-        args(&mut head);
-        CallBuf::new(head)
+        build_call(self.prog, self.vers, proc_, &self.cred, args, Bytes::new())
     }
 
     /// The connection the next call goes to.

@@ -4,16 +4,18 @@
 //! NFS3ERR_JUKEBOX ("try again later") is retried with a growing delay.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use dbio_rpc::conn::{CallBuf, ConnConfig, Connection};
+use std::sync::Arc;
+
+use dbio_rpc::conn::{CallBuf, ConnConfig, Connection, ReplyTo};
 use dbio_rpc::{AuthSys, Credential};
 use dbio_xdr::{XdrDecode, XdrEncode};
 
-use crate::channel::{CallError, Results, RpcChannel};
+use crate::channel::{CallError, Results};
 use crate::error::NfsError;
 use crate::mount::{bad_reply, call_error, getport, resolve, MountClient};
+use crate::path::{PathSpec, PathState};
 use crate::proto::nfs3::{
     self, decode_res, AccessArgs, AccessOk, CommitArgs, CommitOk, CreateArgs, CreateHow, CreateOk,
     Data, DirOpArgs, Fattr3, FhArgs, FileHandle, FsinfoOk, FsstatOk, GetattrOk, LookupOk,
@@ -21,6 +23,8 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
+use crate::retry::Backoff;
+use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
 /// Most directory entries read from one directory (bounds memory).
@@ -39,9 +43,9 @@ pub struct ClientOptions {
     pub conn: ConnConfig,
     /// NFS connections (calls are spread round robin).
     pub conns: u32,
-    /// Retries of a call answered NFS3ERR_JUKEBOX, first after `jukebox_delay`.
-    pub jukebox_retries: u32,
-    pub jukebox_delay: Duration,
+    /// Re-sends of a call answered NFS3ERR_JUKEBOX (or, in a pool, of a data call that
+    /// found every path down).
+    pub retry: Backoff,
 }
 
 impl Default for ClientOptions {
@@ -55,8 +59,7 @@ impl Default for ClientOptions {
             machine_name: hostname(),
             conn: ConnConfig::default(),
             conns: 1,
-            jukebox_retries: 10,
-            jukebox_delay: Duration::from_millis(100),
+            retry: Backoff::default(),
         }
     }
 }
@@ -129,12 +132,8 @@ pub struct DirEntry {
 
 /// A mounted NFSv3 export.
 pub struct Nfs3Client {
-    chan: RpcChannel,
-    /// Channels over other network paths to the same server (a pool's paths): a call
-    /// whose connection fails goes over the next one, and that one is used from then on.
-    other_paths: Vec<RpcChannel>,
-    /// Index of the channel in use: 0 is `chan`, i is `other_paths[i - 1]`.
-    active: std::sync::atomic::AtomicUsize,
+    /// The NFS connections, with their paths (a pool's are shared with its data path).
+    router: Arc<Router>,
     server: String,
     mount_addr: SocketAddr,
     export: String,
@@ -172,11 +171,17 @@ impl Nfs3Client {
                 .map_err(|e| call_error("NFS", &export, CallError::Transport(e)))?;
             conns.push(conn);
         }
-        let chan = RpcChannel::new(conns, nfs3::PROGRAM, nfs3::VERSION, cred);
+        let path = PathState::new(PathSpec::new(nfs_addr.ip()));
+        let router = Router::new(
+            nfs3::PROGRAM,
+            nfs3::VERSION,
+            cred,
+            vec![path],
+            conns.into_iter().map(|c| (0, c)).collect(),
+            &nfs3_proc_names(),
+        );
         let mut client = Nfs3Client {
-            chan,
-            other_paths: Vec::new(),
-            active: std::sync::atomic::AtomicUsize::new(0),
+            router: Arc::new(router),
             server: url.host.clone(),
             mount_addr,
             export,
@@ -223,8 +228,27 @@ impl Nfs3Client {
     pub fn fsinfo(&self) -> &FsinfoOk {
         &self.fsinfo
     }
-    pub fn channel(&self) -> &RpcChannel {
-        &self.chan
+    /// The NFS connections and their paths.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// Moves every later call to `router`'s connections (a pool's, over all its paths);
+    /// the handles stay valid because every path reaches the same storage.
+    pub(crate) fn use_router(&mut self, router: Arc<Router>) {
+        self.router = router;
+    }
+
+    /// Encodes a call of procedure `proc_` (for pipelines: send it with
+    /// [`Nfs3Client::submit`]).
+    pub fn encode(&self, proc_: Proc, args: impl FnOnce(&mut BytesMut)) -> CallBuf {
+        self.router.encode(proc_ as u32, args, Bytes::new())
+    }
+
+    /// Queues a call without waiting; its reply goes to `reply`.
+    pub fn submit(&self, proc_: Proc, call: CallBuf, reply: ReplyTo) {
+        let id = self.router.proc_id(proc_.name());
+        self.router.send(Route::META, id, call, reply);
     }
     pub fn options(&self) -> &ClientOptions {
         &self.options
@@ -271,8 +295,10 @@ impl Nfs3Client {
         rel: &str,
         args: impl Fn(&mut BytesMut),
     ) -> Result<Results, NfsError> {
-        self.call_buf(proc_, rel, || self.chan.encode(proc_ as u32, &args))
-            .await
+        self.call_buf(proc_, rel, || {
+            self.router.encode(proc_ as u32, &args, Bytes::new())
+        })
+        .await
     }
 
     async fn call_buf(
@@ -281,54 +307,20 @@ impl Nfs3Client {
         rel: &str,
         make: impl Fn() -> CallBuf,
     ) -> Result<Results, NfsError> {
-        let mut delay = self.options.jukebox_delay;
         let mut attempt = 0;
         loop {
+            let id = self.router.proc_id(proc_.name());
             let res = self
-                .call_over_paths(&make)
+                .router
+                .call(Route::META, id, &make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
-            if is_jukebox(res.bytes()) && attempt < self.options.jukebox_retries {
+            if is_jukebox(res.bytes()) && self.options.retry.allows(attempt) {
+                tokio::time::sleep(self.options.retry.delay(attempt)).await;
                 attempt += 1;
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(5));
                 continue;
             }
             return Ok(res);
-        }
-    }
-
-    /// Adds channels over other network paths to the same server (the file handles are
-    /// the same on every path): calls move to them when the current one fails.
-    pub fn add_paths(&mut self, channels: Vec<RpcChannel>) {
-        self.other_paths.extend(channels);
-    }
-
-    /// One call over the channel in use; on a transport failure (the path died), the
-    /// same call over each other path in turn. A call that reached the server before its
-    /// path died may so run twice, as after any reconnect: NFSv3 metadata calls are
-    /// retried the same way by every client.
-    async fn call_over_paths(&self, make: &impl Fn() -> CallBuf) -> Result<Results, CallError> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let n = 1 + self.other_paths.len();
-        let start = self.active.load(Relaxed) % n;
-        let mut k = 0;
-        loop {
-            let i = (start + k) % n;
-            let chan = if i == 0 {
-                &self.chan
-            } else {
-                &self.other_paths[i - 1]
-            };
-            match chan.call(make()).await {
-                Err(CallError::Transport(_)) if k + 1 < n => k += 1,
-                r => {
-                    if k > 0 && r.is_ok() {
-                        self.active.store(i, Relaxed);
-                    }
-                    return r;
-                }
-            }
         }
     }
 
@@ -415,7 +407,7 @@ impl Nfs3Client {
 
     /// Encodes a READ (for pipelines: submit it and decode with [`Nfs3Client::decode_read`]).
     pub fn read_call(&self, fh: FileHandle, offset: u64, count: u32) -> CallBuf {
-        let mut call = self.chan.encode(Proc::Read as u32, |b| {
+        let mut call = self.encode(Proc::Read, |b| {
             ReadArgs {
                 file: fh,
                 offset,
@@ -466,17 +458,19 @@ impl Nfs3Client {
         data: &Bytes,
         stable: StableHow,
     ) -> CallBuf {
-        let mut call = self.chan.encode(Proc::Write as u32, |b| {
-            WriteArgs {
-                file: fh,
-                offset,
-                stable,
-                data: Data(&data[..]),
-            }
-            .encode_head(b)
-        });
-        call.payload = data.clone();
-        call
+        self.router.encode(
+            Proc::Write as u32,
+            |b| {
+                WriteArgs {
+                    file: fh,
+                    offset,
+                    stable,
+                    data: Data(&data[..]),
+                }
+                .encode_head(b)
+            },
+            data.clone(),
+        )
     }
 
     pub fn decode_write(&self, res: &Results, rel: &str) -> Result<WriteReply, NfsError> {
@@ -682,6 +676,11 @@ impl Nfs3Client {
         let res = self.call(Proc::Commit, rel, |b| args.encode(b)).await?;
         Ok(self.decode::<CommitOk>(&res, Proc::Commit, rel)?.verf)
     }
+}
+
+/// The names of the NFSv3 procedures, by number (the order of the "stats" view).
+pub fn nfs3_proc_names() -> Vec<&'static str> {
+    (0..22).filter_map(Proc::from_u32).map(Proc::name).collect()
 }
 
 /// Decodes an NFS result; an error status becomes [`NfsError::Status`].

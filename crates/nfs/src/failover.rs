@@ -11,10 +11,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::Bytes;
 use dbio_rpc::conn::{CallBuf, Connection};
-use dbio_rpc::{encode_call, Credential};
+use dbio_rpc::Credential;
 
+use crate::channel::build_call;
 use crate::path::{PathEvent, PathState};
 use crate::proto::nfs3;
 
@@ -141,14 +142,12 @@ where
 }
 
 fn null_call(cred: &Credential) -> CallBuf {
-    let mut head = BytesMut::with_capacity(128);
-    encode_call(
-        &mut head,
-        0,
+    build_call(
         nfs3::PROGRAM,
         nfs3::VERSION,
         nfs3::Proc::Null as u32,
         cred,
-    );
-    CallBuf::new(head)
+        |_| {},
+        Bytes::new(),
+    )
 }

@@ -1,14 +1,17 @@
 //! dbio-nfs: the NFS layer.
 //!
 //! - [`config`]: oranfstab and TOML configuration.
-//! - [`proto`]: pure wire formats of portmap v2, MOUNT v3 and NFSv3 (see its docs for
-//!   the procedure/argument/result table).
+//! - [`proto`]: re-export of `dbio-nfs-proto`, the pure wire formats of portmap v2,
+//!   MOUNT v3 and NFSv3 (see its docs for the procedure/argument/result table).
 //! - Client: [`url`] (libnfs-style URLs), [`mount`] (portmapper GETPORT, MOUNT v3 and
 //!   finding the export of a path), [`client`] ([`Nfs3Client`]: one async method per
 //!   NFSv3 procedure, plus `*_call`/`decode_*` pairs to pipeline READ and WRITE through
 //!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
-//!   the procedure and path).
+//!   the procedure and path), [`retry`] (the one back-off for JUKEBOX and dead paths).
+//! - [`router`]: the one routing and failover system (channels per path, health,
+//!   calls per procedure, routes by file and offset), for metadata and data alike;
+//!   [`datapath`]: version-neutral READ/WRITE of byte ranges over it, for engines.
 //! - [`pool`] and [`path`]: connections over several network paths, shared by every
 //!   user of a run, with load balancing by fewest outstanding requests;
 //!   [`failover`]: path health, failover events and the probe of dead paths.
@@ -16,14 +19,24 @@
 pub mod channel;
 pub mod client;
 pub mod config;
+pub mod datapath;
 pub mod error;
 pub mod failover;
 pub mod mount;
 pub mod path;
 pub mod pool;
-pub mod proto;
+pub mod retry;
+pub mod router;
 pub mod transfer;
 pub mod url;
+
+/// The wire formats, from their own crate (no I/O).
+pub use dbio_nfs_proto as proto;
+
+/// Transport types that users of the pool and the data path see (queues, counters).
+pub use dbio_rpc::conn::{
+    CallBatch, CallResult, CompletionQueue, ConnStats, ReplyTo, DEFAULT_REPLY_BATCH,
+};
 
 pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
 pub use error::NfsError;

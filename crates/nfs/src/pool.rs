@@ -21,26 +21,22 @@
 //!   most of the CPU an RPC costs. The catch: the connections move only while some
 //!   caller waits, which engines do whenever they have I/O in flight.
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo};
-use dbio_rpc::{encode_call, Credential};
+use dbio_rpc::conn::Connection;
 
-use crate::channel::{CallError, RpcChannel};
-use crate::client::{ClientOptions, Nfs3Client};
+use crate::channel::CallError;
+use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
+use crate::datapath::DataPath;
 use crate::error::NfsError;
-use crate::failover::Health;
 use crate::mount::call_error;
 use crate::path::{PathEvent, PathSpec, PathState};
-use crate::proto::nfs3::{self, Proc};
+use crate::proto::nfs3;
+use crate::router::Router;
+pub use crate::router::{Channel, ProcCounters};
 use crate::url::NfsUrl;
 
-/// Room for the RPC header, AUTH_SYS credential and READ/WRITE arguments.
-const HEAD_CAPACITY: usize = 256;
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
 /// With several paths: time without any reply before a path counts as
@@ -65,61 +61,11 @@ pub struct PoolOptions {
     pub mount_timeout: Option<Duration>,
 }
 
-/// One connection of the pool (a row of the dNFS "channels" view).
-pub struct Channel {
-    pub conn: Connection,
-    /// Index of its path in [`Pool::paths`].
-    pub path: usize,
-    outstanding: AtomicU32,
-}
-
-impl Channel {
-    /// Requests submitted on this channel and not yet completed.
-    pub fn outstanding(&self) -> u32 {
-        self.outstanding.load(Relaxed)
-    }
-
-    pub fn stats(&self) -> &Arc<ConnStats> {
-        self.conn.stats()
-    }
-}
-
-/// Calls and bytes per NFS procedure that went through the pool.
-#[derive(Debug, Default)]
-pub struct ProcCounters {
-    calls: [AtomicU64; 22],
-    pub read_bytes: AtomicU64,
-    pub write_bytes: AtomicU64,
-}
-
-impl ProcCounters {
-    pub fn count(&self, p: Proc) {
-        if let Some(c) = self.calls.get(p as usize) {
-            c.fetch_add(1, Relaxed);
-        }
-    }
-
-    /// `(procedure name, calls)` for every procedure called at least once.
-    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
-        (0..self.calls.len() as u32)
-            .filter_map(|i| {
-                let n = self.calls[i as usize].load(Relaxed);
-                let p = Proc::from_u32(i)?;
-                (n > 0).then(|| (p.name(), n))
-            })
-            .collect()
-    }
-}
-
 /// Connections to one server over its paths, plus the mounted export.
 pub struct Pool {
     rt: tokio::runtime::Runtime,
     client: Nfs3Client,
-    health: Arc<Health>,
-    channels: Vec<Channel>,
-    cred: Credential,
-    next: AtomicUsize,
-    procs: ProcCounters,
+    router: Arc<Router>,
     nfs_port: u16,
     mount_port: Option<u16>,
 }
@@ -211,32 +157,14 @@ impl Pool {
                     }
                 }
             }
-            let (mount_path, (mut client, rest)) = match (mounted, first_err) {
+            let (_, (client, rest)) = match (mounted, first_err) {
                 (Some(m), _) => m,
                 (None, Some(e)) => return Err(e),
                 (None, None) => unreachable!("a pool has at least one path"),
             };
             // The port the mount found (from the URL or the portmapper).
-            let port = client.channel().pick().addr().port();
+            let port = client.router().server_addr(0).port();
             let mut down_at_open = Vec::new();
-            // A metadata channel on every other path, in path order after the mount's.
-            let mut other = Vec::new();
-            for k in 1..paths.len() {
-                let p = &paths[(mount_path + k) % paths.len()];
-                let mut cfg = data_cfg.clone();
-                cfg.bind = p.local;
-                let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
-                    Ok(c) => c,
-                    Err(_) => Connection::unconnected(p.nfs_addr(port), cfg),
-                };
-                other.push(RpcChannel::new(
-                    vec![conn],
-                    nfs3::PROGRAM,
-                    nfs3::VERSION,
-                    cred.clone(),
-                ));
-            }
-            client.add_paths(other);
             let mut channels = Vec::new();
             // Callers run every data connection on one thread at a time: a wake-up for one
             // reads the others too.
@@ -258,32 +186,46 @@ impl Pool {
                             return Err(call_error("NFS", &p.label(), CallError::Transport(e)))
                         }
                     };
-                    channels.push(Channel {
-                        conn,
-                        path: i,
-                        outstanding: AtomicU32::new(0),
-                    });
+                    channels.push((i, conn));
                 }
             }
             Ok::<_, NfsError>((client, rest, paths, channels, port, down_at_open))
         })?;
-        let health = Arc::new(Health::new(paths.into_iter().map(PathState::new).collect()));
+        // Metadata and data share the connections: a call that meets a dead path moves
+        // to the next one, whichever kind it is.
+        let router = Router::new(
+            nfs3::PROGRAM,
+            nfs3::VERSION,
+            cred,
+            paths.into_iter().map(PathState::new).collect(),
+            channels,
+            &nfs3_proc_names(),
+        )
+        .with_runs_on_callers(options.workers == 0);
+        let router = Arc::new(router);
+        let health = router.health().clone();
         for (path, reason) in &down_at_open {
             health.failed(*path, reason, false);
         }
         if health.paths.len() > 1 {
-            let conns = channels.iter().map(|c| (c.path, c.conn.clone())).collect();
-            rt.spawn(crate::failover::probe(health.clone(), conns, cred.clone()));
+            let conns = router
+                .channels()
+                .iter()
+                .map(|c| (c.path, c.conn.clone()))
+                .collect();
+            rt.spawn(crate::failover::probe(
+                health,
+                conns,
+                router.credential().clone(),
+            ));
         }
+        let mut client = client;
+        client.use_router(router.clone());
         Ok((
             Pool {
                 rt,
                 client,
-                health,
-                channels,
-                cred,
-                next: AtomicUsize::new(0),
-                procs: ProcCounters::default(),
+                router,
                 nfs_port,
                 mount_port: url.mount_port,
             },
@@ -302,16 +244,21 @@ impl Pool {
         &self.client
     }
 
+    /// The connections over every path, shared by metadata and data calls.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
     pub fn paths(&self) -> &[PathState] {
-        &self.health.paths
+        self.router.paths()
     }
 
     pub fn channels(&self) -> &[Channel] {
-        &self.channels
+        self.router.channels()
     }
 
     pub fn procs(&self) -> &ProcCounters {
-        &self.procs
+        self.router.procs()
     }
 
     pub fn nfs_port(&self) -> u16 {
@@ -322,120 +269,27 @@ impl Pool {
         self.mount_port
     }
 
-    /// The channel with the fewest outstanding requests on a path that is
-    /// up; when every path is down, on any path (its connection retries).
-    pub fn pick(&self, avoid_path: Option<usize>) -> usize {
-        let n = self.channels.len();
-        if n == 1 {
-            return 0;
-        }
-        let start = self.next.fetch_add(1, Relaxed) % n;
-        let mut best = None;
-        let mut best_load = u32::MAX;
-        for k in 0..n {
-            let i = (start + k) % n;
-            let ch = &self.channels[i];
-            if !self.health.paths[ch.path].is_up() || Some(ch.path) == avoid_path {
-                continue;
-            }
-            let load = ch.outstanding();
-            if load < best_load {
-                best_load = load;
-                best = Some(i);
-                if load == 0 {
-                    break;
-                }
-            }
-        }
-        best.unwrap_or(start)
-    }
-
     /// True when the pool has no threads of its own: its connections move only while a
     /// caller waits in [`Pool::block_on`].
     pub fn runs_on_callers(&self) -> bool {
-        self.rt.handle().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
-    }
-
-    /// Encodes an NFSv3 call with the pool's credential.
-    pub fn encode(&self, proc_: Proc, args: impl FnOnce(&mut BytesMut), payload: Bytes) -> CallBuf {
-        let mut head = BytesMut::with_capacity(HEAD_CAPACITY);
-        encode_call(
-            &mut head,
-            0,
-            nfs3::PROGRAM,
-            nfs3::VERSION,
-            proc_ as u32,
-            &self.cred,
-        );
-        args(&mut head);
-        let mut call = CallBuf::new(head);
-        call.payload = payload;
-        call
-    }
-
-    /// Sends a call on channel `ch`; [`Pool::done`] must follow its completion.
-    pub fn submit_on(&self, ch: usize, proc_: Proc, call: CallBuf, reply: ReplyTo) {
-        let channel = &self.channels[ch];
-        channel.outstanding.fetch_add(1, Relaxed);
-        self.procs.count(proc_);
-        channel.conn.submit(call, reply);
-    }
-
-    /// Counts a call that will go on channel `ch` in a batch
-    /// ([`Pool::submit_batch`]): [`Pool::pick`] sees it at once, and
-    /// [`Pool::done`] must follow its completion.
-    pub fn reserve(&self, ch: usize, proc_: Proc) {
-        self.channels[ch].outstanding.fetch_add(1, Relaxed);
-        self.procs.count(proc_);
-    }
-
-    /// Sends the calls of `batch` (each counted with [`Pool::reserve`]) on
-    /// channel `ch` at once, leaving `batch` empty.
-    pub fn submit_batch(&self, ch: usize, batch: &mut CallBatch) {
-        self.channels[ch].conn.submit_batch(batch);
-    }
-
-    /// A request on channel `ch` completed (successfully or not).
-    pub fn done(&self, ch: usize) {
-        if let Some(c) = self.channels.get(ch) {
-            c.outstanding.fetch_sub(1, Relaxed);
-        }
-    }
-
-    /// A transport failure on channel `ch`: its path stops getting new
-    /// requests, and the event is recorded. Returns another channel to
-    /// re-issue on, if some other path is up.
-    pub fn path_failed(&self, ch: usize, reason: &str) -> Option<usize> {
-        let path = self.channels.get(ch)?.path;
-        self.health.failed(path, reason, false);
-        let other = self.pick(Some(path));
-        let moved = self.health.paths[self.channels[other].path].is_up() && other != ch;
-        if moved {
-            self.health.failed(path, reason, true);
-        }
-        moved.then_some(other)
-    }
-
-    /// A reply arrived on channel `ch`. With one path, a path that was
-    /// down is up again. With several, only the probe brings a path back:
-    /// a late reply to a call sent before the path died proves nothing.
-    pub fn path_answered(&self, ch: usize) {
-        if self.health.paths.len() > 1 {
-            return;
-        }
-        if let Some(c) = self.channels.get(ch) {
-            self.health.answered(c.path);
-        }
+        self.router.runs_on_callers()
     }
 
     /// Path events so far, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
-        self.health.events()
+        self.router.events()
     }
 
-    /// The server's NFS address on the path of channel `ch`.
-    pub fn server_addr(&self, ch: usize) -> SocketAddr {
-        self.channels[ch].conn.addr()
+    /// A data path with `depth` slots on the pool's connections, with READs and WRITEs
+    /// of at most `max_transfer` bytes (within the server's rtmax/wtmax).
+    pub fn data_path(&self, depth: u32, max_transfer: u32) -> DataPath {
+        DataPath::new(
+            self.router.clone(),
+            depth,
+            self.client.read_size(max_transfer),
+            self.client.write_size(max_transfer),
+            self.client.options().retry,
+        )
     }
 }
 

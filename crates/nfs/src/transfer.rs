@@ -13,7 +13,7 @@ use crate::channel::Results;
 use crate::client::Nfs3Client;
 use crate::error::NfsError;
 use crate::mount::call_error;
-use crate::proto::nfs3::{FileHandle, StableHow, Verifier};
+use crate::proto::nfs3::{FileHandle, Proc, StableHow, Verifier};
 
 /// How a transfer is pipelined.
 #[derive(Clone, Copy, Debug)]
@@ -85,9 +85,13 @@ impl WriteTracker {
 
 type Pending = (u64, Bytes, oneshot::Receiver<CallResult>);
 
-fn submit(client: &Nfs3Client, call: dbio_rpc::conn::CallBuf) -> oneshot::Receiver<CallResult> {
+fn submit(
+    client: &Nfs3Client,
+    proc_: Proc,
+    call: dbio_rpc::conn::CallBuf,
+) -> oneshot::Receiver<CallResult> {
     let (tx, rx) = oneshot::channel();
-    client.channel().submit(call, ReplyTo::Once(tx));
+    client.submit(proc_, call, ReplyTo::Once(tx));
     rx
 }
 
@@ -127,7 +131,7 @@ pub async fn download(
     loop {
         while queue.len() < depth && next < size {
             let len = chunk.min(size - next) as u32;
-            let rx = submit(client, client.read_call(fh, next, len));
+            let rx = submit(client, Proc::Read, client.read_call(fh, next, len));
             queue.push_back((next, Bytes::new(), rx));
             next += u64::from(len);
         }
@@ -226,7 +230,11 @@ pub async fn upload(
             if data.is_empty() {
                 break;
             }
-            let rx = submit(client, client.write_call(fh, offset, &data, opts.stable));
+            let rx = submit(
+                client,
+                Proc::Write,
+                client.write_call(fh, offset, &data, opts.stable),
+            );
             offset += data.len() as u64;
             queue.push_back((offset - data.len() as u64, data, rx));
         }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dbio_nfs::proto::nfs3::{self, encode_res_fail, Ftype3, Nfsstat3};
+use dbio_nfs::retry::Backoff;
 use dbio_nfs::{ClientOptions, Nfs3Client};
 use server::{attrs, nfs_server, Step};
 
@@ -37,8 +38,11 @@ fn jukebox_is_retried_with_backoff() {
         .unwrap();
     rt.block_on(async {
         let options = ClientOptions {
-            jukebox_retries: 3,
-            jukebox_delay: Duration::from_millis(20),
+            retry: Backoff {
+                first: Duration::from_millis(20),
+                max: Duration::from_secs(1),
+                retries: 3,
+            },
             ..ClientOptions::default()
         };
         let (c, _) = Nfs3Client::mount(&url, options).await.unwrap();

@@ -324,7 +324,7 @@ pub fn nfs_server(hook: impl Fn(&CallMsg, &mut Peer) -> Step + Send + Sync + 'st
 pub fn client_options() -> ClientOptions {
     ClientOptions {
         conn: conn_config(),
-        jukebox_retries: 0,
+        retry: dbio_nfs::retry::Backoff::NONE,
         ..ClientOptions::default()
     }
 }

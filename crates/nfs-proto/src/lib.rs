@@ -1,4 +1,5 @@
-//! Wire formats of the RPC programs dbio speaks: pure encoders and decoders, no I/O.
+//! dbio-nfs-proto: wire formats of the RPC programs dbio speaks: pure encoders and
+//! decoders, no I/O (the client, with its connections, is `dbio-nfs`).
 //!
 //! - [`portmap`]: portmapper v2 (program 100000): GETPORT, DUMP, SET, UNSET.
 //! - [`mount3`]: MOUNT v3 (program 100005): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT.

@@ -1,0 +1,597 @@
+//! The data path: READ and WRITE of byte ranges of files, many outstanding, from a
+//! plain thread, in terms that do not depend on the NFS version.
+//!
+//! One [`DataPath`] per user thread, all on one [`Router`] (a pool's connections): files
+//! are added by handle ([`DataPath::add_file`]) and named by [`FileId`] afterwards; each
+//! I/O occupies a slot (`0..depth`, like an engine's buffer slots) until its [`Outcome`]
+//! comes back from [`DataPath::wait`]. An I/O larger than the transfer size goes as
+//! several RPCs. Every RPC is routed by its (file, offset) ([`Route`]); one that meets a
+//! dead path is re-issued on another path, one the server answers "try again later"
+//! (JUKEBOX) or that finds every path down is re-sent after the client's [`Backoff`].
+//! Replies land in the data path's own completion queue and are handled on the waiting
+//! thread. A READ done in one RPC hands its data on as a slice of the reply record (no
+//! copy); WRITE data is sent from the caller's `Bytes`, never copied.
+//!
+//! The wire format is NFSv3 (module `v3` below); NFSv4.1 adds its own encoding of the
+//! same operations behind the same API.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
+
+use crate::retry::Backoff;
+pub use crate::router::{FileId, Route};
+use crate::router::{ProcId, Router};
+
+/// How durable a WRITE must be when it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stability {
+    /// In the server's memory; a later COMMIT makes it durable.
+    Unstable,
+    /// The data on stable storage (not necessarily the metadata).
+    DataSync,
+    /// Data and metadata on stable storage.
+    FileSync,
+}
+
+/// Why an I/O failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DataError {
+    /// An RPC of the I/O failed (server status, transport, malformed reply); `offset`
+    /// is where that RPC's range starts.
+    #[error("{reason}")]
+    Io { offset: u64, reason: String },
+    /// The server moved fewer bytes than asked: `done` from the I/O's start.
+    #[error("short transfer: {done} bytes")]
+    Short { done: u32 },
+    /// The slot already has an I/O in flight.
+    #[error("slot busy")]
+    Busy,
+    /// A slot or file the data path does not have.
+    #[error("{0}")]
+    BadRequest(String),
+}
+
+/// Data of a completed READ.
+#[derive(Clone, Debug, Default)]
+pub enum ReadData {
+    /// A write, or a failed read.
+    #[default]
+    None,
+    /// The whole range in one piece (a slice of the reply record).
+    One(Bytes),
+    /// Several pieces `(offset from the I/O's start, data)`, in any order.
+    Parts(Vec<(u32, Bytes)>),
+}
+
+/// A finished I/O.
+#[derive(Debug)]
+pub struct Outcome {
+    pub slot: u32,
+    /// Bytes moved (the whole length), or why not.
+    pub result: Result<u32, DataError>,
+    /// What a READ brought (also on a short read: the pieces that came).
+    pub data: ReadData,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    Read,
+    Write,
+}
+
+/// One I/O: a byte range of a file, in one direction.
+#[derive(Clone, Copy, Debug)]
+struct Io {
+    file: FileId,
+    offset: u64,
+    len: u32,
+    dir: Dir,
+    stable: Stability,
+}
+
+/// One I/O in flight on a slot; it may be split into several RPCs.
+#[derive(Default)]
+struct Op {
+    io: Option<Io>,
+    /// RPCs not yet answered.
+    parts_left: u32,
+    error: Option<DataError>,
+    /// A WRITE's data (sent part by part, re-sent from here when re-issued).
+    payload: Bytes,
+    read: ReadData,
+}
+
+/// Tag of one RPC: slot, part of the slot's I/O, channel it went on.
+fn tag(slot: u32, part: u32, ch: usize) -> u64 {
+    u64::from(slot) << 32 | u64::from(part & 0xffff) << 16 | (ch as u64 & 0xffff)
+}
+
+fn untag(t: u64) -> (u32, u32, usize) {
+    (
+        (t >> 32) as u32,
+        (t >> 16 & 0xffff) as u32,
+        (t & 0xffff) as usize,
+    )
+}
+
+/// What one RPC's reply means for its I/O.
+enum PartResult {
+    Done,
+    /// The server asks to try again later.
+    Retry,
+}
+
+/// READ and WRITE of byte ranges over a [`Router`], for one thread.
+pub struct DataPath {
+    router: Arc<Router>,
+    queue: Arc<CompletionQueue>,
+    files: Vec<v3::Handle>,
+    ops: Vec<Op>,
+    /// Largest READ and WRITE sent in one RPC.
+    rsize: u32,
+    wsize: u32,
+    in_flight: u32,
+    retry: Backoff,
+    /// Counters of READ and WRITE.
+    procs: (ProcId, ProcId),
+    replies: Vec<(u64, CallResult)>,
+    /// Re-issue counts per (slot, part), kept only while a part is retried.
+    retries: Vec<(u64, u32)>,
+    /// Parts to re-send at a given time (after JUKEBOX, or with every path down).
+    deferred: Vec<(Instant, u32, u32)>,
+    /// Calls not yet handed to their connection, one batch per channel: each
+    /// connection's task is sent (and woken) once per flush, not once per call.
+    batches: Vec<CallBatch>,
+}
+
+impl DataPath {
+    /// A data path with `depth` slots on `router`, sending at most `rsize`/`wsize`
+    /// bytes per READ/WRITE, re-sending after `retry`.
+    pub fn new(router: Arc<Router>, depth: u32, rsize: u32, wsize: u32, retry: Backoff) -> Self {
+        let depth = depth.max(1) as usize;
+        DataPath {
+            queue: Arc::new(CompletionQueue::new()),
+            files: Vec::new(),
+            ops: (0..depth).map(|_| Op::default()).collect(),
+            rsize: rsize.max(1),
+            wsize: wsize.max(1),
+            in_flight: 0,
+            retry,
+            procs: (router.proc_id(v3::READ), router.proc_id(v3::WRITE)),
+            replies: Vec::with_capacity(depth),
+            retries: Vec::new(),
+            deferred: Vec::new(),
+            batches: (0..router.channels().len())
+                .map(|_| CallBatch::with_capacity(depth))
+                .collect(),
+            router,
+        }
+    }
+
+    /// Adds a file by its handle (as the server gave it); `None` if the handle is not
+    /// one of this protocol's.
+    pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
+        let fh = v3::handle(handle)?;
+        self.files.push(fh);
+        Some(FileId(self.files.len() as u32 - 1))
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.ops.len() as u32
+    }
+
+    /// I/Os submitted and not yet returned by [`DataPath::wait`].
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// Reads `len` bytes at `offset` of `file` on `slot`.
+    pub fn read(
+        &mut self,
+        slot: u32,
+        file: FileId,
+        offset: u64,
+        len: u32,
+    ) -> Result<(), DataError> {
+        let io = Io {
+            file,
+            offset,
+            len,
+            dir: Dir::Read,
+            stable: Stability::Unstable,
+        };
+        self.start(slot, io, Bytes::new())
+    }
+
+    /// Writes `data` at `offset` of `file` on `slot`.
+    pub fn write(
+        &mut self,
+        slot: u32,
+        file: FileId,
+        offset: u64,
+        data: Bytes,
+        stable: Stability,
+    ) -> Result<(), DataError> {
+        let len = u32::try_from(data.len())
+            .map_err(|_| DataError::BadRequest(format!("{} bytes in one I/O", data.len())))?;
+        let io = Io {
+            file,
+            offset,
+            len,
+            dir: Dir::Write,
+            stable,
+        };
+        self.start(slot, io, data)
+    }
+
+    fn start(&mut self, slot: u32, io: Io, payload: Bytes) -> Result<(), DataError> {
+        let depth = self.ops.len();
+        let parts = io.len.div_ceil(self.part_size(io.dir)).max(1);
+        let nfiles = self.files.len();
+        let Some(op) = self.ops.get_mut(slot as usize) else {
+            return Err(DataError::BadRequest(format!(
+                "slot {slot} out of range (depth {depth})"
+            )));
+        };
+        if op.io.is_some() {
+            return Err(DataError::Busy);
+        }
+        if io.file.0 as usize >= nfiles {
+            return Err(DataError::BadRequest(format!(
+                "file {} of {nfiles}",
+                io.file.0
+            )));
+        }
+        *op = Op {
+            io: Some(io),
+            parts_left: parts,
+            error: None,
+            payload,
+            read: ReadData::None,
+        };
+        self.in_flight += 1;
+        for part in 0..parts {
+            self.send_part(slot, part, None);
+        }
+        Ok(())
+    }
+
+    /// Ends a batch of submissions: hands the calls to their connections, unless the
+    /// connections move only while someone waits (then [`DataPath::wait`] hands them
+    /// over from inside the runtime: cheaper, same start time).
+    pub fn commit(&mut self) {
+        if !self.router.runs_on_callers() {
+            self.flush();
+        }
+    }
+
+    /// Hands every queued call to its connection.
+    pub fn flush(&mut self) {
+        for (ch, batch) in self.batches.iter_mut().enumerate() {
+            if !batch.is_empty() {
+                self.router.submit_batch(ch, batch);
+            }
+        }
+    }
+
+    fn part_size(&self, dir: Dir) -> u32 {
+        match dir {
+            Dir::Read => self.rsize,
+            Dir::Write => self.wsize,
+        }
+    }
+
+    /// Queues part `part` of the I/O on `slot`, on channel `ch` or the one its route picks.
+    fn send_part(&mut self, slot: u32, part: u32, ch: Option<usize>) {
+        let op = &self.ops[slot as usize];
+        let Some(io) = op.io else {
+            return;
+        };
+        let size = self.part_size(io.dir);
+        let start = part * size;
+        let len = size.min(io.len - start);
+        let offset = io.offset + u64::from(start);
+        let fh = &self.files[io.file.0 as usize];
+        let router = &self.router;
+        let ch = ch.unwrap_or_else(|| router.pick(Route::new(io.file, offset), None));
+        let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, ch));
+        let (proc_, call) = match io.dir {
+            Dir::Read => (self.procs.0, v3::read_call(router, fh, offset, len)),
+            Dir::Write => {
+                let data = op.payload.slice(start as usize..(start + len) as usize);
+                let call = v3::write_call(router, fh, offset, data, io.stable);
+                (self.procs.1, call)
+            }
+        };
+        router.reserve(ch, proc_);
+        self.batches[ch].push(call, reply);
+    }
+
+    /// Waits until at least `min` I/Os (at most those in flight) have finished or
+    /// `timeout` has passed, appending them to `out`; returns how many. Runs inside the
+    /// router's runtime (with a pool that has no threads of its own, this thread moves
+    /// the connections meanwhile).
+    pub async fn wait(&mut self, min: usize, timeout: Duration, out: &mut Vec<Outcome>) -> usize {
+        let deadline = Instant::now() + timeout;
+        let min = min.min(self.in_flight as usize);
+        let mut got = 0;
+        loop {
+            let next_due = self.send_due();
+            // Calls not committed yet, re-issues and re-sends go out before waiting.
+            self.flush();
+            let until = next_due.map_or(deadline, |d| d.min(deadline));
+            let left = until.saturating_duration_since(Instant::now());
+            // Each I/O needs at least one reply: waiting for `min - got` replies never
+            // waits past the I/Os asked for.
+            let want = min.saturating_sub(got);
+            let mut replies = std::mem::take(&mut self.replies);
+            self.queue.wait_async(want, left, &mut replies).await;
+            for (t, r) in replies.drain(..) {
+                if let Some(o) = self.on_reply(t, r) {
+                    out.push(o);
+                    got += 1;
+                }
+            }
+            self.replies = replies;
+            if got >= min || Instant::now() >= deadline {
+                break;
+            }
+        }
+        // Re-issues made while handling these replies.
+        self.flush();
+        got
+    }
+
+    /// Handles one RPC reply; returns the outcome when it was the last part of its I/O.
+    fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Outcome> {
+        let (slot, part, ch) = untag(t);
+        self.router.done(ch);
+        let io = self.ops.get(slot as usize)?.io?;
+        let outcome = match result {
+            Ok(reply) => {
+                self.router.path_answered(ch);
+                self.part_reply(slot, part, io, reply.record)
+            }
+            Err(e) => {
+                // The path is in trouble: re-issue on another path if one is up.
+                if self.may_reissue(t) {
+                    if let Some(other) = self.router.path_failed(ch, &e.to_string()) {
+                        self.send_part(slot, part, Some(other));
+                        return None;
+                    }
+                    if self.router.paths().len() > 1 {
+                        // Every path is down: wait for the probe to bring one back.
+                        self.defer(t, slot, part);
+                        return None;
+                    }
+                }
+                Err(self.io_error(io, part, e.to_string()))
+            }
+        };
+        let op = &mut self.ops[slot as usize];
+        match outcome {
+            Ok(PartResult::Done) => {}
+            Ok(PartResult::Retry) => {
+                self.defer(t, slot, part);
+                return None;
+            }
+            Err(e) => {
+                op.error.get_or_insert(e);
+            }
+        }
+        op.parts_left -= 1;
+        if op.parts_left > 0 {
+            return None;
+        }
+        let result = match op.error.take() {
+            Some(e) => Err(e),
+            None => Ok(io.len),
+        };
+        op.io = None;
+        op.payload = Bytes::new();
+        let data = std::mem::take(&mut op.read);
+        self.in_flight -= 1;
+        if !self.retries.is_empty() {
+            self.retries.retain(|(k, _)| (k >> 32) as u32 != slot);
+        }
+        Some(Outcome { slot, result, data })
+    }
+
+    /// Re-sends part `part` of `slot` after the back-off.
+    fn defer(&mut self, t: u64, slot: u32, part: u32) {
+        let delay = self.retry.delay(self.retry_count(t).saturating_sub(1));
+        self.deferred.push((Instant::now() + delay, slot, part));
+    }
+
+    /// Re-issues so far of the RPC tagged `t`.
+    fn retry_count(&self, t: u64) -> u32 {
+        let key = t & !0xffff;
+        self.retries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// Re-sends deferred parts that are due; returns when the next one is.
+    fn send_due(&mut self) -> Option<Instant> {
+        if self.deferred.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].0 <= now {
+                let (_, slot, part) = self.deferred.swap_remove(i);
+                self.send_part(slot, part, None);
+            } else {
+                i += 1;
+            }
+        }
+        self.deferred.iter().map(|d| d.0).min()
+    }
+
+    /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
+    fn may_reissue(&mut self, t: u64) -> bool {
+        let key = t & !0xffff;
+        match self.retries.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) if !self.retry.allows(*n) => false,
+            Some((_, n)) => {
+                *n += 1;
+                true
+            }
+            None if !self.retry.allows(0) => false,
+            None => {
+                self.retries.push((key, 1));
+                true
+            }
+        }
+    }
+
+    /// Decodes a READ or WRITE reply for one part.
+    fn part_reply(
+        &mut self,
+        slot: u32,
+        part: u32,
+        io: Io,
+        record: Bytes,
+    ) -> Result<PartResult, DataError> {
+        let size = self.part_size(io.dir);
+        let start = part * size;
+        let want = size.min(io.len - start);
+        let procs = self.router.procs();
+        match v3::decode(io.dir, record, want) {
+            Err(why) => Err(self.io_error(io, part, why)),
+            Ok(v3::Reply::Busy) => {
+                if self.may_reissue(tag(slot, part, 0)) {
+                    Ok(PartResult::Retry)
+                } else {
+                    Err(self.io_error(io, part, "server busy (NFS3ERR_JUKEBOX)"))
+                }
+            }
+            Ok(v3::Reply::Read(data)) => {
+                let got = data.len() as u32;
+                procs.read_bytes.fetch_add(u64::from(got), Relaxed);
+                let op = &mut self.ops[slot as usize];
+                if want == io.len {
+                    op.read = ReadData::One(data);
+                } else if got > 0 {
+                    match &mut op.read {
+                        ReadData::Parts(v) => v.push((start, data)),
+                        r => *r = ReadData::Parts(vec![(start, data)]),
+                    }
+                }
+                if got < want {
+                    return Err(DataError::Short { done: start + got });
+                }
+                Ok(PartResult::Done)
+            }
+            Ok(v3::Reply::Written(count)) => {
+                procs.write_bytes.fetch_add(u64::from(count), Relaxed);
+                if count < want {
+                    return Err(DataError::Short {
+                        done: start + count,
+                    });
+                }
+                Ok(PartResult::Done)
+            }
+        }
+    }
+
+    fn io_error(&self, io: Io, part: u32, why: impl ToString) -> DataError {
+        DataError::Io {
+            offset: io.offset + u64::from(part * self.part_size(io.dir)),
+            reason: why.to_string(),
+        }
+    }
+}
+
+/// The NFSv3 encoding of the data path's operations.
+mod v3 {
+    use bytes::Bytes;
+    use dbio_rpc::conn::CallBuf;
+    use dbio_xdr::XdrEncode;
+
+    use super::{Dir, Stability};
+    use crate::channel::Results;
+    use crate::client::{is_jukebox, read_reply_hint};
+    use crate::proto::nfs3::{
+        decode_res, Data, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteArgs, WriteOk,
+    };
+    use crate::router::Router;
+
+    pub type Handle = FileHandle;
+    pub const READ: &str = "READ";
+    pub const WRITE: &str = "WRITE";
+
+    pub fn handle(bytes: &[u8]) -> Option<Handle> {
+        FileHandle::new(bytes)
+    }
+
+    pub fn read_call(router: &Router, fh: &Handle, offset: u64, count: u32) -> CallBuf {
+        let args = ReadArgs {
+            file: *fh,
+            offset,
+            count,
+        };
+        let mut call = router.encode(Proc::Read as u32, |b| args.encode(b), Bytes::new());
+        call.reply_hint = read_reply_hint(count);
+        call
+    }
+
+    pub fn write_call(
+        router: &Router,
+        fh: &Handle,
+        offset: u64,
+        data: Bytes,
+        stable: Stability,
+    ) -> CallBuf {
+        let stable = match stable {
+            Stability::Unstable => StableHow::Unstable,
+            Stability::DataSync => StableHow::DataSync,
+            Stability::FileSync => StableHow::FileSync,
+        };
+        let args = WriteArgs {
+            file: *fh,
+            offset,
+            stable,
+            data: Data(&data[..]),
+        };
+        router.encode(Proc::Write as u32, |b| args.encode_head(b), data.clone())
+    }
+
+    pub enum Reply {
+        /// JUKEBOX: try again later.
+        Busy,
+        /// READ data (at most what was asked).
+        Read(Bytes),
+        /// Bytes a WRITE wrote.
+        Written(u32),
+    }
+
+    /// Decodes a READ or WRITE reply of a part of `want` bytes.
+    pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, String> {
+        let res = Results::from_record(record).map_err(|e| e.to_string())?;
+        if is_jukebox(res.bytes()) {
+            return Ok(Reply::Busy);
+        }
+        match dir {
+            Dir::Read => match decode_res::<ReadOk>(res.bytes()) {
+                Ok(Ok(ok)) => {
+                    let got = ok.data.0.len().min(want as usize);
+                    Ok(Reply::Read(res.share(&ok.data.0[..got])))
+                }
+                Ok(Err(status)) => Err(status.to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+            Dir::Write => match decode_res::<WriteOk>(res.bytes()) {
+                Ok(Ok(ok)) => Ok(Reply::Written(ok.count)),
+                Ok(Err(status)) => Err(status.to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+        }
+    }
+}
