@@ -2,6 +2,7 @@
 //! its own, its result kept in the sweep directory.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -250,7 +251,17 @@ impl Executor for Processes {
             Ok(f) => f,
             Err(e) => return Outcome::Failed(format!("{}: {e}", log_path.display())),
         };
-        let child = Command::new(&self.exe)
+        let mut cmd = Command::new(&self.exe);
+        // A run must not outlive a sweep killed outright: its resume would start the same
+        // run again while the orphan still writes.
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd
             .arg(&self.command)
             .args(args)
             .arg("--json")

@@ -1,5 +1,6 @@
 //! dbio: is this storage good enough for my database, and what is the best way to reach it?
 
+mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_nfs;
@@ -16,11 +17,14 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "dbio",
     version,
-    about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client",
-    long_about = "Database-shaped storage I/O: calibrate, run, report, and a direct NFS client.\n\n\
+    about = "Database-shaped storage I/O: calibrate, run, sweep, compare, report, and a direct NFS client",
+    long_about = "Database-shaped storage I/O: calibrate, run, sweep, compare, report, and a direct \
+        NFS client.\n\n\
         Start with `dbio calibrate` (max IOPS, max MB/s and the latency at max IOPS, in about a \
         minute, on a temporary local data set), then `dbio run --profile oltp` for the I/O an \
-        Oracle instance does. `dbio <command> --help` explains every option."
+        Oracle instance does. `dbio sweep` runs configurations against each other (A or B?) \
+        and `dbio compare` tells which differences stand out of the noise. `dbio <command> \
+        --help` explains every option."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -34,6 +38,7 @@ enum Command {
     Run(cmd_run::Args),
     Sweep(cmd_sweep::Args),
     Compare(cmd_compare::Args),
+    Awr(cmd_awr::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
@@ -50,6 +55,7 @@ fn main() {
         Command::Run(a) => cmd_run::main(a),
         Command::Sweep(a) => cmd_sweep::main(a),
         Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
+        Command::Awr(a) => cmd_awr::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),

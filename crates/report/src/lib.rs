@@ -35,6 +35,8 @@
 
 pub mod comparison;
 
+pub use fmt::{Align, Table};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -210,7 +212,7 @@ pub fn write_outputs(result: &AnyResult, outputs: &Outputs) -> Result<(), Report
 
 /// Write `data` to a temporary file in the same directory, then rename it
 /// over `path` (rename within a directory is atomic).
-fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ReportError> {
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ReportError> {
     let err = |source| ReportError::Write {
         path: path.to_path_buf(),
         source,

@@ -1,0 +1,340 @@
+//! `dbio sweep`, `dbio compare` and `dbio awr` end to end, against local files.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{dbio, json, s, scratch, signal, spawn};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A 64 MiB data set used by every configuration of a sweep (created once, reused).
+fn options(ds: &Path) -> String {
+    format!(
+        "--target {} --size 64MiB --workload single-block-read",
+        s(ds)
+    )
+}
+
+fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
+    cmp["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["config"] == config && p["metric"] == metric)
+        .unwrap_or_else(|| panic!("no pair {config} {metric}"))
+}
+
+#[test]
+fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    let opts = options(&dir.path().join("ds"));
+    // Two identical configurations and one with eight times the outstanding I/Os,
+    // interleaved: drift falls on all alike.
+    let o = dbio(&[
+        "sweep",
+        "--out",
+        s(&out),
+        "--users",
+        "1",
+        "--repeats",
+        "6",
+        "--time",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--options",
+        &opts,
+        "--config",
+        "q1=--outstanding 1",
+        "--config",
+        "same=--outstanding 1",
+        "--config",
+        "q8=--outstanding 8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run 18/18"),
+        "progress names every run: {}",
+        stderr(&o)
+    );
+    let manifest = json(&out.join("sweep.json"));
+    let runs = manifest["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 18);
+    assert!(runs.iter().all(|r| r["status"] == "done"));
+    // Interleaved and rotated: the first load of repeat 1 is q1, same, q8; of repeat 2,
+    // same, q8, q1.
+    let order: Vec<&str> = runs
+        .iter()
+        .take(6)
+        .map(|r| r["config"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["q1", "same", "q8", "same", "q8", "q1"]);
+    let r = json(&out.join("runs/q8/u1-r2.json"));
+    assert_eq!(r["labels"]["config"], "q8");
+    assert_eq!(r["labels"]["repeat"], "2");
+    assert_eq!(r["config"]["outstanding"], 8);
+
+    let cmp_json = dir.path().join("cmp.json");
+    let html = dir.path().join("cmp.html");
+    let o = dbio(&[
+        "compare",
+        s(&out),
+        "--baseline",
+        "q1",
+        "--alpha",
+        "0.005",
+        "--json",
+        s(&cmp_json),
+        "--html",
+        s(&html),
+        "--csv",
+        s(&dir.path().join("cmp.csv")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Against q1"), "{text}");
+    let cmp = json(&cmp_json);
+    assert_eq!(cmp["observations"], 18);
+    let q8 = pair(&cmp, "q8", "iops");
+    assert_eq!(q8["verdict"], "better", "{q8}");
+    assert!(q8["ratio"]["mean"].as_f64().unwrap() > 1.5, "{q8}");
+    // The chance of calling identical configurations different here is the level, 0.5%.
+    let same = pair(&cmp, "same", "iops");
+    assert_eq!(same["verdict"], "within-noise", "{same}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.matches("<svg").count() >= 3,
+        "curves, impacts and histograms"
+    );
+}
+
+#[test]
+fn a_stopped_sweep_resumes_and_runs_every_run_exactly_once() {
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    let opts = options(&dir.path().join("ds"));
+    let args = [
+        "sweep",
+        "--out",
+        s(&out),
+        "--users",
+        "1,2",
+        "--repeats",
+        "2",
+        "--time",
+        "400ms",
+        "--options",
+        &opts,
+        "--config",
+        "a=--outstanding 1",
+        "--config",
+        "b=--outstanding 4",
+    ];
+    // The data set first, so that the stops below fall on runs.
+    assert!(dbio(
+        &["run", "--time", "100ms", "--loops", "10"]
+            .iter()
+            .copied()
+            .chain(opts.split(' '))
+            .collect::<Vec<_>>()
+    )
+    .status
+    .success());
+    let done_runs = |m: &Value| -> Vec<(String, f64)> {
+        m["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["status"] == "done")
+            .map(|r| {
+                (
+                    r["file"].as_str().unwrap().to_string(),
+                    r["started_unix"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Stopped with SIGINT (passed on to the run in flight), then killed outright.
+    for sig in [libc::SIGINT, libc::SIGKILL] {
+        let resume = ["sweep", "--resume", "--out", s(&out)];
+        let mut child = spawn(if sig == libc::SIGINT {
+            &args[..]
+        } else {
+            &resume[..]
+        });
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(100));
+            let m = std::fs::read(out.join("sweep.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+            if m.is_some_and(|m| done_runs(&m).len() >= if sig == libc::SIGINT { 1 } else { 3 }) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        assert_eq!(signal(&child, sig), 0);
+        let status = child.wait().unwrap();
+        if sig == libc::SIGINT {
+            assert_eq!(status.code(), Some(130));
+        }
+    }
+    let before = done_runs(&json(&out.join("sweep.json")));
+    assert!(
+        before.len() >= 3 && before.len() < 8,
+        "stopped mid-sweep: {before:?}"
+    );
+    let o = dbio(&["sweep", "--resume", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = done_runs(&json(&out.join("sweep.json")));
+    assert_eq!(after.len(), 8);
+    for (file, started) in &before {
+        let again = after.iter().find(|(f, _)| f == file).unwrap();
+        assert_eq!(again.1, *started, "{file} ran again");
+    }
+    for (file, _) in &after {
+        let r = json(&out.join(file));
+        assert_eq!(r["interrupted"], false, "{file}");
+    }
+    // Nothing half-written is left behind.
+    let partial = support_files(&out)
+        .into_iter()
+        .filter(|p| p.ends_with(".partial"))
+        .count();
+    assert_eq!(partial, 0);
+    let o = dbio(&["sweep", "--out", s(&out), "--config", "a=--outstanding 1"]);
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+}
+
+fn support_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(support_files(&p));
+        } else {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn compare_takes_sets_and_names_bad_input() {
+    let dir = scratch();
+    let opts = options(&dir.path().join("ds"));
+    for set in ["one", "four"] {
+        std::fs::create_dir(dir.path().join(set)).unwrap();
+        for r in 0..2 {
+            let file = dir.path().join(format!("{set}/r{r}.json"));
+            let q = if set == "one" { "1" } else { "4" };
+            let mut args = vec![
+                "run",
+                "--time",
+                "200ms",
+                "--outstanding",
+                q,
+                "--json",
+                s(&file),
+            ];
+            args.extend(opts.split(' '));
+            assert!(dbio(&args).status.success());
+        }
+    }
+    let a = dir.path().join("one");
+    let b = dir.path().join("four");
+    let (a0, a1) = (a.join("r0.json"), a.join("r1.json"));
+    let (b0, b1) = (b.join("r0.json"), b.join("r1.json"));
+    let o = dbio(&["compare", s(&a0), s(&a1), "--", s(&b0), s(&b1)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("baseline one") && text.contains("too few repeats"),
+        "{text}"
+    );
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"kind\": \"run\"").unwrap();
+    for (args, needle) in [
+        (vec!["compare", s(&a0), "--", s(&bad)], "bad.json: not JSON"),
+        (vec!["compare", s(&a0), "--"], "empty set"),
+        (vec!["compare", s(&a0), s(&a1)], "only one configuration"),
+        (
+            vec!["compare", s(&a0), "--", s(&b0), "--baseline", "two"],
+            "baseline \"two\" is not among",
+        ),
+        (
+            vec!["compare", s(&a0), "--", s(&b0), "--alpha", "2"],
+            "significance level",
+        ),
+    ] {
+        let o = dbio(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn awr_reports_become_a_comparison() {
+    let dir = scratch();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr");
+    let reports = dir.path().join("reports");
+    for (config, fixture) in [("NFS", "11g.txt"), ("DNFS", "19c.txt")] {
+        std::fs::create_dir_all(reports.join(config)).unwrap();
+        for users in [1, 8] {
+            for repeat in 1..=2 {
+                std::fs::copy(
+                    fixtures.join(fixture),
+                    reports.join(format!("{config}/awr_{users}_{repeat}.txt")),
+                )
+                .unwrap();
+            }
+        }
+    }
+    std::fs::copy(
+        fixtures.join("truncated.txt"),
+        reports.join("NFS/awr_16_1.txt"),
+    )
+    .unwrap();
+    let obs = dir.path().join("awr.json");
+    let group = r"(?P<config>[A-Z]+)/awr_(?P<users>\d+)_(?P<repeat>\d+)\.txt";
+    let o = dbio(&["awr", s(&reports), "--group", group, "--json", s(&obs)]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "one report is unreadable: {}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("awr_16_1.txt: line 19:"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dbio(&[
+        "compare",
+        s(&obs),
+        "--baseline",
+        "NFS",
+        "--md",
+        s(&dir.path().join("awr.md")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("DNFS") && text.contains("db file sequential read mean us"),
+        "{text}"
+    );
+    let o = dbio(&["awr", s(&reports), "--group", "(unclosed"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--group: not a regular expression"),
+        "{}",
+        stderr(&o)
+    );
+}
