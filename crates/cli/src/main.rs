@@ -3,6 +3,7 @@
 mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_matrix;
 mod cmd_nfs;
 mod cmd_report;
 mod cmd_run;
@@ -39,6 +40,7 @@ enum Command {
     Sweep(cmd_sweep::Args),
     Compare(cmd_compare::Args),
     Awr(cmd_awr::Args),
+    Matrix(cmd_matrix::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
@@ -56,6 +58,7 @@ fn main() {
         Command::Sweep(a) => cmd_sweep::main(a),
         Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
         Command::Awr(a) => cmd_awr::main(a),
+        Command::Matrix(a) => cmd_matrix::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),

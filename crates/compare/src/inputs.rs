@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::observation::{self, Observation};
+use crate::observation::{self, Observation, ResultView};
 use crate::CompareError;
 
 /// `kind` of a file that holds observations rather than one result.
@@ -124,14 +123,22 @@ fn read_file(
         path: at.clone(),
         error: e.to_string(),
     })?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| CompareError::Format {
+    let view: ResultView = serde_json::from_str(&text).map_err(|e| CompareError::Format {
         path: at.clone(),
-        what: format!("not JSON ({e})"),
+        what: if e.is_syntax() || e.is_eof() {
+            format!("not JSON ({e})")
+        } else {
+            format!("not a dbio result ({e})")
+        },
     })?;
-    match value.get("kind").and_then(Value::as_str) {
+    if found && view.interrupted() {
+        inputs.skipped.push(format!("{at}: an interrupted run"));
+        return Ok(());
+    }
+    match view.kind.as_deref() {
         Some(OBSERVATIONS_KIND) => {
             let file: ObservationFile =
-                serde_json::from_value(value).map_err(|e| CompareError::Format {
+                serde_json::from_str(&text).map_err(|e| CompareError::Format {
                     path: at.clone(),
                     what: format!("not an observations file ({e})"),
                 })?;
@@ -149,7 +156,7 @@ fn read_file(
                 .parent()
                 .and_then(|d| std::fs::canonicalize(d).ok())
                 .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
-            let mut o = observation::from_value(&value, &at, set.or(dir_name.as_deref()))?;
+            let mut o = observation::from_view(&view, &at, set.or(dir_name.as_deref()))?;
             if let Some(set) = set {
                 o.config = set.to_string();
             }

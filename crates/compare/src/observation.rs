@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::CompareError;
 
@@ -54,10 +53,61 @@ impl Direction {
     }
 }
 
-/// Per-class figures taken from a run result, in the order they are shown.
-const CLASS_FIGURES: [&str; 7] = [
-    "iops", "mbps", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us",
-];
+/// The parts of a run or calibrate result (any format version) a comparison reads; the
+/// rest (the raw recorder, series, views) is skipped unparsed, which keeps reading
+/// thousands of results fast.
+#[derive(Debug, Deserialize)]
+pub struct ResultView {
+    pub kind: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    interrupted: bool,
+    config: Option<ConfigView>,
+    iops: Option<f64>,
+    mbps: Option<f64>,
+    cpu_us_per_io: Option<f64>,
+    #[serde(default)]
+    classes: Vec<ClassView>,
+    max_iops: Option<f64>,
+    max_mbps: Option<f64>,
+    latency_us: Option<f64>,
+    latency_p99_us: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ConfigView {
+    users: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClassView {
+    class: String,
+    #[serde(default)]
+    ios: u64,
+    iops: Option<f64>,
+    mbps: Option<f64>,
+    mean_us: Option<f64>,
+    p50_us: Option<f64>,
+    p90_us: Option<f64>,
+    p95_us: Option<f64>,
+    p99_us: Option<f64>,
+    #[serde(default)]
+    histogram: Vec<BucketView>,
+}
+
+#[derive(Debug, Deserialize)]
+struct BucketView {
+    lower_us: u64,
+    upper_us: u64,
+    count: u64,
+}
+
+impl ResultView {
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+}
 
 /// Reads one result file into an observation. `config` names the configuration when the
 /// result carries no `config` label of its own.
@@ -67,16 +117,16 @@ pub fn from_file(path: &Path, config: Option<&str>) -> Result<Observation, Compa
         path: at.clone(),
         error: e.to_string(),
     })?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| CompareError::Format {
+    let view: ResultView = serde_json::from_str(&text).map_err(|e| CompareError::Format {
         path: at.clone(),
-        what: format!("not JSON ({e})"),
+        what: format!("not a dbio result ({e})"),
     })?;
-    from_value(&value, &at, config)
+    from_view(&view, &at, config)
 }
 
-/// An observation from a parsed result (`kind` "run" or "calibrate").
-pub fn from_value(
-    v: &Value,
+/// An observation from a result (`kind` "run" or "calibrate").
+pub fn from_view(
+    v: &ResultView,
     source: &str,
     config: Option<&str>,
 ) -> Result<Observation, CompareError> {
@@ -84,72 +134,66 @@ pub fn from_value(
         path: source.to_string(),
         what: what.to_string(),
     };
-    let labels = v.get("labels");
-    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let label = |k: &str| v.labels.get(k).map(String::as_str);
     let config = label("config")
         .or(config)
         .ok_or_else(|| {
             bad("no configuration: the result has no \"config\" label and none was given")
         })?
         .to_string();
+    if v.interrupted {
+        return Err(bad(
+            "an interrupted run: its figures cover only part of the time",
+        ));
+    }
     let repeat = label("repeat").and_then(|r| r.parse().ok());
+    let users_label = label("users").and_then(|u| u.parse().ok());
     let mut metrics = BTreeMap::new();
     let mut histograms = BTreeMap::new();
-    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
-    let load = match v.get("kind").and_then(Value::as_str) {
+    let mut put = |k: String, x: Option<f64>| {
+        if let Some(x) = x.filter(|x| x.is_finite()) {
+            metrics.insert(k, x);
+        }
+    };
+    let load = match v.kind.as_deref() {
         Some("run") => {
-            for k in ["iops", "mbps", "cpu_us_per_io"] {
-                if let Some(x) = num(v, k) {
-                    metrics.insert(k.to_string(), x);
+            put("iops".into(), v.iops);
+            put("mbps".into(), v.mbps);
+            put("cpu_us_per_io".into(), v.cpu_us_per_io);
+            for c in v.classes.iter().filter(|c| c.ios > 0) {
+                for (k, x) in [
+                    ("iops", c.iops),
+                    ("mbps", c.mbps),
+                    ("mean_us", c.mean_us),
+                    ("p50_us", c.p50_us),
+                    ("p90_us", c.p90_us),
+                    ("p95_us", c.p95_us),
+                    ("p99_us", c.p99_us),
+                ] {
+                    put(format!("{} {k}", c.class), x);
+                }
+                if !c.histogram.is_empty() {
+                    let b = c
+                        .histogram
+                        .iter()
+                        .map(|b| (b.lower_us, b.upper_us, b.count))
+                        .collect();
+                    histograms.insert(c.class.clone(), b);
                 }
             }
-            for class in v
-                .get("classes")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = class.get("class").and_then(Value::as_str) else {
-                    return Err(bad("a class without a name"));
-                };
-                if num(class, "ios").unwrap_or(0.0) == 0.0 {
-                    continue;
-                }
-                for k in CLASS_FIGURES {
-                    if let Some(x) = num(class, k) {
-                        metrics.insert(format!("{name} {k}"), x);
-                    }
-                }
-                let buckets: Vec<(u64, u64, u64)> = class
-                    .get("histogram")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|b| {
-                        Some((
-                            b.get("lower_us")?.as_u64()?,
-                            b.get("upper_us")?.as_u64()?,
-                            b.get("count")?.as_u64()?,
-                        ))
-                    })
-                    .collect();
-                if !buckets.is_empty() {
-                    histograms.insert(name.to_string(), buckets);
-                }
-            }
-            let cfg = v
-                .get("config")
-                .ok_or_else(|| bad("no \"config\" section"))?;
-            let users = num(cfg, "users").unwrap_or(1.0) as u32;
-            label("users").and_then(|u| u.parse().ok()).unwrap_or(users)
+            let users = v
+                .config
+                .as_ref()
+                .ok_or_else(|| bad("no \"config\" section"))?
+                .users;
+            users_label.or(users).unwrap_or(1)
         }
         Some("calibrate") => {
-            for k in ["max_iops", "max_mbps", "latency_us", "latency_p99_us"] {
-                if let Some(x) = num(v, k) {
-                    metrics.insert(k.to_string(), x);
-                }
-            }
-            label("users").and_then(|u| u.parse().ok()).unwrap_or(1)
+            put("max_iops".into(), v.max_iops);
+            put("max_mbps".into(), v.max_mbps);
+            put("latency_us".into(), v.latency_us);
+            put("latency_p99_us".into(), v.latency_p99_us);
+            users_label.unwrap_or(1)
         }
         Some(other) => {
             return Err(bad(&format!(

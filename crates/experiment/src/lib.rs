@@ -8,10 +8,12 @@
 //!   to a [`RunSpec`] once the target is open.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`ping`]: round trips in a closed loop with their latency figures.
+//! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
 
 mod calibrate;
 mod drive;
+pub mod matrix;
 pub mod ping;
 pub mod plan;
 mod run;
@@ -19,6 +21,7 @@ pub mod sweep;
 pub mod verify_map;
 
 pub use calibrate::{calibrate, CalibrateSpec};
+pub use matrix::{matrix, MatrixSpec, Shape};
 pub use plan::{RunOptions, RunPlan};
 pub use run::{run, RunOutput, RunSpec};
 

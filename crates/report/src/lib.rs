@@ -34,6 +34,7 @@
 //! ```
 
 pub mod comparison;
+pub mod matrix;
 
 pub use fmt::{Align, Table};
 

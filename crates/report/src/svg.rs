@@ -525,6 +525,93 @@ pub fn grouped_bars(
     out
 }
 
+/// A heatmap: one cell per (row, column) coloured by its value (light for low, dark for
+/// high, or the reverse with `low_is_good`), the value written in it; empty cells blank.
+pub fn heatmap(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    cols: &[String],
+    rows: &[String],
+    values: &[Vec<Option<f64>>],
+    low_is_good: bool,
+) -> String {
+    let h = TOP + BOTTOM + 34.0 * rows.len().max(1) as f64;
+    let mut out = String::new();
+    open(&mut out, title, h);
+    let f = Frame {
+        x_max: 1.0,
+        y_max: 1.0,
+        h,
+    };
+    axis_titles(&mut out, &f, x_label, y_label);
+    let all = values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let cw = (W - LEFT - RIGHT) / cols.len().max(1) as f64;
+    let ch = 34.0;
+    for (r, name) in rows.iter().enumerate() {
+        // The first row at the bottom, as an axis would have it.
+        let y = h - BOTTOM - ch * (r as f64 + 1.0);
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+            LEFT - 6.0,
+            y + ch / 2.0 + 4.0,
+            esc(name)
+        );
+        for (c, col) in cols.iter().enumerate() {
+            let Some(Some(v)) = values.get(r).and_then(|row| row.get(c)) else {
+                continue;
+            };
+            let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+            let t = if low_is_good { 1.0 - t } else { t };
+            // From #e8eff7 to #1f5fa8.
+            let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+            let fill = format!(
+                "#{:02x}{:02x}{:02x}",
+                mix(232.0, 31.0),
+                mix(239.0, 95.0),
+                mix(247.0, 168.0)
+            );
+            let ink = if t > 0.55 { "#ffffff" } else { "#1d2329" };
+            let x = LEFT + cw * c as f64;
+            let _ = write!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{} {}, {} {}: {}</title></rect>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\" fill=\"{ink}\" style=\"fill:{ink}\">{}</text>",
+                cw - 2.0,
+                ch - 2.0,
+                esc(x_label),
+                esc(col),
+                esc(y_label),
+                esc(name),
+                tip_number(*v),
+                x + cw / 2.0,
+                y + ch / 2.0 + 4.0,
+                tip_number(*v)
+            );
+        }
+    }
+    for (c, col) in cols.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
+            LEFT + cw * (c as f64 + 0.5),
+            h - BOTTOM + 16.0,
+            esc(col)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,6 +62,7 @@
 
 pub mod cpu;
 pub mod live;
+pub mod matrix;
 mod merge;
 pub mod raw;
 pub mod recorder;
@@ -70,6 +71,7 @@ mod upgrade;
 
 pub use cpu::{parse_proc_stat, process_cpu, CpuClock};
 pub use live::{progress_line, Live, LiveSnapshot, Progress};
+pub use matrix::{MatrixPoint, MatrixResult, MATRIX_KIND};
 pub use merge::merge_runs;
 pub use raw::{RawClass, RawError, RawFile, RawHistogram, RawRecorder, RawSecond};
 pub use recorder::{cpu_us_per_io, ClassDesc, Recorder};
