@@ -46,12 +46,12 @@ fn headline(m: &MatrixResult) -> String {
         .filter(|p| p.large > 0)
         .max_by(|a, b| a.large_mbps.total_cmp(&b.large_mbps));
     let mut s = format!(
-        "{} matrix of {} B random reads against {} B random reads, {} points of {} each, on {} ({})",
+        "{} matrix of {} B random reads against {} B random reads, {} points of {} s each, on {} ({})",
         m.shape,
         m.small_bytes,
         m.large_bytes,
         m.points.len(),
-        format!("{} s", fmt::secs(m.point_s)),
+        fmt::secs(m.point_s),
         m.target,
         m.engine
     );
