@@ -338,3 +338,62 @@ fn awr_reports_become_a_comparison() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_plan_file_runs_its_hooks_on_each_change_of_configuration() {
+    let dir = scratch();
+    let hooks = dir.path().join("hooks.txt");
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+users = "1,2"
+repeats = 1
+time = "150ms"
+[options]
+target = "{}"
+size = "64MiB"
+workload = "single-block-read"
+[[config]]
+name = "a"
+before = "echo $DBIO_SWEEP_CONFIG-$DBIO_SWEEP_USERS >> {}"
+[[config]]
+name = "b"
+outstanding = 4
+before = "echo $DBIO_SWEEP_CONFIG-$DBIO_SWEEP_USERS >> {}"
+"#,
+            s(&dir.path().join("ds")),
+            s(&hooks),
+            s(&hooks)
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = dbio(&["sweep", "--plan", s(&plan), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&hooks).unwrap(),
+        "a-1\nb-1\na-2\nb-2\n"
+    );
+    assert_eq!(
+        json(&out.join("runs/b/u2-r1.json"))["config"]["outstanding"],
+        4
+    );
+    // A mistake in the plan shows before anything runs, with its line.
+    std::fs::write(&plan, "users = \"1..2\"\nrepeat = 3\n").unwrap();
+    let o = dbio(&[
+        "sweep",
+        "--plan",
+        s(&plan),
+        "--out",
+        s(&dir.path().join("out2")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("plan.toml line 2: unknown field `repeat`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("out2").exists());
+}

@@ -5,7 +5,7 @@ use crate::fmt::csv_field;
 use crate::AnyResult;
 
 const RUN_HEADER: &str =
-    "class,wait_event,ios,bytes,iops,mbps,mean_us,p50_us,p90_us,p99_us,p999_us,min_us,max_us";
+    "class,wait_event,ios,bytes,iops,mbps,mean_us,p50_us,p90_us,p95_us,p99_us,p999_us,min_us,max_us";
 const CALIBRATE_HEADER: &str =
     "ramp,io_size,outstanding,duration_s,ios,iops,mbps,mean_us,p50_us,p99_us,cpu_us_per_io,within_cap";
 
@@ -18,7 +18,7 @@ pub fn csv(result: &AnyResult) -> String {
             out.push('\n');
             for c in &r.classes {
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                     csv_field(&c.class),
                     csv_field(&c.wait_event),
                     c.ios,
@@ -28,6 +28,7 @@ pub fn csv(result: &AnyResult) -> String {
                     c.mean_us,
                     c.p50_us,
                     c.p90_us,
+                    c.p95_us,
                     c.p99_us,
                     c.p999_us,
                     c.min_us,

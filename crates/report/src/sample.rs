@@ -29,6 +29,7 @@ fn class(name: &str, event: &str, ios: u64, size: u64, secs: f64, lat: [f64; 7])
         mean_us: mean,
         p50_us: p50,
         p90_us: p90,
+        p95_us: (p90 + p99) / 2.0,
         p99_us: p99,
         p999_us: p999,
         min_us: min,

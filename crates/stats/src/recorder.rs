@@ -388,6 +388,7 @@ fn class_result(c: &ClassAcc, secs: f64) -> ClassResult {
         mean_us: mean_us(c.lat_sum_ns, c.ios),
         p50_us: quantile_us(c, 0.5),
         p90_us: quantile_us(c, 0.9),
+        p95_us: quantile_us(c, 0.95),
         p99_us: quantile_us(c, 0.99),
         p999_us: quantile_us(c, 0.999),
         min_us: if c.ios == 0 {

@@ -32,6 +32,7 @@ fn percentiles_of_a_uniform_ramp() {
     for (got, want) in [
         (c.p50_us, 500.0),
         (c.p90_us, 900.0),
+        (c.p95_us, 950.0),
         (c.p99_us, 990.0),
         (c.p999_us, 999.0),
     ] {

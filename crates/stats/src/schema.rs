@@ -281,6 +281,10 @@ pub struct ClassResult {
     pub p50_us: f64,
     /// 90th percentile latency, microseconds.
     pub p90_us: f64,
+    /// 95th percentile latency, microseconds (absent from results of before it was kept:
+    /// read as 0).
+    #[serde(default)]
+    pub p95_us: f64,
     /// 99th percentile latency, microseconds.
     pub p99_us: f64,
     /// 99.9th percentile latency, microseconds.
