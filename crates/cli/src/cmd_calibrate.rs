@@ -1,18 +1,13 @@
 //! `dbio calibrate`: max IOPS, max MB/s and the latency at max IOPS.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use dbio_engine::EngineKind;
 use dbio_experiment::{calibrate, CalibrateSpec};
 use dbio_report::AnyResult;
-use dbio_target::Target;
-use dbio_workload::{DatasetError, DatasetSpec};
+use dbio_workload::DatasetError;
 
-use crate::common::{
-    self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
-};
+use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT_INTERRUPTED};
 
 #[derive(clap::Args)]
 #[command(
@@ -29,16 +24,8 @@ use crate::common::{
         /data/dbio --size 1GiB --max-latency 20 --json cal.json --html cal.html"
 )]
 pub struct Args {
-    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
-    /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL calibrates the server
-    /// through dbio's own NFS client (engine "nfs")
-    #[arg(long, value_name = "PATH")]
-    target: Option<PathBuf>,
     #[command(flatten)]
-    nfs: crate::nfs_target::NfsArgs,
-    /// Total size of the data files; larger than the storage's caches gives honest figures
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = size_arg)]
-    size: u64,
+    storage: StorageArgs,
     /// Mean latency cap for max IOPS, milliseconds (CALIBRATE_IO max_latency)
     #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = latency_arg)]
     max_latency: f64,
@@ -48,16 +35,6 @@ pub struct Args {
     /// Bound on the whole calibration (data-set creation not included); 70% for the IOPS ramp
     #[arg(long, value_name = "DURATION", default_value = "50s", value_parser = duration_arg)]
     time: Duration,
-    /// I/O engine: io_uring (one thread, many outstanding I/Os) or psync (one thread per
-    /// outstanding I/O, at most one per core)
-    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
-    engine: EngineKind,
-    /// Go through the page cache instead of O_DIRECT (figures then show memory, not storage)
-    #[arg(long)]
-    buffered: bool,
-    /// Let dbio overwrite files in --target that it did not create
-    #[arg(long)]
-    force_overwrite: bool,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -76,18 +53,8 @@ fn latency_arg(s: &str) -> Result<f64, String> {
 pub fn main(args: Args) -> anyhow::Result<i32> {
     args.output.check()?;
     anyhow::ensure!(!args.time.is_zero(), "--time must be longer than zero");
-    anyhow::ensure!(
-        args.engine != EngineKind::Null,
-        "--engine null: calibrate measures storage; use `dbio run --engine null` for dbio's overhead"
-    );
-    let spec = DatasetSpec::new(args.size, 8192).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-    let name = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
-    let direct = !args.buffered;
-    let target = Target::open(&name, &args.nfs.options())?;
-    let engine = target.engine(args.engine)?;
-    let force = args.force_overwrite;
-    let Some(dataset) = common::prepare(&target, &spec, engine, direct, force, stop)? else {
+    let Some(storage) = args.storage.open("calibrate", stop)? else {
         eprintln!("dbio: {}", DatasetError::Interrupted);
         return Ok(EXIT_INTERRUPTED);
     };
@@ -96,10 +63,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let spec = CalibrateSpec {
-        target: name.display().to_string(),
-        dataset,
-        engine,
-        direct,
+        target: storage.name.clone(),
+        dataset: storage.dataset.clone(),
+        engine: storage.engine,
+        direct: storage.direct,
         max_latency_us: args.max_latency * 1000.0,
         max_outstanding: args.max_outstanding,
         time: args.time,

@@ -4,13 +4,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::ensure;
-use dbio_engine::EngineKind;
 use dbio_experiment::{matrix, MatrixSpec, Shape};
 use dbio_report::matrix::{csv_path, matrix_terminal, write_matrix, MatrixOutputs};
-use dbio_target::Target;
-use dbio_workload::{DatasetError, DatasetSpec};
+use dbio_workload::DatasetError;
 
-use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs, EXIT_INTERRUPTED};
+use crate::common::{self, duration_arg, LabelArgs, StorageArgs, EXIT_INTERRUPTED};
 
 #[derive(clap::Args)]
 #[command(
@@ -29,15 +27,8 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs, EXIT_IN
         Example: dbio matrix --target /data/dbio --matrix basic --html matrix.html"
 )]
 pub struct Args {
-    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>]
-    /// (an nfs:// URL measures through dbio's own NFS client)
-    #[arg(long, value_name = "PATH")]
-    target: Option<PathBuf>,
     #[command(flatten)]
-    nfs: crate::nfs_target::NfsArgs,
-    /// Total size of the data files; larger than the storage's caches gives honest figures
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = size_arg)]
-    size: u64,
+    storage: StorageArgs,
     /// The matrix shape: basic, detailed, row, col or max
     #[arg(long = "matrix", value_name = "SHAPE", default_value = "basic", value_parser = shape_arg)]
     shape: Shape,
@@ -56,15 +47,6 @@ pub struct Args {
     /// Measured time of each point (a warm-up of a fifth, at most 1 s, comes first)
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg)]
     time_per_point: Duration,
-    /// I/O engine: io_uring or psync (one thread per outstanding I/O)
-    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
-    engine: EngineKind,
-    /// Go through the page cache instead of O_DIRECT (figures then show memory, not storage)
-    #[arg(long)]
-    buffered: bool,
-    /// Let dbio overwrite files in --target that it did not create
-    #[arg(long)]
-    force_overwrite: bool,
     /// Write the result as JSON to FILE
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -110,26 +92,16 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
             dir.display()
         );
     }
-    ensure!(
-        args.engine != EngineKind::Null,
-        "--engine null: a matrix measures storage; use `dbio run --engine null` for dbio's overhead"
-    );
-    let spec = DatasetSpec::new(args.size, 8192).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-    let name = args.target.clone().unwrap_or_else(common::default_target);
     let stop = common::stop_flag();
-    let direct = !args.buffered;
-    let target = Target::open(&name, &args.nfs.options())?;
-    let engine = target.engine(args.engine)?;
-    let force = args.force_overwrite;
-    let Some(dataset) = common::prepare(&target, &spec, engine, direct, force, stop)? else {
+    let Some(storage) = args.storage.open("a matrix", stop)? else {
         eprintln!("dbio: {}", DatasetError::Interrupted);
         return Ok(EXIT_INTERRUPTED);
     };
     let spec = MatrixSpec {
-        target: name.display().to_string(),
-        dataset,
-        engine,
-        direct,
+        target: storage.name.clone(),
+        dataset: storage.dataset.clone(),
+        engine: storage.engine,
+        direct: storage.direct,
         shape: args.shape,
         max_small: args.num_small,
         max_large: args.num_large,

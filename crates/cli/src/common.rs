@@ -176,6 +176,70 @@ impl OutputArgs {
     }
 }
 
+/// The storage a measuring command (calibrate, matrix) works on: target, data-set size,
+/// engine and how to reach the files.
+#[derive(clap::Args)]
+pub struct StorageArgs {
+    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
+    /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL measures the server
+    /// through dbio's own NFS client (engine "nfs")
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<PathBuf>,
+    #[command(flatten)]
+    pub nfs: crate::nfs_target::NfsArgs,
+    /// Total size of the data files; larger than the storage's caches gives honest figures
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = size_arg)]
+    pub size: u64,
+    /// I/O engine: io_uring (one thread, many outstanding I/Os) or psync (one thread per
+    /// outstanding I/O, at most one per core)
+    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
+    pub engine: EngineKind,
+    /// Go through the page cache instead of O_DIRECT (figures then show memory, not storage)
+    #[arg(long)]
+    pub buffered: bool,
+    /// Let dbio overwrite files in --target that it did not create
+    #[arg(long)]
+    pub force_overwrite: bool,
+}
+
+/// A measuring command's storage, opened, with its data set ready.
+pub struct Storage {
+    /// The target as the user named it.
+    pub name: String,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub dataset: Dataset,
+    /// Kept open for as long as the data set is used (an NFS pool lives in it).
+    pub _target: Target,
+}
+
+impl StorageArgs {
+    /// Opens the target and reuses or creates the data set; `None` when a signal stopped
+    /// the creation. `what` names the command in the refusal of the null engine.
+    pub fn open(&self, what: &str, stop: &AtomicBool) -> anyhow::Result<Option<Storage>> {
+        anyhow::ensure!(
+            self.engine != EngineKind::Null,
+            "--engine null: {what} measures storage; use `dbio run --engine null` for dbio's overhead"
+        );
+        let spec = DatasetSpec::new(self.size, 8192).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
+        let name = self.target.clone().unwrap_or_else(default_target);
+        let direct = !self.buffered;
+        let target = Target::open(&name, &self.nfs.options())?;
+        let engine = target.engine(self.engine)?;
+        let Some(dataset) = prepare(&target, &spec, engine, direct, self.force_overwrite, stop)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Storage {
+            name: name.display().to_string(),
+            engine,
+            direct,
+            dataset,
+            _target: target,
+        }))
+    }
+}
+
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {

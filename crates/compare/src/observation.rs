@@ -4,7 +4,6 @@
 //! compare alike.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -107,21 +106,6 @@ impl ResultView {
     pub fn interrupted(&self) -> bool {
         self.interrupted
     }
-}
-
-/// Reads one result file into an observation. `config` names the configuration when the
-/// result carries no `config` label of its own.
-pub fn from_file(path: &Path, config: Option<&str>) -> Result<Observation, CompareError> {
-    let at = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CompareError::Read {
-        path: at.clone(),
-        error: e.to_string(),
-    })?;
-    let view: ResultView = serde_json::from_str(&text).map_err(|e| CompareError::Format {
-        path: at.clone(),
-        what: format!("not a dbio result ({e})"),
-    })?;
-    from_view(&view, &at, config)
 }
 
 /// An observation from a result (`kind` "run" or "calibrate").
