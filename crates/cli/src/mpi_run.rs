@@ -1,0 +1,195 @@
+//! `mpirun -n N dbio run ...`: one rank of a run over several hosts.
+//!
+//! MPI only launches, synchronises and gathers: each rank runs the ordinary
+//! single-host code on its own part of the data set (`TARGET/rank-R`), all
+//! ranks wait for each other once their data sets are ready, run the same
+//! time, and send their result (JSON with the raw recorder) to rank 0,
+//! which merges them exactly (`stats::merge_runs`), adds one
+//! `RankSummary` per rank, and alone prints and writes the outputs.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use dbio_experiment::RunPlan;
+use dbio_mpi::World;
+use dbio_report::AnyResult;
+use dbio_stats::{RankSummary, RunResult};
+
+use crate::cmd_run::{exit_code, measure, Args};
+use crate::common;
+
+/// Runs this rank's part and, on rank 0, writes the merged result. An error
+/// on one rank ends the whole job (MPI_Abort): the others would wait for it.
+pub fn main(args: &Args, world: World) -> anyhow::Result<i32> {
+    let rank = world.rank();
+    match rank_part(args, &world) {
+        Ok(code) => {
+            world.finalize()?;
+            Ok(code)
+        }
+        Err(e) => {
+            eprintln!("dbio: rank {rank} of {}: {e:#}", world.size());
+            world.abort(2)
+        }
+    }
+}
+
+fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
+    let rank = world.rank();
+    if world.is_root() {
+        args.output.check()?;
+    }
+    // The ranks' recorders are always gathered raw (exact merge); --no-raw
+    // leaves the raw form out of the merged result only.
+    let mut options = args.options();
+    options.raw = true;
+    let plan = RunPlan::new(&options)?;
+    let base = args.target.clone().unwrap_or_else(common::default_target);
+    let local = matches!(
+        dbio_target::resolve(&base, args.nfs.oranfstab.as_deref()),
+        Ok(dbio_target::Resolved::Local(_))
+    );
+    let name = rank_target(&base, rank, local)?;
+    let host = dbio_mpi::host_name();
+    // All ranks meet once their data sets are ready, and stop together
+    // when any was stopped while preparing.
+    let mut start = |stopped: bool| -> anyhow::Result<bool> { Ok(world.any(stopped)?) };
+    let m = measure(args, &plan, &name, &mut start)?;
+    let mut result = m.result;
+    result.labels.insert("rank".into(), rank.to_string());
+    result.labels.insert("host".into(), host);
+    let own_code = exit_code(&result);
+    let t0 = Instant::now();
+    let parts = world.gather_bytes(&serde_json::to_vec(&result)?)?;
+    let Some(parts) = parts else {
+        if let Some(e) = m.error {
+            return Err(e.into());
+        }
+        return Ok(own_code);
+    };
+    let gathered = t0.elapsed();
+    let runs = parts
+        .iter()
+        .enumerate()
+        .map(|(r, b)| serde_json::from_slice(b).with_context(|| format!("result of rank {r}")))
+        .collect::<anyhow::Result<Vec<RunResult>>>()?;
+    let mut merged = merge(&runs, m.before_start)?;
+    merged.config.target = base.display().to_string();
+    if args.no_raw {
+        merged.raw = None;
+    }
+    eprintln!(
+        "merged the results of {} ranks in {:.1} ms (gathered in {:.1} ms)",
+        runs.len(),
+        t0.elapsed().as_secs_f64() * 1e3,
+        gathered.as_secs_f64() * 1e3
+    );
+    let outputs = args.output.outputs();
+    if m.before_start {
+        return common::exit_interrupted(merged, &outputs);
+    }
+    let code = exit_code(&merged);
+    let ranks_table = ranks_table(&merged.ranks);
+    let result = AnyResult::Run(merged);
+    print!("{}", dbio_report::terminal(&result));
+    print!("{ranks_table}");
+    dbio_report::write_outputs(&result, &outputs)?;
+    if let Some(e) = m.error {
+        return Err(e.into());
+    }
+    Ok(code)
+}
+
+/// One result of the ranks' `runs` (in rank order): merged exactly, or,
+/// when the ranks were stopped before their first I/O, rank 0's empty
+/// result; with one `RankSummary` per rank.
+fn merge(runs: &[RunResult], before_start: bool) -> anyhow::Result<RunResult> {
+    let mut merged = if before_start {
+        runs[0].clone()
+    } else {
+        dbio_stats::merge_runs(runs).context("merging the ranks' results")?
+    };
+    merged.ranks = runs
+        .iter()
+        .enumerate()
+        .map(|(r, run)| {
+            let host = run.labels.get("host").map_or("", String::as_str);
+            RankSummary::of(r as u32, host, run)
+        })
+        .collect();
+    merged.labels.remove("rank");
+    merged.labels.insert("ranks".into(), runs.len().to_string());
+    Ok(merged)
+}
+
+/// The part of the data set of `rank`: `BASE/rank-R`, in an `nfs://` URL
+/// `.../BASE/rank-R?...`. A `local` BASE is created when missing (its
+/// parent must exist), as a single run creates its target.
+pub fn rank_target(base: &Path, rank: usize, local: bool) -> anyhow::Result<PathBuf> {
+    let part = format!("rank-{rank}");
+    if dbio_target::is_nfs_url(base) {
+        let url = base.to_str().context("--target: not UTF-8")?;
+        let (path, query) = url.split_once('?').unwrap_or((url, ""));
+        let path = format!("{}/{part}", path.trim_end_matches('/'));
+        return Ok(PathBuf::from(if query.is_empty() {
+            path
+        } else {
+            format!("{path}?{query}")
+        }));
+    }
+    if local {
+        match std::fs::create_dir(base) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => anyhow::bail!("--target {}: {e}", base.display()),
+        }
+    }
+    Ok(base.join(part))
+}
+
+/// The per-rank breakdown under the terminal report.
+fn ranks_table(ranks: &[RankSummary]) -> String {
+    let mut s = format!(
+        "\n{:>5}  {:<20} {:>6} {:>12} {:>10} {:>9} {:>9}\n",
+        "rank", "host", "users", "I/Os", "IOPS", "MB/s", "mean us"
+    );
+    for r in ranks {
+        s.push_str(&format!(
+            "{:>5}  {:<20} {:>6} {:>12} {:>10.0} {:>9.1} {:>9.1}{}\n",
+            r.rank,
+            r.host,
+            r.users,
+            r.ios,
+            r.iops,
+            r.mbps,
+            r.mean_us,
+            if r.interrupted { "  interrupted" } else { "" }
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_rank_gets_its_own_part() {
+        let url = "nfs://127.0.0.1/export/dbio?version=3&mountport=20048&nfsport=2049";
+        assert_eq!(
+            rank_target(Path::new(url), 3, false).unwrap(),
+            PathBuf::from(
+                "nfs://127.0.0.1/export/dbio/rank-3?version=3&mountport=20048&nfsport=2049"
+            )
+        );
+        assert_eq!(
+            rank_target(Path::new("nfs://h/export/d/"), 0, false).unwrap(),
+            PathBuf::from("nfs://h/export/d/rank-0")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("dbio");
+        assert_eq!(rank_target(&base, 1, true).unwrap(), base.join("rank-1"));
+        assert!(base.is_dir());
+    }
+}
