@@ -1,0 +1,164 @@
+//! `mpirun -n 2 dbio run`: two ranks on this machine, each on its own part
+//! of the data set, one merged result. Needs Open MPI (`openmpi-bin`,
+//! `libopenmpi3`; scripts/install-deps); skipped without it, unless
+//! DBIO_REQUIRE_PEERS=1, where it fails.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dbio_stats::{Recorder, RunResult};
+
+mod support;
+use support::{s, scratch};
+
+fn mpirun_present() -> bool {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !found {
+        if std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
+            panic!("DBIO_REQUIRE_PEERS=1 but mpirun (Open MPI) is missing");
+        }
+        eprintln!("note: skipping MPI tests, mpirun (Open MPI) is missing");
+    }
+    found
+}
+
+fn mpirun(ranks: u32, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-n"])
+        .arg(ranks.to_string())
+        .arg(env!("CARGO_BIN_EXE_dbio"))
+        .arg("run")
+        .args(args);
+    c
+}
+
+fn result(path: &Path) -> RunResult {
+    serde_json::from_slice(&std::fs::read(path).expect("merged result")).expect("a run result")
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn two_ranks_merge_into_one_result() {
+    if !mpirun_present() {
+        return;
+    }
+    let dir = scratch();
+    let target = dir.path().join("data");
+    let json = dir.path().join("all.json");
+    let out = mpirun(
+        2,
+        &[
+            "--target",
+            s(&target),
+            "--workload",
+            "single-block-read",
+            "--size",
+            "64MiB",
+            "--users",
+            "2",
+            "--time",
+            "1s",
+            "--json",
+            s(&json),
+        ],
+    )
+    .output()
+    .expect("run mpirun");
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Only rank 0 prints the report.
+    assert_eq!(stdout.matches("dbio run:").count(), 1, "{stdout}");
+
+    let r = result(&json);
+    assert!(!r.interrupted);
+    assert_eq!(r.ranks.len(), 2, "two ranks listed");
+    assert_eq!(
+        r.ranks.iter().map(|k| k.rank).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert!(r.ranks.iter().all(|k| k.ios > 0 && k.users == 2));
+    assert_eq!(r.config.users, 4, "--users is per rank");
+    assert_eq!(r.labels.get("ranks").map(String::as_str), Some("2"));
+    // The merged count is the sum of the ranks' counts.
+    assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+    // The merged percentiles are those of the merged histogram.
+    let raw = r.raw.as_deref().expect("merged raw recorder");
+    assert_eq!(raw.ios(), r.ios);
+    let rec = Recorder::from_raw(raw).unwrap();
+    let (classes, _, _) = rec.finish(Duration::from_secs_f64(r.elapsed_s));
+    assert_eq!(classes.len(), r.classes.len());
+    for (want, got) in classes.iter().zip(&r.classes) {
+        assert_eq!(want.ios, got.ios);
+        for (a, b) in [
+            (want.p50_us, got.p50_us),
+            (want.p90_us, got.p90_us),
+            (want.p99_us, got.p99_us),
+            (want.p999_us, got.p999_us),
+            (want.max_us, got.max_us),
+        ] {
+            assert_eq!(a, b, "{}", got.class);
+        }
+    }
+    // Each rank has its own data set.
+    for rank in 0..2 {
+        let part = target.join(format!("rank-{rank}"));
+        assert!(part.join("dbio-dataset.json").is_file(), "{part:?}");
+        assert!(part.join("dbio-data-01.dbf").is_file(), "{part:?}");
+        assert_eq!(r.ranks[rank].target, part.display().to_string());
+    }
+    assert_eq!(r.config.target, target.display().to_string());
+}
+
+#[test]
+fn a_stopped_launcher_still_writes_the_merged_result() {
+    if !mpirun_present() {
+        return;
+    }
+    let dir = scratch();
+    let target = dir.path().join("data");
+    let json = dir.path().join("all.json");
+    let child = mpirun(
+        2,
+        &[
+            "--target",
+            s(&target),
+            "--workload",
+            "single-block-read",
+            "--size",
+            "16MiB",
+            "--time",
+            "20s",
+            "--json",
+            s(&json),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start mpirun");
+    std::thread::sleep(Duration::from_millis(2500));
+    let t0 = Instant::now();
+    // SAFETY: kill(2) of our own child, the launcher; it passes the signal on.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("mpirun ends");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{}", show(&out));
+    let r = result(&json);
+    assert!(r.interrupted, "{}", show(&out));
+    assert_eq!(r.ranks.len(), 2, "{}", show(&out));
+    assert!(r.elapsed_s < 15.0);
+    assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+}
