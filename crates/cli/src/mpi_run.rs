@@ -192,4 +192,82 @@ mod tests {
         assert_eq!(rank_target(&base, 1, true).unwrap(), base.join("rank-1"));
         assert!(base.is_dir());
     }
+
+    /// A rank's result as a 30 s run of every I/O class would give it:
+    /// latencies spread over four decades, one sample a second.
+    fn rank_result(rank: u32) -> RunResult {
+        use dbio_stats::{ClassDesc, Recorder};
+        let classes: Vec<ClassDesc> = [
+            "single-block-read",
+            "multiblock-read",
+            "direct-read",
+            "dbwr-write",
+            "redo-write",
+        ]
+        .iter()
+        .map(|c| ClassDesc::new(*c, "wait"))
+        .collect();
+        let start = Instant::now() - std::time::Duration::from_secs(31);
+        let mut rec = Recorder::new(&classes, 8, start);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(rank);
+        for i in 0..200_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lat = 20_000 + (x % 1_000) * (1 + (x >> 20) % 1_000);
+            let at = start + std::time::Duration::from_millis(i * 30_000 / 200_000);
+            rec.record(
+                (x % 5) as usize,
+                (i % 8) as usize,
+                x % 4 == 0,
+                8192,
+                lat,
+                at,
+            );
+        }
+        let elapsed = std::time::Duration::from_secs(30);
+        let (classes, files, series) = rec.finish(elapsed);
+        let mut r = RunResult {
+            kind: dbio_stats::RUN_KIND.into(),
+            format_version: dbio_stats::FORMAT_VERSION,
+            elapsed_s: 30.0,
+            classes,
+            files,
+            series,
+            raw: Some(Box::new(rec.to_raw())),
+            ..Default::default()
+        };
+        r.config.users = 2;
+        r.labels.insert("host".into(), format!("host-{rank}"));
+        r.fill_totals();
+        r
+    }
+
+    /// Rank 0's share of the bound: the results of 64 ranks,
+    /// parsed from the JSON the ranks send and merged, in under a second.
+    #[test]
+    fn sixty_four_ranks_merge_in_under_a_second() {
+        let parts: Vec<Vec<u8>> = (0..64)
+            .map(|r| serde_json::to_vec(&rank_result(r)).unwrap())
+            .collect();
+        let bytes: usize = parts.iter().map(Vec::len).sum();
+        let t0 = Instant::now();
+        let runs: Vec<RunResult> = parts
+            .iter()
+            .map(|b| serde_json::from_slice(b).unwrap())
+            .collect();
+        let parsed = t0.elapsed();
+        let merged = merge(&runs, false).unwrap();
+        let took = t0.elapsed();
+        eprintln!(
+            "64 ranks, {} KiB of JSON: parsed in {:.1} ms, parsed and merged in {:.1} ms",
+            bytes / 1024,
+            parsed.as_secs_f64() * 1e3,
+            took.as_secs_f64() * 1e3
+        );
+        assert_eq!(merged.ranks.len(), 64);
+        assert_eq!(merged.ios, 64 * 200_000);
+        assert_eq!(merged.config.users, 128);
+        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    }
 }
