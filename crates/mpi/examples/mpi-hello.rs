@@ -19,6 +19,13 @@ fn main() -> Result<(), dbio_mpi::MpiError> {
         }
     }
     let any = world.any(world.rank() == 1)?;
-    println!("rank {}: any = {any}", world.rank());
+    let max = world.max_u8(world.rank() as u8 * 3)?;
+    let from_root =
+        world.broadcast_bytes(format!("hello from rank {}", world.rank()).as_bytes())?;
+    println!(
+        "rank {}: any = {any}, max = {max}, {}",
+        world.rank(),
+        String::from_utf8_lossy(&from_root)
+    );
     world.finalize()
 }

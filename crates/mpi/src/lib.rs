@@ -200,12 +200,49 @@ impl World {
         Ok(u64::from_le_bytes(buf))
     }
 
+    /// Rank 0's `data` on every rank (what other ranks pass is ignored).
+    /// At most 2 GiB.
+    pub fn broadcast_bytes(&self, data: &[u8]) -> Result<Vec<u8>, MpiError> {
+        let len = self.broadcast_u64(data.len() as u64)?;
+        let count = c_int::try_from(len).map_err(|_| MpiError::Invalid {
+            what: format!("{len} bytes to broadcast"),
+        })?;
+        let mut buf = if self.is_root() {
+            data.to_vec()
+        } else {
+            vec![0u8; count as usize]
+        };
+        // SAFETY: `count` bytes in `buf` on every rank.
+        check("MPI_Bcast", unsafe {
+            (self.lib.bcast)(
+                buf.as_mut_ptr().cast(),
+                count,
+                self.lib.byte,
+                0,
+                self.lib.comm_world,
+            )
+        })?;
+        Ok(buf)
+    }
+
     /// True on every rank when `flag` is true on any rank. Collective; also
     /// a barrier.
     pub fn any(&self, flag: bool) -> Result<bool, MpiError> {
-        let flags = self.gather_bytes(&[flag as u8])?;
-        let any = flags.is_some_and(|f| f.iter().any(|b| b.first() == Some(&1)));
-        Ok(self.broadcast_u64(any as u64)? == 1)
+        Ok(self.max_u8(flag as u8)? == 1)
+    }
+
+    /// The largest of every rank's `value`, on every rank. Collective; also
+    /// a barrier.
+    pub fn max_u8(&self, value: u8) -> Result<u8, MpiError> {
+        let all = self.gather_bytes(&[value])?;
+        let max = all.map_or(0, |a| {
+            a.iter()
+                .filter_map(|b| b.first())
+                .copied()
+                .max()
+                .unwrap_or(0)
+        });
+        Ok(self.broadcast_u64(u64::from(max))? as u8)
     }
 
     /// Ends MPI on this rank (collective: every rank must call it). A world
