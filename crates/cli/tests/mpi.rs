@@ -3,6 +3,9 @@
 //! `libopenmpi3`; scripts/install-deps); skipped without it, unless
 //! DBIO_REQUIRE_PEERS=1, where it fails.
 
+#[path = "../../nfs/tests/common/mod.rs"]
+mod nfs_server;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -28,12 +31,17 @@ fn mpirun_present() -> bool {
     found
 }
 
+/// `mpirun -n RANKS dbio run ARGS`.
 fn mpirun(ranks: u32, args: &[&str]) -> Command {
+    mpirun_dbio(ranks, "run", args)
+}
+
+fn mpirun_dbio(ranks: u32, command: &str, args: &[&str]) -> Command {
     let mut c = Command::new("mpirun");
     c.args(["--allow-run-as-root", "--oversubscribe", "-n"])
         .arg(ranks.to_string())
         .arg(env!("CARGO_BIN_EXE_dbio"))
-        .arg("run")
+        .arg(command)
         .args(args);
     c
 }
@@ -161,4 +169,106 @@ fn a_stopped_launcher_still_writes_the_merged_result() {
     assert_eq!(r.ranks.len(), 2, "{}", show(&out));
     assert!(r.elapsed_s < 15.0);
     assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+}
+
+#[test]
+fn two_ranks_over_nfs_merge_their_views() {
+    if !mpirun_present() {
+        return;
+    }
+    let Some(server) = nfs_server::Server::start("mpi") else {
+        return;
+    };
+    let dir = scratch();
+    let json = dir.path().join("nfs.json");
+    // The ranks create the missing parent directory at the same time.
+    let url = server.url("/export/dbio");
+    let out = mpirun(
+        2,
+        &[
+            "--target",
+            &url,
+            "--workload",
+            "single-block-read",
+            "--size",
+            "8MiB",
+            "--conns",
+            "1",
+            "--time",
+            "1s",
+            "--json",
+            s(&json),
+        ],
+    )
+    .output()
+    .expect("run mpirun");
+    assert!(out.status.success(), "{}", show(&out));
+    let r = result(&json);
+    assert_eq!(r.config.engine, "nfs");
+    assert_eq!(r.ranks.len(), 2);
+    assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+    let nfs = r.nfs.as_deref().expect("dNFS views");
+    assert_eq!(nfs.channels.len(), 2, "one channel per rank");
+    let reads: u64 = nfs
+        .stats
+        .calls
+        .iter()
+        .filter(|c| c.procedure == "READ")
+        .map(|c| c.calls)
+        .sum();
+    assert!(reads >= r.ios, "{reads} READs for {} I/Os", r.ios);
+    for rank in 0..2 {
+        let part = server.export_dir.join("dbio").join(format!("rank-{rank}"));
+        assert!(part.join("dbio-dataset.json").is_file(), "{part:?}");
+    }
+}
+
+#[test]
+fn two_ranks_calibrate_in_step() {
+    if !mpirun_present() {
+        return;
+    }
+    let dir = scratch();
+    let target = dir.path().join("data");
+    let json = dir.path().join("cal.json");
+    let out = mpirun_dbio(
+        2,
+        "calibrate",
+        &[
+            "--target",
+            s(&target),
+            "--size",
+            "16MiB",
+            "--max-outstanding",
+            "4",
+            "--time",
+            "4s",
+            "--json",
+            s(&json),
+        ],
+    )
+    .output()
+    .expect("run mpirun");
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("dbio calibrate:").count(), 1, "{stdout}");
+    let r: serde_json::Value = support::json(&json);
+    assert_eq!(r["labels"]["ranks"], "2");
+    assert_eq!(r["target"], target.display().to_string());
+    // The outstanding counts of the curve are the two ranks' summed: each
+    // ramps 1, 2, 4.
+    let levels: Vec<u64> = r["iops_curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["outstanding"].as_u64().unwrap())
+        .collect();
+    assert!(!levels.is_empty());
+    assert_eq!(levels, [2, 4, 8][..levels.len()].to_vec(), "{r}");
+    assert!(r["max_iops"].as_f64().unwrap() > 0.0);
+    for rank in 0..2 {
+        assert!(target
+            .join(format!("rank-{rank}/dbio-dataset.json"))
+            .is_file());
+    }
 }
