@@ -219,7 +219,7 @@ mod tests {
             rec.record(
                 (x % 5) as usize,
                 (i % 8) as usize,
-                x % 4 == 0,
+                x & 3 == 0,
                 8192,
                 lat,
                 at,

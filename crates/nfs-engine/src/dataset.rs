@@ -171,7 +171,7 @@ impl Namespace for NfsDir {
                     next
                 }
                 Err(e) if is_status(&e, Nfsstat3::NoEnt) => {
-                    match self.block_on(c.mkdir(fh.clone(), name, 0o700, &walked)) {
+                    match self.block_on(c.mkdir(fh, name, 0o700, &walked)) {
                         Ok(made) => made,
                         // Made meanwhile by another client (the ranks of a
                         // run over several hosts share the parents).
