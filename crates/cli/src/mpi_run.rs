@@ -90,10 +90,8 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
         return common::exit_interrupted(merged, &outputs);
     }
     let code = exit_code(&merged);
-    let ranks_table = ranks_table(&merged.ranks);
     let result = AnyResult::Run(merged);
     print!("{}", dbio_report::terminal(&result));
-    print!("{ranks_table}");
     dbio_report::write_outputs(&result, &outputs)?;
     if let Some(e) = m.error {
         return Err(e.into());
@@ -146,28 +144,6 @@ pub fn rank_target(base: &Path, rank: usize, local: bool) -> anyhow::Result<Path
         }
     }
     Ok(base.join(part))
-}
-
-/// The per-rank breakdown under the terminal report.
-fn ranks_table(ranks: &[RankSummary]) -> String {
-    let mut s = format!(
-        "\n{:>5}  {:<20} {:>6} {:>12} {:>10} {:>9} {:>9}\n",
-        "rank", "host", "users", "I/Os", "IOPS", "MB/s", "mean us"
-    );
-    for r in ranks {
-        s.push_str(&format!(
-            "{:>5}  {:<20} {:>6} {:>12} {:>10.0} {:>9.1} {:>9.1}{}\n",
-            r.rank,
-            r.host,
-            r.users,
-            r.ios,
-            r.iops,
-            r.mbps,
-            r.mean_us,
-            if r.interrupted { "  interrupted" } else { "" }
-        ));
-    }
-    s
 }
 
 #[cfg(test)]
