@@ -61,6 +61,15 @@ fn show(out: &Output) -> String {
 
 #[test]
 fn two_ranks_merge_into_one_result() {
+    ranks_merge_into_one_result(2, "64MiB");
+}
+
+#[test]
+fn four_ranks_merge_into_one_result() {
+    ranks_merge_into_one_result(4, "16MiB");
+}
+
+fn ranks_merge_into_one_result(ranks: u32, size: &str) {
     if !mpirun_present() {
         return;
     }
@@ -68,14 +77,14 @@ fn two_ranks_merge_into_one_result() {
     let target = dir.path().join("data");
     let json = dir.path().join("all.json");
     let out = mpirun(
-        2,
+        ranks,
         &[
             "--target",
             s(&target),
             "--workload",
             "single-block-read",
             "--size",
-            "64MiB",
+            size,
             "--users",
             "2",
             "--time",
@@ -93,14 +102,14 @@ fn two_ranks_merge_into_one_result() {
 
     let r = result(&json);
     assert!(!r.interrupted);
-    assert_eq!(r.ranks.len(), 2, "two ranks listed");
+    assert_eq!(r.ranks.len(), ranks as usize, "every rank listed");
     assert_eq!(
         r.ranks.iter().map(|k| k.rank).collect::<Vec<_>>(),
-        vec![0, 1]
+        (0..ranks).collect::<Vec<_>>()
     );
     assert!(r.ranks.iter().all(|k| k.ios > 0 && k.users == 2));
-    assert_eq!(r.config.users, 4, "--users is per rank");
-    assert_eq!(r.labels.get("ranks").map(String::as_str), Some("2"));
+    assert_eq!(r.config.users, 2 * ranks, "--users is per rank");
+    assert_eq!(r.labels.get("ranks"), Some(&ranks.to_string()));
     // The merged count is the sum of the ranks' counts.
     assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
     // The merged percentiles are those of the merged histogram.
@@ -122,7 +131,7 @@ fn two_ranks_merge_into_one_result() {
         }
     }
     // Each rank has its own data set.
-    for rank in 0..2 {
+    for rank in 0..ranks as usize {
         let part = target.join(format!("rank-{rank}"));
         assert!(part.join("dbio-dataset.json").is_file(), "{part:?}");
         assert!(part.join("dbio-data-01.dbf").is_file(), "{part:?}");
