@@ -281,3 +281,105 @@ fn two_ranks_calibrate_in_step() {
             .is_file());
     }
 }
+
+/// Two "hosts" (network namespaces with host names of their own, joined by
+/// a veth pair; scripts/mpi-hosts); taken down on drop.
+struct Hosts {
+    prefix: String,
+    net: u32,
+}
+
+impl Hosts {
+    fn script() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mpi-hosts")
+    }
+
+    fn up() -> Option<Hosts> {
+        let pid = std::process::id();
+        let hosts = Hosts {
+            prefix: format!("dbmh{}", pid % 100_000),
+            net: 20 + pid % 200,
+        };
+        let out = Command::new(Self::script())
+            .args(["up", "--prefix", &hosts.prefix, "--net"])
+            .arg(hosts.net.to_string())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(hosts),
+            other => {
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+                    Err(e) => e.to_string(),
+                };
+                if std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
+                    panic!("DBIO_REQUIRE_PEERS=1 but the two MPI hosts could not be made: {why}");
+                }
+                eprintln!("note: skipping the two-host MPI test: {why}");
+                None
+            }
+        }
+    }
+
+    /// `mpirun ARGS` started on hosta.
+    fn mpirun(&self, args: &[&str]) -> Output {
+        Command::new(Self::script())
+            .args(["run", "--prefix", &self.prefix, "--net"])
+            .arg(self.net.to_string())
+            .arg("--")
+            .args(args)
+            .output()
+            .expect("run mpirun on hosta")
+    }
+
+    fn addr(&self, host: u32) -> String {
+        format!("10.250.{}.{host}", self.net)
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        let _ = Command::new(Self::script())
+            .args(["down", "--prefix", &self.prefix])
+            .output();
+    }
+}
+
+#[test]
+fn ranks_on_two_hosts_merge_into_one_result() {
+    if !mpirun_present() {
+        return;
+    }
+    let Some(hosts) = Hosts::up() else {
+        return;
+    };
+    let dir = scratch();
+    let target = dir.path().join("data");
+    let json = dir.path().join("hosts.json");
+    let host_list = format!("{}:2,{}:2", hosts.addr(1), hosts.addr(2));
+    let out = hosts.mpirun(&[
+        "-n",
+        "4",
+        "--host",
+        &host_list,
+        env!("CARGO_BIN_EXE_dbio"),
+        "run",
+        "--target",
+        s(&target),
+        "--workload",
+        "single-block-read",
+        "--size",
+        "16MiB",
+        "--time",
+        "1s",
+        "--json",
+        s(&json),
+    ]);
+    assert!(out.status.success(), "{}", show(&out));
+    let r = result(&json);
+    let on: Vec<&str> = r.ranks.iter().map(|k| k.host.as_str()).collect();
+    assert_eq!(on, ["hosta", "hosta", "hostb", "hostb"]);
+    assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+    assert!(r.ranks.iter().all(|k| k.ios > 0));
+    // The hosts differ, so the merged result carries no host label.
+    assert!(!r.labels.contains_key("host"));
+}
