@@ -10,9 +10,13 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use crate::MpiError;
 
 pub type Comm = *mut c_void;
+/// MPI_THREAD_FUNNELED in Open MPI's `mpi.h`: the process has threads, only
+/// the main thread calls MPI.
+pub const THREAD_FUNNELED: c_int = 1;
 pub type Datatype = *mut c_void;
 
-type InitFn = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int;
+type InitThreadFn =
+    unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char, c_int, *mut c_int) -> c_int;
 type CommIntFn = unsafe extern "C" fn(Comm, *mut c_int) -> c_int;
 type BarrierFn = unsafe extern "C" fn(Comm) -> c_int;
 type GatherFn = unsafe extern "C" fn(
@@ -44,7 +48,7 @@ type AbortFn = unsafe extern "C" fn(Comm, c_int) -> c_int;
 pub struct Lib {
     /// dlopen's handle; never closed (MPI cannot be initialised twice).
     _handle: *mut c_void,
-    pub init: InitFn,
+    pub init_thread: InitThreadFn,
     pub comm_rank: CommIntFn,
     pub comm_size: CommIntFn,
     pub barrier: BarrierFn,
@@ -109,7 +113,9 @@ impl Lib {
         // of that name (MPI-3 C bindings, as Open MPI 4 declares them).
         unsafe {
             Ok(Lib {
-                init: std::mem::transmute::<*mut c_void, InitFn>(sym("MPI_Init")?),
+                init_thread: std::mem::transmute::<*mut c_void, InitThreadFn>(sym(
+                    "MPI_Init_thread",
+                )?),
                 comm_rank: std::mem::transmute::<*mut c_void, CommIntFn>(sym("MPI_Comm_rank")?),
                 comm_size: std::mem::transmute::<*mut c_void, CommIntFn>(sym("MPI_Comm_size")?),
                 barrier: std::mem::transmute::<*mut c_void, BarrierFn>(sym("MPI_Barrier")?),

@@ -82,11 +82,20 @@ impl World {
     }
 
     fn init(lib: ffi::Lib) -> Result<World, MpiError> {
-        let (mut rank, mut size) = (0 as c_int, 0 as c_int);
-        // SAFETY: MPI_Init with no arguments, then queries of the world
-        // communicator into local integers.
+        let (mut rank, mut size, mut provided) = (0 as c_int, 0 as c_int, 0 as c_int);
+        // SAFETY: MPI_Init_thread with no arguments (dbio's I/O threads
+        // never call MPI: FUNNELED), then queries of the world communicator
+        // into local integers.
         unsafe {
-            check("MPI_Init", (lib.init)(ptr::null_mut(), ptr::null_mut()))?;
+            check(
+                "MPI_Init_thread",
+                (lib.init_thread)(
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    ffi::THREAD_FUNNELED,
+                    &mut provided,
+                ),
+            )?;
             check("MPI_Comm_rank", (lib.comm_rank)(lib.comm_world, &mut rank))?;
             check("MPI_Comm_size", (lib.comm_size)(lib.comm_world, &mut size))?;
         }
