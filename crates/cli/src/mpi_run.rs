@@ -63,10 +63,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     let t0 = Instant::now();
     let parts = world.gather_bytes(&serde_json::to_vec(&result)?)?;
     let Some(parts) = parts else {
-        if let Some(e) = m.error {
-            return Err(e.into());
-        }
-        return Ok(own_code);
+        return Ok(io_error(world, m.error).unwrap_or(own_code));
     };
     let gathered = t0.elapsed();
     let runs = parts
@@ -93,10 +90,16 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     let result = AnyResult::Run(merged);
     print!("{}", dbio_report::terminal(&result));
     dbio_report::write_outputs(&result, &outputs)?;
-    if let Some(e) = m.error {
-        return Err(e.into());
-    }
-    Ok(code)
+    Ok(io_error(world, m.error).unwrap_or(code))
+}
+
+/// The I/O error that ended this rank's run early, said after the results
+/// were gathered (the job then ends normally, exit code 2, rather than by
+/// MPI_Abort).
+fn io_error(world: &World, error: Option<dbio_experiment::ExperimentError>) -> Option<i32> {
+    let e = error?;
+    eprintln!("dbio: rank {} of {}: {e}", world.rank(), world.size());
+    Some(2)
 }
 
 /// One result of the ranks' `runs` (in rank order): merged exactly, or,
