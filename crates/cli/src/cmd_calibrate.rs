@@ -21,11 +21,16 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
         --max-latency; latency is in microseconds, and the answer says at which load it was \
         found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
         is created (or reused) in /var/tmp/dbio-<uid>.\n\nExample: dbio calibrate --target \
-        /data/dbio --size 1GiB --max-latency 20 --json cal.json --html cal.html"
+        /data/dbio --size 1GiB --max-latency 20 --json cal.json --html cal.html\n\nSeveral hosts: \
+        under mpirun each rank calibrates its own part of the data set (TARGET/rank-R); every \
+        level starts on all ranks together, and the curve, the knee and the answers are those of \
+        the total load (outstanding counts summed over the ranks, latencies from the merged \
+        histograms). Rank 0 writes the result. Example: mpirun -n 2 dbio calibrate --target \
+        /data/dbio --json cal.json"
 )]
 pub struct Args {
     #[command(flatten)]
-    storage: StorageArgs,
+    pub storage: StorageArgs,
     /// Mean latency cap for max IOPS, milliseconds (CALIBRATE_IO max_latency)
     #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = latency_arg)]
     max_latency: f64,
@@ -36,9 +41,9 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "50s", value_parser = duration_arg)]
     time: Duration,
     #[command(flatten)]
-    output: OutputArgs,
+    pub output: OutputArgs,
     #[command(flatten)]
-    label: LabelArgs,
+    pub label: LabelArgs,
 }
 
 fn latency_arg(s: &str) -> Result<f64, String> {
@@ -51,6 +56,13 @@ fn latency_arg(s: &str) -> Result<f64, String> {
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
+    // Under mpirun: one rank of a calibration over several hosts.
+    if let Some(world) = dbio_mpi::World::from_env()? {
+        if world.size() > 1 {
+            return crate::mpi_calibrate::main(&args, world);
+        }
+        world.finalize()?;
+    }
     args.output.check()?;
     anyhow::ensure!(!args.time.is_zero(), "--time must be longer than zero");
     let stop = common::stop_flag();
@@ -61,19 +73,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     if stop.load(Ordering::Relaxed) {
         anyhow::bail!("interrupted before calibration started");
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let spec = CalibrateSpec {
-        target: storage.name.clone(),
-        dataset: storage.dataset.clone(),
-        engine: storage.engine,
-        direct: storage.direct,
-        max_latency_us: args.max_latency * 1000.0,
-        max_outstanding: args.max_outstanding,
-        time: args.time,
-        knee_gain: 0.03,
-        cores,
-        seed: 0x5eed,
-    };
+    let spec = args.spec(&storage);
     // The curve is the point of calibrate: its lines go to stderr always.
     let print = |line: &str| eprintln!("{line}");
     let mut result = calibrate(&spec, stop, Some(&print))?;
@@ -83,4 +83,28 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     print!("{}", dbio_report::terminal(&result));
     dbio_report::write_outputs(&result, &args.output.outputs())?;
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+impl Args {
+    /// What to calibrate on `storage`.
+    pub fn spec(&self, storage: &common::Storage) -> CalibrateSpec {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        CalibrateSpec {
+            target: storage.name.clone(),
+            dataset: storage.dataset.clone(),
+            engine: storage.engine,
+            direct: storage.direct,
+            max_latency_us: self.max_latency * 1000.0,
+            max_outstanding: self.max_outstanding,
+            time: self.time,
+            knee_gain: 0.03,
+            cores,
+            seed: 0x5eed,
+        }
+    }
+
+    /// The calibration time (checked above zero).
+    pub fn time(&self) -> Duration {
+        self.time
+    }
 }

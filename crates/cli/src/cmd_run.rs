@@ -1,13 +1,14 @@
 //! `dbio run`: database-shaped I/O, SLOB-style, for a time or a number of loops.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use dbio_engine::EngineKind;
 use dbio_experiment::verify_map::prepare_map;
-use dbio_experiment::{run, RunOptions, RunPlan};
+use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
+use dbio_stats::RunResult;
 use dbio_target::Target;
 use dbio_workload::{IoClass, Profile, RedoStress};
 
@@ -29,16 +30,21 @@ use crate::nfs_target::views_printer;
         it matches); dbio only ever writes to files it created. Ctrl-C stops the run within a \
         second and still writes the results measured so far, marked as interrupted (exit code \
         130).\n\nExample: dbio run --target /data/dbio --profile oltp --users 4 --outstanding 8 \
-        --time 30s --json run.json"
+        --time 30s --json run.json\n\nSeveral hosts: under mpirun (Open MPI, found at run time) \
+        each rank is one dbio process with its own part of the data set (TARGET/rank-R, or \
+        .../rank-R in an nfs:// URL) and its own --users; the ranks start and stop together \
+        and rank 0 writes one result, merged exactly, with a per-rank breakdown. Example: \
+        mpirun -n 4 dbio run --target /data/dbio --profile oltp --users 2 --time 30s --json \
+        all.json"
 )]
 pub struct Args {
     /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
     /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL drives the server
     /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS
     #[arg(long, value_name = "PATH")]
-    target: Option<PathBuf>,
+    pub target: Option<PathBuf>,
     #[command(flatten)]
-    nfs: crate::nfs_target::NfsArgs,
+    pub nfs: crate::nfs_target::NfsArgs,
     /// With an nfs:// target: show the dNFS views (channels, calls, events) under the
     /// progress line, refreshed every second
     #[arg(long)]
@@ -56,7 +62,8 @@ pub struct Args {
     /// at a time per user), null (no device: measures dbio's own overhead)
     #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
     engine: EngineKind,
-    /// Concurrent users (sessions), one thread each (SLOB: sessions per schema)
+    /// Concurrent users (sessions), one thread each (SLOB: sessions per schema). Under
+    /// mpirun this is per rank: `mpirun -n 4 dbio run --users 2` runs 8 users in all
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     users: u32,
     /// I/Os each user keeps in flight (1 = a session waiting on each I/O, like a foreground
@@ -137,9 +144,9 @@ pub struct Args {
     /// Leave the raw recorder (exact latency histograms, per-second counters) out of the
     /// JSON result; without it, results of several runs cannot be merged exactly
     #[arg(long)]
-    no_raw: bool,
+    pub no_raw: bool,
     #[command(flatten)]
-    output: OutputArgs,
+    pub output: OutputArgs,
     #[command(flatten)]
     label: LabelArgs,
 }
@@ -161,7 +168,7 @@ fn redo_arg(s: &str) -> Result<RedoStress, String> {
 }
 
 impl Args {
-    fn options(&self) -> RunOptions {
+    pub fn options(&self) -> RunOptions {
         RunOptions {
             profile: self.profile,
             classes: self.workload.clone(),
@@ -192,47 +199,103 @@ impl Args {
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
+    // Under mpirun: one rank of a run over several hosts (crate::mpi_run).
+    if let Some(world) = dbio_mpi::World::from_env()? {
+        if world.size() > 1 {
+            return crate::mpi_run::main(&args, world);
+        }
+        world.finalize()?;
+    }
     args.output.check()?;
     // Every option is checked before the target is opened or anything written.
     let plan = RunPlan::new(&args.options())?;
     let name = args.target.clone().unwrap_or_else(common::default_target);
+    let outputs = args.output.outputs();
+    let m = measure(&args, &plan, &name, &mut |stopped| Ok(stopped))?;
+    if m.before_start {
+        return common::exit_interrupted(m.result, &outputs);
+    }
+    let code = exit_code(&m.result);
+    let result = AnyResult::Run(m.result);
+    print!("{}", dbio_report::terminal(&result));
+    dbio_report::write_outputs(&result, &outputs)?;
+    if let Some(e) = m.error {
+        return Err(e.into());
+    }
+    Ok(code)
+}
+
+/// The exit code of a finished run: 130 when interrupted, 1 when bad
+/// blocks were found (as `dbio verify`), else 0.
+pub fn exit_code(result: &RunResult) -> i32 {
+    let corrupt = result
+        .verify
+        .as_ref()
+        .is_some_and(|v| v.lost + v.torn + v.misdirected + v.checksum > 0);
+    match (result.interrupted, corrupt) {
+        (true, _) => EXIT_INTERRUPTED,
+        // Bad blocks: the exit code of `dbio verify` finding corruption.
+        (false, true) => 1,
+        _ => 0,
+    }
+}
+
+/// What one process measured.
+pub struct Measured {
+    pub result: RunResult,
+    /// The I/O error that ended the run early.
+    pub error: Option<ExperimentError>,
+    /// Stopped by a signal before the first I/O (`result` is then empty).
+    pub before_start: bool,
+}
+
+/// Opens `name`, prepares the data set, then calls `start` with whether a
+/// signal stopped the preparation; `start` says whether to stop (a run over
+/// several hosts waits there for every rank and stops when any rank was
+/// stopped). Then runs the plan.
+pub fn measure(
+    args: &Args,
+    plan: &RunPlan,
+    name: &Path,
+    start: &mut dyn FnMut(bool) -> anyhow::Result<bool>,
+) -> anyhow::Result<Measured> {
     let stop = common::stop_flag();
-    let target = Target::open(&name, &args.nfs.options())?;
+    let target = Target::open(name, &args.nfs.options())?;
     let engine = target.engine(args.engine)?;
     let name = name.display().to_string();
-    let outputs = args.output.outputs();
     let labels = args.label.labels();
-    let partial = || {
-        let mut r = plan.interrupted_result(&name, engine);
-        r.labels = labels.clone();
-        common::exit_interrupted(r, &outputs)
-    };
     let direct = plan.direct;
     let force = args.force_overwrite;
-    let Some(dataset) = common::prepare(&target, &plan.dataset, engine, direct, force, stop)?
-    else {
-        return partial();
-    };
-    let mut rewrite = common::progress_line("writing verifiable content to");
-    let writes = plan.workload.writes();
-    let verify = match prepare_map(
-        &dataset,
-        engine,
-        direct,
-        plan.verify,
-        writes,
-        stop,
-        &mut rewrite,
-    ) {
-        Ok(v) => v,
-        Err(e) if e.is_interrupted() => return partial(),
-        Err(e) => return Err(e.into()),
+    let mut prepared = None;
+    if let Some(dataset) = common::prepare(&target, &plan.dataset, engine, direct, force, stop)? {
+        let mut rewrite = common::progress_line("writing verifiable content to");
+        let writes = plan.workload.writes();
+        match prepare_map(
+            &dataset,
+            engine,
+            direct,
+            plan.verify,
+            writes,
+            stop,
+            &mut rewrite,
+        ) {
+            Ok(v) => prepared = Some((dataset, v)),
+            Err(e) if e.is_interrupted() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let stopped = prepared.is_none() || stop.load(Ordering::Relaxed);
+    let (false, Some((dataset, verify))) = (start(stopped)?, prepared) else {
+        let mut result = plan.interrupted_result(&name, engine);
+        result.labels = labels;
+        return Ok(Measured {
+            result,
+            error: None,
+            before_start: true,
+        });
     };
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
-    if stop.load(Ordering::Relaxed) {
-        return partial();
-    }
     let printer = common::progress_printer();
     let views = (args.views && target.nfs().is_some()).then(|| views_printer(&target));
     let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &printer) {
@@ -243,22 +306,9 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let mut out = run(&spec, stop, progress)?;
     target.fill_views(&mut out.result);
     out.result.labels = labels;
-    let interrupted = out.result.interrupted;
-    let corrupt = out
-        .result
-        .verify
-        .as_ref()
-        .is_some_and(|v| v.lost + v.torn + v.misdirected + v.checksum > 0);
-    let result = AnyResult::Run(out.result);
-    print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &outputs)?;
-    if let Some(e) = out.error {
-        return Err(e.into());
-    }
-    Ok(match (interrupted, corrupt) {
-        (true, _) => EXIT_INTERRUPTED,
-        // Bad blocks: the exit code of `dbio verify` finding corruption.
-        (false, true) => 1,
-        _ => 0,
+    Ok(Measured {
+        result: out.result,
+        error: out.error,
+        before_start: false,
     })
 }

@@ -159,6 +159,13 @@ fn plan_from_flags(args: &Args) -> anyhow::Result<Plan> {
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
+    // Each run of a sweep is a `dbio run` process of its own, which under
+    // mpirun would find the rank's MPI environment and not its own job.
+    anyhow::ensure!(
+        !dbio_mpi::launched_by_mpirun(),
+        "dbio sweep does not run under mpirun yet; run `mpirun ... dbio run` per configuration, \
+         or the sweep on one host"
+    );
     let stop = stop_flag();
     let mut manifest = if args.resume {
         Manifest::load(&args.out)?

@@ -217,14 +217,24 @@ impl StorageArgs {
     /// Opens the target and reuses or creates the data set; `None` when a signal stopped
     /// the creation. `what` names the command in the refusal of the null engine.
     pub fn open(&self, what: &str, stop: &AtomicBool) -> anyhow::Result<Option<Storage>> {
+        let name = self.target.clone().unwrap_or_else(default_target);
+        self.open_at(&name, what, stop)
+    }
+
+    /// [`StorageArgs::open`] with `name` as the target (a rank's part of it).
+    pub fn open_at(
+        &self,
+        name: &Path,
+        what: &str,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Option<Storage>> {
         anyhow::ensure!(
             self.engine != EngineKind::Null,
             "--engine null: {what} measures storage; use `dbio run --engine null` for dbio's overhead"
         );
         let spec = DatasetSpec::new(self.size, 8192).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-        let name = self.target.clone().unwrap_or_else(default_target);
         let direct = !self.buffered;
-        let target = Target::open(&name, &self.nfs.options())?;
+        let target = Target::open(name, &self.nfs.options())?;
         let engine = target.engine(self.engine)?;
         let Some(dataset) = prepare(&target, &spec, engine, direct, self.force_overwrite, stop)?
         else {

@@ -10,6 +10,8 @@ mod cmd_run;
 mod cmd_sweep;
 mod cmd_verify;
 mod common;
+mod mpi_calibrate;
+mod mpi_run;
 mod nfs_target;
 
 use clap::{Parser, Subcommand};

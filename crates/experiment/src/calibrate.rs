@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dbio_engine::EngineKind;
 use dbio_stats::{
-    CalibrateResult, CurvePoint, HistogramBucket, Live, CALIBRATE_KIND, FORMAT_VERSION,
+    CalibrateResult, CpuUsage, CurvePoint, HistogramBucket, Live, Recorder, CALIBRATE_KIND,
+    FORMAT_VERSION,
 };
 use dbio_workload::{Dataset, IoClass, WorkloadConfig};
 
@@ -62,6 +63,53 @@ pub fn levels(max: u32) -> Vec<u32> {
     v
 }
 
+/// Holds the processes of a calibration over several hosts in step (MPI
+/// ranks): each level starts on all of them together, and every decision
+/// (next level, knee, latency cap) is taken on the total load, the same on
+/// each. A single process uses [`Alone`].
+pub trait Step {
+    /// Processes taking part; the outstanding counts of the curve are
+    /// theirs summed.
+    fn processes(&self) -> u32;
+    /// The largest of every process's `code` (every process calls it at
+    /// the same points; it is also where they wait for each other).
+    fn agree(&mut self, code: u8) -> Result<u8, ExperimentError>;
+    /// The whole load of a level from this process's part of it: every
+    /// process's recorder merged exactly, the longest measured time, CPU
+    /// time summed.
+    fn total(
+        &mut self,
+        level: Recorder,
+        measured: Duration,
+        cpu: CpuUsage,
+    ) -> Result<(Recorder, Duration, CpuUsage), ExperimentError>;
+}
+
+/// A calibration in one process.
+pub struct Alone;
+
+impl Step for Alone {
+    fn processes(&self) -> u32 {
+        1
+    }
+    fn agree(&mut self, code: u8) -> Result<u8, ExperimentError> {
+        Ok(code)
+    }
+    fn total(
+        &mut self,
+        level: Recorder,
+        measured: Duration,
+        cpu: CpuUsage,
+    ) -> Result<(Recorder, Duration, CpuUsage), ExperimentError> {
+        Ok((level, measured, cpu))
+    }
+}
+
+/// What [`Step::agree`] settles before and after each level, by priority.
+const GO_ON: u8 = 0;
+const OUT_OF_TIME: u8 = 1;
+const STOPPED: u8 = 2;
+
 struct Ramp {
     points: Vec<CurvePoint>,
     stop: &'static str,
@@ -73,6 +121,17 @@ pub fn calibrate(
     spec: &CalibrateSpec,
     stop: &AtomicBool,
     progress: Option<ProgressFn>,
+) -> Result<CalibrateResult, ExperimentError> {
+    calibrate_in_step(spec, stop, progress, &mut Alone)
+}
+
+/// [`calibrate`] as one of several processes held in step by `step`: the
+/// curve, the knee and the answers are those of the total load.
+pub fn calibrate_in_step(
+    spec: &CalibrateSpec,
+    stop: &AtomicBool,
+    progress: Option<ProgressFn>,
+    step: &mut dyn Step,
 ) -> Result<CalibrateResult, ExperimentError> {
     if spec.max_outstanding == 0 {
         return Err(ExperimentError::Config(
@@ -109,30 +168,26 @@ pub fn calibrate(
         stop,
         progress,
         Measure::Iops,
+        step,
     )?;
 
     let mut large = WorkloadConfig::new(spec.dataset.block_size);
     large.classes = vec![IoClass::MultiblockRead];
     large.multiblock_random = true;
     large.multiblock_bytes = 1 << 20;
-    let mbps = if stop.load(Ordering::Relaxed) {
-        Ramp {
-            points: Vec::new(),
-            stop: "interrupted",
-            best_histogram: Vec::new(),
-        }
-    } else {
-        ramp(
-            spec,
-            &large,
-            &mbps_levels,
-            mbps_level_s,
-            end,
-            stop,
-            progress,
-            Measure::Mbps,
-        )?
-    };
+    // Stopped: the ramp ends before its first level ("interrupted"), on
+    // every process at the same point.
+    let mbps = ramp(
+        spec,
+        &large,
+        &mbps_levels,
+        mbps_level_s,
+        end,
+        stop,
+        progress,
+        Measure::Mbps,
+        step,
+    )?;
 
     let best = best_iops(&iops.points);
     let best_mb = mbps
@@ -203,6 +258,7 @@ fn ramp(
     stop: &AtomicBool,
     progress: Option<ProgressFn>,
     measure: Measure,
+    step: &mut dyn Step,
 ) -> Result<Ramp, ExperimentError> {
     let mut r = Ramp {
         points: Vec::new(),
@@ -218,13 +274,23 @@ fn ramp(
     let level = total - warmup;
     let live = Live::new();
     for &outstanding in levels {
-        if stop.load(Ordering::Relaxed) {
-            r.stop = "interrupted";
-            break;
-        }
-        if Instant::now() + level + warmup > end {
-            r.stop = "time";
-            break;
+        let here = if stop.load(Ordering::Relaxed) {
+            STOPPED
+        } else if Instant::now() + level + warmup > end {
+            OUT_OF_TIME
+        } else {
+            GO_ON
+        };
+        match step.agree(here)? {
+            GO_ON => {}
+            OUT_OF_TIME => {
+                r.stop = "time";
+                break;
+            }
+            _ => {
+                r.stop = "interrupted";
+                break;
+            }
         }
         let (users, per_user) = if is_async(spec.engine) {
             (1, outstanding)
@@ -249,9 +315,13 @@ fn ramp(
         if let Some(e) = out.error {
             return Err(e);
         }
-        let point =
-            out.recorder
-                .curve_point(outstanding, out.measured, &out.cpu, spec.max_latency_us);
+        let (recorder, measured, cpu) = step.total(out.recorder, out.measured, out.cpu)?;
+        let point = recorder.curve_point(
+            outstanding * step.processes(),
+            measured,
+            &cpu,
+            spec.max_latency_us,
+        );
         if let Some(p) = progress {
             p(&format!(
                 "{:<11} outstanding {:>4}: {:>9.0} IOPS {:>8.1} MB/s  mean {:>9.1} us  p99 {:>9.1} us",
@@ -269,10 +339,15 @@ fn ramp(
         };
         let capped = measure == Measure::Iops && !point.within_cap;
         if !capped && value > best && measure == Measure::Iops {
-            r.best_histogram = out.recorder.histogram();
+            r.best_histogram = recorder.histogram();
         }
         r.points.push(point);
-        if stop.load(Ordering::Relaxed) {
+        if step.agree(if stop.load(Ordering::Relaxed) {
+            STOPPED
+        } else {
+            GO_ON
+        })? == STOPPED
+        {
             r.stop = "interrupted";
             break;
         }

@@ -20,7 +20,7 @@ mod run;
 pub mod sweep;
 pub mod verify_map;
 
-pub use calibrate::{calibrate, CalibrateSpec};
+pub use calibrate::{calibrate, calibrate_in_step, Alone, CalibrateSpec, Step};
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use plan::{RunOptions, RunPlan};
 pub use run::{run, RunOutput, RunSpec};

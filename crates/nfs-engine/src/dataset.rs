@@ -170,9 +170,21 @@ impl Namespace for NfsDir {
                     }
                     next
                 }
-                Err(e) if is_status(&e, Nfsstat3::NoEnt) => self
-                    .block_on(c.mkdir(fh, name, 0o700, &walked))
-                    .map_err(nfs_err("cannot create the target directory", path))?,
+                Err(e) if is_status(&e, Nfsstat3::NoEnt) => {
+                    match self.block_on(c.mkdir(fh, name, 0o700, &walked)) {
+                        Ok(made) => made,
+                        // Made meanwhile by another client (the ranks of a
+                        // run over several hosts share the parents).
+                        Err(e) if is_status(&e, Nfsstat3::Exist) => {
+                            self.block_on(c.lookup(fh, name, &walked))
+                                .map_err(nfs_err("cannot look up", path))?
+                                .0
+                        }
+                        Err(e) => {
+                            return Err(nfs_err("cannot create the target directory", path)(e))
+                        }
+                    }
+                }
                 Err(e) => return Err(nfs_err("cannot look up", path)(e)),
             };
         }

@@ -239,6 +239,7 @@ fn run(r: &RunResult) -> String {
     for (title, t) in crate::nfs_views::tables(r)
         .into_iter()
         .chain(crate::verify_view::tables(r))
+        .chain(crate::ranks_view::tables(r))
     {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
         b.push_str(&t.html());

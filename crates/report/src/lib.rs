@@ -48,6 +48,7 @@ mod fmt;
 mod html;
 mod markdown;
 mod nfs_views;
+mod ranks_view;
 pub mod sample;
 mod svg;
 mod terminal;

@@ -68,10 +68,66 @@ pub struct RunResult {
     /// runs it; left out when empty.
     #[serde(default, skip_serializing_if = "Labels::is_empty")]
     pub labels: Labels,
+    /// A run over several hosts (`mpirun ... dbio run`): one entry per
+    /// rank, in rank order, the figures of that rank alone (the fields
+    /// above are the merge of all); left out for a single process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankSummary>,
     /// The recorder itself, so that runs merge exactly
     /// ([`merge_runs`](crate::merge_runs)); left out with `--no-raw`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Box<RawRecorder>>,
+}
+
+/// One rank of a run over several hosts: who it was and what it measured.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankSummary {
+    /// MPI rank, 0 to ranks - 1.
+    pub rank: u32,
+    /// Host name of the rank.
+    pub host: String,
+    /// The rank's own part of the data set (its target).
+    pub target: String,
+    /// Users (threads) of the rank.
+    pub users: u32,
+    /// I/Os the rank completed, all classes.
+    pub ios: u64,
+    /// The rank's I/Os per second.
+    pub iops: f64,
+    /// The rank's megabytes (10^6 bytes) per second.
+    pub mbps: f64,
+    /// Mean latency of the rank's I/Os, all classes, microseconds.
+    pub mean_us: f64,
+    /// The rank's CPU microseconds (user + system) per completed I/O.
+    pub cpu_us_per_io: f64,
+    /// Measured duration of the rank, seconds.
+    pub elapsed_s: f64,
+    /// True when the rank stopped early.
+    pub interrupted: bool,
+}
+
+impl RankSummary {
+    /// The summary of `run`, the result of rank `rank` on `host`.
+    pub fn of(rank: u32, host: &str, run: &RunResult) -> RankSummary {
+        let lat: f64 = run.classes.iter().map(|c| c.mean_us * c.ios as f64).sum();
+        RankSummary {
+            rank,
+            host: host.into(),
+            target: run.config.target.clone(),
+            users: run.config.users,
+            ios: run.ios,
+            iops: run.iops,
+            mbps: run.mbps,
+            mean_us: if run.ios > 0 {
+                lat / run.ios as f64
+            } else {
+                0.0
+            },
+            cpu_us_per_io: run.cpu_us_per_io,
+            elapsed_s: run.elapsed_s,
+            interrupted: run.interrupted,
+        }
+    }
 }
 
 /// Labels of a result: name to value, in name order.
