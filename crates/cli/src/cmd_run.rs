@@ -1,6 +1,6 @@
 //! `dbio run`: database-shaped I/O, SLOB-style, for a time or a number of loops.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -240,7 +240,17 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         (None, Some(p)) => Some(p),
         _ => None,
     };
+    // Device and CPU statistics beside the run, for a local target.
+    let sampler = (target.nfs().is_none())
+        .then(|| device_sampler(Path::new(&name)))
+        .flatten();
     let mut out = run(&spec, stop, progress)?;
+    if let Some(s) = sampler {
+        let section = s.finish();
+        if !section.devices.is_empty() || !section.cpu.is_empty() {
+            out.result.devices = Some(Box::new(section));
+        }
+    }
     target.fill_views(&mut out.result);
     out.result.labels = labels;
     let interrupted = out.result.interrupted;
@@ -261,4 +271,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         (false, true) => 1,
         _ => 0,
     })
+}
+
+/// The sampler of the devices under `dir` (and the machine's CPU), once a
+/// second; none when it cannot start (the run goes on without it).
+fn device_sampler(dir: &Path) -> Option<dbio_diag::Sampler> {
+    let devices = dbio_diag::devices_under(dir).unwrap_or_default();
+    dbio_diag::Sampler::start(devices, Duration::from_secs(1)).ok()
 }

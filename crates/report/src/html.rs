@@ -243,6 +243,7 @@ fn run(r: &RunResult) -> String {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
         b.push_str(&t.html());
     }
+    b.push_str(&crate::devices_view::html(r));
     page("dbio run report", &sub, &b, &r.dbio_version)
 }
 

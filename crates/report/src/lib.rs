@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use dbio_stats::{CalibrateResult, RunResult, CALIBRATE_KIND, FORMAT_VERSION, RUN_KIND};
 
 mod csv;
+mod devices_view;
 mod fmt;
 mod html;
 mod markdown;

@@ -243,6 +243,7 @@ fn run(r: &RunResult) -> String {
     for (title, t) in crate::nfs_views::tables(r)
         .into_iter()
         .chain(crate::verify_view::tables(r))
+        .chain(crate::devices_view::tables(r))
     {
         out.push_str(&format!("\n## {title}\n\n"));
         out.push_str(&t.markdown());

@@ -126,6 +126,7 @@ fn run(r: &RunResult) -> String {
     for (title, t) in crate::nfs_views::tables(r)
         .into_iter()
         .chain(crate::verify_view::tables(r))
+        .chain(crate::devices_view::terminal_tables(r))
     {
         if t.rows.is_empty() {
             continue;
