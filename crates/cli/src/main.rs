@@ -3,6 +3,7 @@
 mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_frag;
 mod cmd_matrix;
 mod cmd_nfs;
 mod cmd_report;
@@ -43,6 +44,7 @@ enum Command {
     Matrix(cmd_matrix::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
+    Frag(cmd_frag::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
     Nfs(cmd_nfs::Args),
 }
@@ -61,6 +63,7 @@ fn main() {
         Command::Matrix(a) => cmd_matrix::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
+        Command::Frag(a) => cmd_frag::main(a).map(|()| 0),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
     };
     match result {

@@ -67,3 +67,164 @@ fn device_reads_of_a_run_agree_with_its_io_count() {
     // The loop device's backing file lives on another device, listed after it.
     assert!(devices.iter().any(|d| d["role"] == "loop backing file"));
 }
+
+/// A small PRNG (xorshift) for offsets.
+fn next(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// Writes `mib` MiB sequentially, then `overwrites` random 8 KiB blocks,
+/// syncing every 64 writes; the file is made empty first with `nocow`
+/// (chattr +C must be set while the file is empty).
+fn write_file(path: &std::path::Path, mib: u64, overwrites: u32, nocow: bool, seed: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::create(path).unwrap();
+    if nocow {
+        let o = std::process::Command::new("chattr")
+            .arg("+C")
+            .arg(path)
+            .output()
+            .expect("chattr");
+        assert!(o.status.success(), "chattr +C: {o:?}");
+    }
+    let chunk = vec![0x5au8; 1 << 20];
+    for i in 0..mib {
+        f.write_all_at(&chunk, i << 20).unwrap();
+    }
+    f.sync_all().unwrap();
+    let blocks = (mib << 20) / 8192;
+    let mut x = seed | 1;
+    let block = vec![0xa5u8; 8192];
+    for i in 0..overwrites {
+        let b = next(&mut x) % blocks;
+        f.write_all_at(&block, b * 8192).unwrap();
+        if i % 64 == 63 {
+            f.sync_data().unwrap();
+        }
+    }
+    f.sync_all().unwrap();
+}
+
+/// `filefrag -v FILE`: (extent lines, "N extents found").
+fn filefrag(path: &std::path::Path) -> (u64, u64) {
+    let o = std::process::Command::new("filefrag")
+        .arg("-v")
+        .arg(path)
+        .output()
+        .expect("filefrag");
+    assert!(o.status.success(), "filefrag: {o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines = text
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            l.split(':')
+                .next()
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .count() as u64;
+    let found = text
+        .lines()
+        .find_map(|l| {
+            l.strip_suffix(" extents found")
+                .or(l.strip_suffix(" extent found"))
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("N extents found");
+    (lines, found)
+}
+
+fn frag_json(paths: &[&std::path::Path]) -> serde_json::Value {
+    let mut args = vec!["frag", "--json"];
+    args.extend(paths.iter().map(|p| s(p)));
+    let o = support::dbio(&args);
+    assert!(o.status.success(), "dbio frag: {o:?}");
+    serde_json::from_slice(&o.stdout).expect("frag JSON")
+}
+
+/// `dbio frag` counts what `filefrag -v` counts on the same files: one
+/// written in one go, one with random 8 KiB overwrites, one with holes.
+fn frag_agrees_with_filefrag(fs_type: &str, size_mib: u64) {
+    if !can_make(fs_type) {
+        return;
+    }
+    let fs = LoopFs::new(fs_type, size_mib);
+    let dir = fs.mnt().join("files");
+    std::fs::create_dir(&dir).unwrap();
+    write_file(&dir.join("a-sequential"), 16, 0, false, 1);
+    write_file(&dir.join("b-overwritten"), 16, 1500, false, 2);
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::create(dir.join("c-holes")).unwrap();
+        for i in 0..40u64 {
+            f.write_all_at(&[1u8; 4096], i * 65536).unwrap();
+        }
+        f.sync_all().unwrap();
+    }
+    let r = frag_json(&[&dir]);
+    let files = r["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    for f in files {
+        let path = std::path::PathBuf::from(f["path"].as_str().unwrap());
+        let (lines, found) = filefrag(&path);
+        let (ext, frags) = (
+            f["extents"].as_u64().unwrap(),
+            f["fragments"].as_u64().unwrap(),
+        );
+        eprintln!(
+            "{fs_type} {}: dbio extents {ext} fragments {frags}; filefrag -v lines {lines} found {found}",
+            path.file_name().unwrap().to_string_lossy()
+        );
+        assert_eq!(ext, lines, "{}", path.display());
+        assert_eq!(frags, found, "{}", path.display());
+    }
+    let fsys = &r["filesystems"][0];
+    assert_eq!(fsys["fs_type"], fs_type);
+    assert_eq!(fsys["files"], 3);
+    let fill = fsys["fill_pct"].as_f64().unwrap();
+    assert!(fill > 0.0 && fill < 100.0, "{fill}");
+}
+
+#[test]
+fn frag_agrees_with_filefrag_on_ext4() {
+    frag_agrees_with_filefrag("ext4", 128);
+}
+
+#[test]
+fn frag_agrees_with_filefrag_on_xfs() {
+    frag_agrees_with_filefrag("xfs", 320);
+}
+
+#[test]
+fn frag_agrees_with_filefrag_on_btrfs() {
+    frag_agrees_with_filefrag("btrfs", 256);
+}
+
+/// On btrfs, random 8 KiB overwrites make many extents of a file that
+/// copies on write, few of one with chattr +C.
+#[test]
+fn btrfs_overwrites_fragment_without_nocow() {
+    if !can_make("btrfs") {
+        return;
+    }
+    let fs = LoopFs::new("btrfs", 256);
+    let cow = fs.mnt().join("cow.dbf");
+    let nocow = fs.mnt().join("nocow.dbf");
+    write_file(&cow, 32, 3000, false, 3);
+    write_file(&nocow, 32, 3000, true, 3);
+    let r = frag_json(&[&cow, &nocow]);
+    let a = r["files"][0]["fragments"].as_u64().unwrap();
+    let b = r["files"][1]["fragments"].as_u64().unwrap();
+    eprintln!(
+        "btrfs after 3,000 random 8 KiB overwrites of 32 MiB: copy on write {a} fragments, +C {b}"
+    );
+    assert!(a >= 1000, "copy-on-write file: {a} fragments");
+    assert!(b <= 10, "+C file: {b} fragments");
+    let o = support::dbio(&["frag", s(&fs.mnt())]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("copy on write"), "{text}");
+}

@@ -55,7 +55,7 @@ mod terminal;
 mod verify_view;
 
 pub use csv::csv;
-pub use fmt::UtcTime;
+pub use fmt::{bytes as fmt_bytes, UtcTime};
 pub use html::html;
 pub use markdown::markdown;
 pub use terminal::terminal;
