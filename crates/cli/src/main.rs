@@ -3,6 +3,7 @@
 mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_doctor;
 mod cmd_frag;
 mod cmd_matrix;
 mod cmd_nfs;
@@ -45,6 +46,7 @@ enum Command {
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
     Frag(cmd_frag::Args),
+    Doctor(cmd_doctor::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
     Nfs(cmd_nfs::Args),
 }
@@ -64,6 +66,7 @@ fn main() {
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
         Command::Frag(a) => cmd_frag::main(a).map(|()| 0),
+        Command::Doctor(a) => cmd_doctor::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
     };
     match result {

@@ -228,3 +228,118 @@ fn btrfs_overwrites_fragment_without_nocow() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("copy on write"), "{text}");
 }
+
+/// `dbio doctor` with its exit code and JSON findings' checks.
+fn doctor(args: &[&str]) -> (i32, Vec<String>, String) {
+    let mut a = vec!["doctor", "--json"];
+    a.extend_from_slice(args);
+    let o = support::dbio(&a);
+    let code = o.status.code().unwrap_or(-1);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("doctor JSON: {e}: {o:?}"));
+    let checks = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["check"].as_str().unwrap().to_string())
+        .collect();
+    (
+        code,
+        checks,
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// A data set on btrfs without +C is flagged, and the file system filled
+/// above 80% is flagged too; the lines name the fix.
+#[test]
+fn doctor_flags_btrfs_data_files_without_nocow_and_a_full_file_system() {
+    if !can_make("btrfs") {
+        return;
+    }
+    let fs = LoopFs::new("btrfs", 256);
+    let dir = fs.mnt().join("ds");
+    std::fs::create_dir(&dir).unwrap();
+    write_file(&dir.join("dbio-data-01.dbf"), 16, 0, false, 4);
+    write_file(&dir.join("dbio-redo-01.log"), 4, 0, false, 5);
+    let (code, checks, text) = doctor(&["--target", s(&dir)]);
+    assert_eq!(code, 1, "{text}");
+    assert!(checks.contains(&"cow-data-files".to_string()), "{text}");
+    assert!(checks.contains(&"data-redo-same-fs".to_string()), "{text}");
+    assert!(!checks.contains(&"cow-fill".to_string()), "{text}");
+    // Fill it past 80% with a filler file (bounded: at most 256 MiB).
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(fs.mnt().join("filler")).unwrap();
+        let chunk = vec![0x11u8; 1 << 20];
+        for _ in 0..256 {
+            if f.write_all(&chunk).is_err() {
+                break;
+            }
+            if df_fill(&fs.mnt()).unwrap_or(0.0) > 85.0 {
+                break;
+            }
+        }
+        let _ = f.sync_all();
+    }
+    let (code, checks, text) = doctor(&["--target", s(&dir)]);
+    assert_eq!(code, 1);
+    assert!(checks.contains(&"cow-fill".to_string()), "{text}");
+    let o = support::dbio(&["doctor", "--target", s(&dir)]);
+    let lines = String::from_utf8_lossy(&o.stdout);
+    assert!(lines.contains("warning[cow-data-files]"), "{lines}");
+    assert!(lines.contains("Fix: chattr +C"), "{lines}");
+}
+
+/// Fill level of the file system at `p` as `df` gives it.
+fn df_fill(p: &std::path::Path) -> Option<f64> {
+    let o = std::process::Command::new("df")
+        .args(["--output=pcent"])
+        .arg(p)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.lines()
+        .nth(1)?
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+}
+
+/// A clean ext4 data set with a good parameter file: exit 0; the same with
+/// parallel_max_servers=80 on 2 cores and filesystemio_options unset: exit 1.
+#[test]
+fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
+    if !can_make("ext4") {
+        return;
+    }
+    let fs = LoopFs::new("ext4", 128);
+    let dir = fs.mnt().join("ds");
+    std::fs::create_dir(&dir).unwrap();
+    write_file(&dir.join("dbio-data-01.dbf"), 16, 0, false, 6);
+    let good = fs.mnt().join("good.ora");
+    std::fs::write(
+        &good,
+        "*.filesystemio_options='SETALL'\n*.parallel_max_servers=4\n",
+    )
+    .unwrap();
+    let (code, checks, text) =
+        doctor(&["--target", s(&dir), "--init-ora", s(&good), "--cores", "2"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(checks.is_empty(), "{text}");
+    let o = support::dbio(&["doctor", "--target", s(&dir)]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no problems found"));
+    let bad = fs.mnt().join("initORCL.ora");
+    std::fs::write(&bad, "# from a 19c pfile\nORCL.parallel_max_servers=80\n").unwrap();
+    let (code, checks, text) =
+        doctor(&["--target", s(&dir), "--init-ora", s(&bad), "--cores", "2"]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(
+        checks,
+        ["filesystemio_options", "parallel_max_servers"],
+        "{text}"
+    );
+    assert!(text.contains("80 on 2 cores"), "{text}");
+}

@@ -12,6 +12,7 @@
 
 pub mod blockdev;
 pub mod diskstats;
+pub mod doctor;
 pub mod frag;
 pub mod hostcpu;
 pub mod sampler;
