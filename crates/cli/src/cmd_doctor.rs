@@ -51,7 +51,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         });
         findings.extend(check_params(&parse_init_ora(&text), cores));
     }
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if args.json {
         let doc = serde_json::json!({
             "target": target.display().to_string(),

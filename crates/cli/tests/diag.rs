@@ -56,6 +56,14 @@ fn device_reads_of_a_run_agree_with_its_io_count() {
         "device reads {reads} vs run I/Os {ios}"
     );
     assert!(bytes >= ios * 8192 && bytes <= (ios + slack) * 8192);
+    // Sizes as issued: every read in the 8 KiB bucket; as the device saw
+    // them: 8 KiB per request on average.
+    let sizes = r["classes"][0]["sizes"].as_array().expect("sizes");
+    assert_eq!(sizes.len(), 1, "{sizes:?}");
+    assert_eq!(sizes[0]["lower_bytes"], 8192);
+    assert_eq!(sizes[0]["count"].as_u64(), Some(ios));
+    let rareq = dev["total"]["rareq_kib"].as_f64().unwrap();
+    assert!((rareq - 8.0).abs() < 0.5, "rareq-sz {rareq} KiB");
     let samples = dev["samples"].as_array().unwrap();
     assert!(
         (2..=5).contains(&samples.len()),

@@ -52,10 +52,13 @@ fn cpu_table(d: &DeviceSection) -> Option<Table> {
 /// `(title, table)` for Markdown and HTML: every `iostat -x` column of
 /// each device over the whole run, and the machine's mean CPU.
 pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
-    let Some(d) = &r.devices else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
+    if let Some(t) = size_table(r) {
+        out.push(("I/O sizes as issued", t));
+    }
+    let Some(d) = &r.devices else {
+        return out;
+    };
     if !d.devices.is_empty() {
         let mut t = Table::new(&[
             "<Device",
@@ -98,6 +101,35 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         out.push(("Machine CPU during the run (mean of all CPUs)", t));
     }
     out
+}
+
+/// The sizes of the I/Os dbio issued, per class, in power-of-two buckets
+/// (as dtrace's bitesize); none for results without them.
+pub(crate) fn size_table(r: &RunResult) -> Option<Table> {
+    if r.classes.iter().all(|c| c.sizes.is_empty()) {
+        return None;
+    }
+    let mut t = Table::new(&["<Class", "<Size", "I/Os", "% of class"]);
+    for c in &r.classes {
+        let total: u64 = c.sizes.iter().map(|b| b.count).sum();
+        for b in &c.sizes {
+            t.row(vec![
+                c.class.clone(),
+                if b.upper_bytes <= 1 {
+                    "0 B".to_string()
+                } else {
+                    format!(
+                        "{} to < {}",
+                        fmt::bytes(b.lower_bytes),
+                        fmt::bytes(b.upper_bytes)
+                    )
+                },
+                fmt::int(b.count),
+                format!("{:.2}", b.count as f64 * 100.0 / total.max(1) as f64),
+            ]);
+        }
+    }
+    Some(t)
 }
 
 /// `(title, table)` for the terminal: one line per device (mean r/s, w/s,
@@ -187,7 +219,10 @@ fn coarsen(s: &[DeviceSample], n: usize) -> Vec<DeviceSample> {
 /// second, waits, utilisation per device; the machine's CPU).
 pub(crate) fn html(r: &RunResult) -> String {
     let Some(d) = &r.devices else {
-        return String::new();
+        return match size_table(r) {
+            Some(t) => format!("<h2>I/O sizes as issued</h2>\n{}", t.html()),
+            None => String::new(),
+        };
     };
     let mut b = String::from(
         "<h2>Devices and CPU during the run</h2>\n<p class=\"sub\">Sampled from /proc/diskstats \
@@ -307,6 +342,12 @@ mod tests {
         let mut r = crate::sample::run();
         let plain = AnyResult::Run(r.clone());
         assert!(!crate::terminal(&plain).contains("iostat"));
+        assert!(!crate::markdown(&plain).contains("I/O sizes"));
+        r.classes[0].sizes = vec![dbio_stats::SizeBucket {
+            lower_bytes: 8192,
+            upper_bytes: 16384,
+            count: 5,
+        }];
         assert!(!crate::json(&plain).unwrap().contains("\"devices\""));
         r.devices = Some(Box::new(DeviceSection {
             interval_s: 1.0,
@@ -335,6 +376,11 @@ mod tests {
         assert!(term.contains("loop7"), "{term}");
         let md = crate::markdown(&any);
         assert!(md.contains("| loop7 | file system | 3,000 |"), "{md}");
+        assert!(md.contains("I/O sizes as issued"), "{md}");
+        assert!(
+            md.contains("| single-block-read | 8 KiB to < 16 KiB |"),
+            "{md}"
+        );
         let html = crate::html(&any);
         assert!(html.contains("Device requests per second"));
         assert!(html.contains("Machine CPU (all CPUs)"));

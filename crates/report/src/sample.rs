@@ -35,6 +35,7 @@ fn class(name: &str, event: &str, ios: u64, size: u64, secs: f64, lat: [f64; 7])
         min_us: min,
         max_us: max,
         histogram: Vec::new(),
+        sizes: Vec::new(),
     }
 }
 

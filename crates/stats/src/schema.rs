@@ -388,6 +388,22 @@ pub struct ClassResult {
     pub max_us: f64,
     /// Oracle-style power-of-two buckets (as V$EVENT_HISTOGRAM_MICRO); empty buckets are left out.
     pub histogram: Vec<HistogramBucket>,
+    /// I/O sizes as issued, power-of-two buckets (as dtrace's bitesize);
+    /// empty buckets are left out. Absent from results of before it was
+    /// kept (read as empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<SizeBucket>,
+}
+
+/// One power-of-two size bucket: I/Os with `lower_bytes <= size < upper_bytes`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SizeBucket {
+    /// Lower bound, bytes (0 for the first bucket).
+    pub lower_bytes: u64,
+    /// Upper bound, bytes (exclusive); a power of two.
+    pub upper_bytes: u64,
+    /// I/Os that fell in this bucket.
+    pub count: u64,
 }
 
 /// One power-of-two latency bucket: I/Os with `lower_us <= latency < upper_us`.
