@@ -351,3 +351,29 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     );
     assert!(text.contains("80 on 2 cores"), "{text}");
 }
+
+/// The guard undoes everything even when the test panics: the loop
+/// device is detached and the mount gone.
+#[test]
+fn a_panicking_test_leaves_no_loop_device_or_mount_behind() {
+    if !can_make("ext4") {
+        return;
+    }
+    let seen = std::sync::Mutex::new(None);
+    let r = std::panic::catch_unwind(|| {
+        let fs = LoopFs::new("ext4", 64);
+        *seen.lock().unwrap() = Some((fs.image(), fs.mnt()));
+        panic!("on purpose");
+    });
+    assert!(r.is_err());
+    let (img, mnt) = seen.into_inner().unwrap().expect("made");
+    let o = std::process::Command::new("losetup")
+        .arg("-j")
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(o.stdout.is_empty(), "still attached: {o:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(s(&mnt)), "still mounted");
+    assert!(!img.exists(), "image left behind");
+}

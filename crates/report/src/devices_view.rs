@@ -387,6 +387,14 @@ mod tests {
         let json = crate::json(&any).unwrap();
         let back: dbio_stats::RunResult = serde_json::from_str(&json).unwrap();
         assert_eq!(back.devices, r.devices);
+        // Through the loader (and its format upgrade) as a file.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, &json).unwrap();
+        match crate::load(&path).unwrap() {
+            AnyResult::Run(back) => assert_eq!(back, r),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
