@@ -11,7 +11,9 @@ use dbio_diag::doctor::{check_params, check_target, parse_init_ora, Finding, Sev
     about = "Check a target (and an Oracle parameter file) for storage pitfalls",
     long_about = "Check a target directory for the storage pitfalls field reports name: data \
         files that copy on write (btrfs without chattr +C), a copy-on-write file system above \
-        80% full, data files and redo logs on one file system (info), fragmented data files, \
+        80% full, ZFS recordsize other than 8K for data files or under 128K for redo and \
+        logbias=latency on data files (with the zfs tool), data files and redo logs on one \
+        file system (info), fragmented data files, \
         O_DIRECT refused, the I/O scheduler and queue depth of the devices, and on NFS mounts \
         one connection (no nconnect), small rsize/wsize, noac/actimeo=0 and the sunrpc slot \
         table. With --init-ora: filesystemio_options not SETALL, parallel_max_servers above \

@@ -186,6 +186,16 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
             ));
         }
     }
+    if fill.fs_type == "zfs" {
+        if let Some((recordsize, logbias)) = zfs_properties(&fill.source) {
+            let role = if data.is_empty() && !redo.is_empty() {
+                ZfsRole::Redo
+            } else {
+                ZfsRole::Data
+            };
+            out.extend(zfs_findings(&fill.source, role, recordsize, &logbias, 8192));
+        }
+    }
     let mut fragmented = Vec::new();
     for p in &data {
         if let Ok(f) = file_frag(p) {
@@ -223,6 +233,80 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
         )));
     }
     Ok(out)
+}
+
+/// What a ZFS dataset holds, for its property checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZfsRole {
+    Data,
+    Redo,
+}
+
+/// `recordsize` (bytes) and `logbias` of a ZFS dataset, from `zfs get`;
+/// None without the zfs tool or the dataset.
+fn zfs_properties(dataset: &str) -> Option<(u64, String)> {
+    let o = std::process::Command::new("zfs")
+        .args(["get", "-Hp", "-o", "value", "recordsize,logbias", dataset])
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines = text.lines();
+    let recordsize = lines.next()?.trim().parse().ok()?;
+    let logbias = lines.next()?.trim().to_string();
+    Some((recordsize, logbias))
+}
+
+/// ZFS dataset properties against what the files need: data files want a
+/// `recordsize` equal to the database block size and `logbias=throughput`;
+/// redo wants a `recordsize` of 128K or more.
+pub fn zfs_findings(
+    dataset: &str,
+    role: ZfsRole,
+    recordsize: u64,
+    logbias: &str,
+    block_size: u64,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match role {
+        ZfsRole::Data => {
+            if recordsize != block_size {
+                out.push(finding(
+                    Severity::Warning,
+                    "zfs-recordsize",
+                    format!(
+                        "ZFS dataset {dataset} holding data files has recordsize={} (block size {})",
+                        recordsize, block_size
+                    ),
+                    "a record larger than the block makes every block write read, modify and rewrite a whole record, and a smaller one splits each block.",
+                    "zfs set recordsize=8K (the db_block_size) on the data files' dataset, then copy the files anew so they take it.",
+                ));
+            }
+            if logbias == "latency" {
+                out.push(finding(
+                    Severity::Warning,
+                    "zfs-logbias",
+                    format!("ZFS dataset {dataset} holding data files has logbias=latency"),
+                    "synchronous data-file writes then go through the intent log first and are written twice, which slowed redo in a field report after a patch set it.",
+                    "zfs set logbias=throughput on the data files' dataset (keep latency for redo).",
+                ));
+            }
+        }
+        ZfsRole::Redo => {
+            if recordsize < 128 * 1024 {
+                out.push(finding(
+                    Severity::Warning,
+                    "zfs-recordsize",
+                    format!("ZFS dataset {dataset} holding redo logs has recordsize={recordsize}"),
+                    "redo is written sequentially in large pieces, and small records multiply the metadata and the writes behind each one.",
+                    "zfs set recordsize=128K (or 1M) on the redo logs' dataset.",
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn read_u64(path: &str) -> Option<u64> {
@@ -459,6 +543,19 @@ mod tests {
         let ok = parse_init_ora("*.filesystemio_options=SETALL\n*.parallel_max_servers=8\n");
         assert!(check_params(&ok, 4).is_empty());
         assert_eq!(check_params(&ok, 2).len(), 1);
+    }
+
+    #[test]
+    fn zfs_properties_against_the_files() {
+        let f = zfs_findings("tank/data", ZfsRole::Data, 131072, "latency", 8192);
+        let checks: Vec<&str> = f.iter().map(|f| f.check.as_str()).collect();
+        assert_eq!(checks, ["zfs-recordsize", "zfs-logbias"]);
+        assert!(zfs_findings("tank/data", ZfsRole::Data, 8192, "throughput", 8192).is_empty());
+        assert_eq!(
+            zfs_findings("tank/redo", ZfsRole::Redo, 8192, "latency", 8192).len(),
+            1
+        );
+        assert!(zfs_findings("tank/redo", ZfsRole::Redo, 1 << 20, "latency", 8192).is_empty());
     }
 
     #[test]
