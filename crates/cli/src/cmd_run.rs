@@ -275,7 +275,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
 
 /// The sampler of the devices under `dir` (and the machine's CPU), once a
 /// second; none when it cannot start (the run goes on without it).
-fn device_sampler(dir: &Path) -> Option<dbio_diag::Sampler> {
+pub fn device_sampler(dir: &Path) -> Option<dbio_diag::Sampler> {
     let devices = dbio_diag::devices_under(dir).unwrap_or_default();
     dbio_diag::Sampler::start(devices, Duration::from_secs(1)).ok()
 }

@@ -377,3 +377,48 @@ fn a_panicking_test_leaves_no_loop_device_or_mount_behind() {
     assert!(!mounts.contains(s(&mnt)), "still mounted");
     assert!(!img.exists(), "image left behind");
 }
+
+/// A calibration on a loop device carries the device's statistics too: at
+/// least as many read requests as the measured I/Os of its ramps (the
+/// warm-ups of each level are read too but not recorded).
+#[test]
+fn a_calibration_records_its_devices() {
+    if !can_make("ext4") {
+        return;
+    }
+    let fs = LoopFs::new("ext4", 128);
+    let out = fs.mnt().join("cal.json");
+    let o = support::dbio(&[
+        "calibrate",
+        "--target",
+        s(&fs.mnt().join("ds")),
+        "--size",
+        "16MiB",
+        "--time",
+        "3s",
+        "--max-outstanding",
+        "8",
+        "--json",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v = support::json(&out);
+    let measured: u64 = ["iops_curve", "mbps_curve"]
+        .iter()
+        .flat_map(|c| v[c].as_array().unwrap().iter())
+        .map(|p| p["ios"].as_u64().unwrap())
+        .sum();
+    let dev = v["devices"]["devices"]
+        .as_array()
+        .expect("devices section")
+        .iter()
+        .find(|d| d["name"] == fs.name().as_str())
+        .expect("the loop device")
+        .clone();
+    let reads = dev["total"]["reads"].as_u64().unwrap();
+    eprintln!(
+        "calibrate: {measured} measured I/Os; {}: {reads} read requests",
+        fs.name()
+    );
+    assert!(measured > 0 && reads >= measured, "{reads} < {measured}");
+}

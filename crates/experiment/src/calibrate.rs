@@ -164,6 +164,7 @@ pub fn calibrate(
         mbps_curve: mbps.points,
         histogram: iops.best_histogram,
         labels: Default::default(),
+        devices: None,
     })
 }
 

@@ -56,9 +56,15 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
     if let Some(t) = size_table(r) {
         out.push(("I/O sizes as issued", t));
     }
-    let Some(d) = &r.devices else {
-        return out;
-    };
+    if let Some(d) = &r.devices {
+        out.extend(section_tables(d));
+    }
+    out
+}
+
+/// The devices section's tables, whatever result holds it.
+pub(crate) fn section_tables(d: &DeviceSection) -> Vec<(&'static str, Table)> {
+    let mut out = Vec::new();
     if !d.devices.is_empty() {
         let mut t = Table::new(&[
             "<Device",
@@ -135,9 +141,14 @@ pub(crate) fn size_table(r: &RunResult) -> Option<Table> {
 /// `(title, table)` for the terminal: one line per device (mean r/s, w/s,
 /// r_await, w_await, %util) and one for the machine's CPU.
 pub(crate) fn terminal_tables(r: &RunResult) -> Vec<(&'static str, Table)> {
-    let Some(d) = &r.devices else {
-        return Vec::new();
-    };
+    r.devices
+        .as_deref()
+        .map(section_terminal_tables)
+        .unwrap_or_default()
+}
+
+/// The devices section for the terminal, whatever result holds it.
+pub(crate) fn section_terminal_tables(d: &DeviceSection) -> Vec<(&'static str, Table)> {
     let mut out = Vec::new();
     if !d.devices.is_empty() {
         let mut t = Table::new(&[
@@ -218,18 +229,24 @@ fn coarsen(s: &[DeviceSample], n: usize) -> Vec<DeviceSample> {
 /// HTML: the section's tables and its time-series charts (requests per
 /// second, waits, utilisation per device; the machine's CPU).
 pub(crate) fn html(r: &RunResult) -> String {
-    let Some(d) = &r.devices else {
-        return match size_table(r) {
-            Some(t) => format!("<h2>I/O sizes as issued</h2>\n{}", t.html()),
-            None => String::new(),
-        };
-    };
+    let mut b = String::new();
+    if let Some(t) = size_table(r) {
+        b.push_str(&format!("<h2>I/O sizes as issued</h2>\n{}", t.html()));
+    }
+    if let Some(d) = &r.devices {
+        b.push_str(&section_html(d));
+    }
+    b
+}
+
+/// The devices section in HTML, whatever result holds it.
+pub(crate) fn section_html(d: &DeviceSection) -> String {
     let mut b = String::from(
         "<h2>Devices and CPU during the run</h2>\n<p class=\"sub\">Sampled from /proc/diskstats \
          and /proc/stat every second, as iostat -x and mpstat show them: compare the devices' \
          waits with dbio's latencies to see whether time goes in the device or above it.</p>\n",
     );
-    for (title, t) in tables(r) {
+    for (title, t) in section_tables(d) {
         b.push_str(&format!("<h3>{}</h3>\n", fmt::html_escape(title)));
         b.push_str(&t.html());
     }
@@ -395,6 +412,27 @@ mod tests {
             AnyResult::Run(back) => assert_eq!(back, r),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_calibration_shows_its_devices_too() {
+        let mut c = crate::sample::calibrate();
+        c.devices = Some(Box::new(DeviceSection {
+            interval_s: 1.0,
+            elapsed_s: 1.0,
+            devices: vec![DeviceStats {
+                name: "nvme9n1".into(),
+                dev: "259:9".into(),
+                role: "file system".into(),
+                total: sample(1.0, 100),
+                samples: vec![sample(1.0, 100)],
+            }],
+            cpu: Vec::new(),
+        }));
+        let any = AnyResult::Calibrate(c);
+        assert!(crate::terminal(&any).contains("nvme9n1"));
+        assert!(crate::markdown(&any).contains("| nvme9n1 |"));
+        assert!(crate::html(&any).contains("Device utilisation"));
     }
 
     #[test]

@@ -415,5 +415,8 @@ fn calibrate(c: &CalibrateResult) -> String {
         "bucket table",
         &histogram_table("8 KiB random read", &c.histogram).html(),
     ));
+    if let Some(d) = &c.devices {
+        b.push_str(&crate::devices_view::section_html(d));
+    }
     page("dbio calibrate report", &sub, &b, &c.dbio_version)
 }

@@ -318,5 +318,11 @@ fn calibrate(c: &CalibrateResult) -> String {
     out.push_str("\n\\* marks the load level of the headline figure.\n");
     out.push_str("\n## Latency histogram at max_iops\n\n");
     out.push_str(&histogram_table("8 KiB random read", &c.histogram).markdown());
+    if let Some(d) = &c.devices {
+        for (title, t) in crate::devices_view::section_tables(d) {
+            out.push_str(&format!("\n## {title}\n\n"));
+            out.push_str(&t.markdown());
+        }
+    }
     out
 }

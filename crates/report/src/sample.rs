@@ -243,5 +243,6 @@ pub fn calibrate() -> CalibrateResult {
             (12, 300),
         ]),
         labels: Default::default(),
+        devices: None,
     }
 }

@@ -257,5 +257,11 @@ fn calibrate(c: &CalibrateResult) -> String {
         }
     }
     out.push_str("\n  * = the load level of the headline figure\n");
+    if let Some(d) = &c.devices {
+        for (title, t) in crate::devices_view::section_terminal_tables(d) {
+            out.push_str(&format!("\n  {title}\n"));
+            out.push_str(&t.text("  "));
+        }
+    }
     out
 }

@@ -510,6 +510,10 @@ pub struct CalibrateResult {
     /// Who this result is (configuration, repeat, rank, ...); left out when empty.
     #[serde(default, skip_serializing_if = "Labels::is_empty")]
     pub labels: Labels,
+    /// The devices under a local target and the machine's CPU during the
+    /// calibration (as in [`RunResult::devices`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Box<DeviceSection>>,
 }
 
 /// One load level of a calibration ramp.
