@@ -76,7 +76,19 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let spec = args.spec(&storage);
     // The curve is the point of calibrate: its lines go to stderr always.
     let print = |line: &str| eprintln!("{line}");
+    let sampler = storage
+        ._target
+        .nfs()
+        .is_none()
+        .then(|| crate::cmd_run::device_sampler(std::path::Path::new(&storage.name)))
+        .flatten();
     let mut result = calibrate(&spec, stop, Some(&print))?;
+    if let Some(s) = sampler {
+        let section = s.finish();
+        if !section.devices.is_empty() || !section.cpu.is_empty() {
+            result.devices = Some(Box::new(section));
+        }
+    }
     result.labels = args.label.labels();
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);

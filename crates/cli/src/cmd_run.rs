@@ -303,7 +303,17 @@ pub fn measure(
         (None, Some(p)) => Some(p),
         _ => None,
     };
+    // Device and CPU statistics beside the run, for a local target.
+    let sampler = (target.nfs().is_none())
+        .then(|| device_sampler(Path::new(&name)))
+        .flatten();
     let mut out = run(&spec, stop, progress)?;
+    if let Some(s) = sampler {
+        let section = s.finish();
+        if !section.devices.is_empty() || !section.cpu.is_empty() {
+            out.result.devices = Some(Box::new(section));
+        }
+    }
     target.fill_views(&mut out.result);
     out.result.labels = labels;
     Ok(Measured {
@@ -311,4 +321,11 @@ pub fn measure(
         error: out.error,
         before_start: false,
     })
+}
+
+/// The sampler of the devices under `dir` (and the machine's CPU), once a
+/// second; none when it cannot start (the run goes on without it).
+pub fn device_sampler(dir: &Path) -> Option<dbio_diag::Sampler> {
+    let devices = dbio_diag::devices_under(dir).unwrap_or_default();
+    dbio_diag::Sampler::start(devices, Duration::from_secs(1)).ok()
 }

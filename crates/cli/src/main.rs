@@ -3,6 +3,8 @@
 mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_doctor;
+mod cmd_frag;
 mod cmd_matrix;
 mod cmd_nfs;
 mod cmd_report;
@@ -45,6 +47,8 @@ enum Command {
     Matrix(cmd_matrix::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
+    Frag(cmd_frag::Args),
+    Doctor(cmd_doctor::Args),
     /// Direct NFS client: ping, ls, stat, cat, cp, df, mkdir, rm.
     Nfs(cmd_nfs::Args),
 }
@@ -63,6 +67,8 @@ fn main() {
         Command::Matrix(a) => cmd_matrix::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
+        Command::Frag(a) => cmd_frag::main(a).map(|()| 0),
+        Command::Doctor(a) => cmd_doctor::main(a),
         Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
     };
     match result {

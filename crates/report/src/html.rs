@@ -244,6 +244,7 @@ fn run(r: &RunResult) -> String {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
         b.push_str(&t.html());
     }
+    b.push_str(&crate::devices_view::html(r));
     page("dbio run report", &sub, &b, &r.dbio_version)
 }
 
@@ -415,5 +416,8 @@ fn calibrate(c: &CalibrateResult) -> String {
         "bucket table",
         &histogram_table("8 KiB random read", &c.histogram).html(),
     ));
+    if let Some(d) = &c.devices {
+        b.push_str(&crate::devices_view::section_html(d));
+    }
     page("dbio calibrate report", &sub, &b, &c.dbio_version)
 }

@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use dbio_stats::{CalibrateResult, RunResult, CALIBRATE_KIND, FORMAT_VERSION, RUN_KIND};
 
 mod csv;
+mod devices_view;
 mod fmt;
 mod html;
 mod markdown;
@@ -55,7 +56,7 @@ mod terminal;
 mod verify_view;
 
 pub use csv::csv;
-pub use fmt::UtcTime;
+pub use fmt::{bytes as fmt_bytes, UtcTime};
 pub use html::html;
 pub use markdown::markdown;
 pub use terminal::terminal;

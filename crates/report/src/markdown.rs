@@ -244,6 +244,7 @@ fn run(r: &RunResult) -> String {
         .into_iter()
         .chain(crate::verify_view::tables(r))
         .chain(crate::ranks_view::tables(r))
+        .chain(crate::devices_view::tables(r))
     {
         out.push_str(&format!("\n## {title}\n\n"));
         out.push_str(&t.markdown());
@@ -318,5 +319,11 @@ fn calibrate(c: &CalibrateResult) -> String {
     out.push_str("\n\\* marks the load level of the headline figure.\n");
     out.push_str("\n## Latency histogram at max_iops\n\n");
     out.push_str(&histogram_table("8 KiB random read", &c.histogram).markdown());
+    if let Some(d) = &c.devices {
+        for (title, t) in crate::devices_view::section_tables(d) {
+            out.push_str(&format!("\n## {title}\n\n"));
+            out.push_str(&t.markdown());
+        }
+    }
     out
 }

@@ -35,6 +35,7 @@ fn class(name: &str, event: &str, ios: u64, size: u64, secs: f64, lat: [f64; 7])
         min_us: min,
         max_us: max,
         histogram: Vec::new(),
+        sizes: Vec::new(),
     }
 }
 
@@ -242,5 +243,6 @@ pub fn calibrate() -> CalibrateResult {
             (12, 300),
         ]),
         labels: Default::default(),
+        devices: None,
     }
 }

@@ -127,6 +127,7 @@ fn run(r: &RunResult) -> String {
         .into_iter()
         .chain(crate::verify_view::tables(r))
         .chain(crate::ranks_view::tables(r))
+        .chain(crate::devices_view::terminal_tables(r))
     {
         if t.rows.is_empty() {
             continue;
@@ -257,5 +258,11 @@ fn calibrate(c: &CalibrateResult) -> String {
         }
     }
     out.push_str("\n  * = the load level of the headline figure\n");
+    if let Some(d) = &c.devices {
+        for (title, t) in crate::devices_view::section_terminal_tables(d) {
+            out.push_str(&format!("\n  {title}\n"));
+            out.push_str(&t.text("  "));
+        }
+    }
     out
 }

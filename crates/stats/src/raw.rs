@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::recorder::{
     ClassAcc, ClassDesc, FileAcc, Recorder, SecondAcc, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG,
-    POW2_BUCKETS,
+    POW2_BUCKETS, SIZE_BUCKETS,
 };
 
 /// A [`Recorder`] as data: counts, latency sums, exact histograms and the
@@ -68,6 +68,11 @@ pub struct RawClass {
     /// Power-of-two buckets: entry 0 counts [0,1) us, entry k
     /// [2^(k-1), 2^k) us; trailing empty buckets are left out.
     pub pow2: Vec<u64>,
+    /// I/O sizes: entry 0 counts 0 bytes, entry k [2^(k-1), 2^k) bytes;
+    /// trailing empty buckets are left out (all empty in raw forms written
+    /// before sizes were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<u64>,
     /// The latency histogram, exactly.
     pub hdr: RawHistogram,
 }
@@ -215,6 +220,7 @@ fn raw_class(c: &ClassAcc) -> RawClass {
         min_ns: if c.ios == 0 { 0 } else { c.min_ns },
         max_ns: c.max_ns,
         pow2: c.pow2[..used].to_vec(),
+        sizes: c.sizes[..c.sizes.iter().rposition(|&n| n > 0).map_or(0, |k| k + 1)].to_vec(),
         hdr: RawHistogram {
             low_ns: c.hist.low(),
             high_ns: c.hist.high(),
@@ -241,6 +247,9 @@ fn class_acc(r: &RawClass) -> Result<ClassAcc, RawError> {
     if r.pow2.len() > POW2_BUCKETS {
         return Err(bad(format!("{} power-of-two buckets", r.pow2.len())));
     }
+    if r.sizes.len() > SIZE_BUCKETS {
+        return Err(bad(format!("{} size buckets", r.sizes.len())));
+    }
     let mut acc = ClassAcc::new(ClassDesc::new(r.class.clone(), r.wait_event.clone()));
     decode_counts(&h.counts, &mut acc.hist).map_err(bad)?;
     if acc.hist.len() != r.ios {
@@ -251,6 +260,7 @@ fn class_acc(r: &RawClass) -> Result<ClassAcc, RawError> {
         )));
     }
     acc.pow2[..r.pow2.len()].copy_from_slice(&r.pow2);
+    acc.sizes[..r.sizes.len()].copy_from_slice(&r.sizes);
     acc.ios = r.ios;
     acc.bytes = r.bytes;
     acc.lat_sum_ns = r.lat_sum_ns;

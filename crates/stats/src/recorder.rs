@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::schema::{ClassResult, CpuUsage, CurvePoint, FileResult, HistogramBucket, SecondSample};
+use crate::schema::{
+    ClassResult, CpuUsage, CurvePoint, FileResult, HistogramBucket, SecondSample, SizeBucket,
+};
 
 /// Smallest latency the histograms tell apart, nanoseconds. Values below
 /// 2048 ns are exact; above that they keep 3 significant digits.
@@ -17,6 +19,9 @@ pub(crate) const HIST_SIGFIG: u8 = 3;
 /// Power-of-two microsecond buckets: bucket 0 is [0,1) us, bucket k is
 /// [2^(k-1), 2^k) us. 40 buckets reach past six days.
 pub(crate) const POW2_BUCKETS: usize = 40;
+/// Power-of-two I/O size buckets: bucket 0 is 0 bytes, bucket k is
+/// [2^(k-1), 2^k) bytes; 33 cover every u32 size.
+pub(crate) const SIZE_BUCKETS: usize = 33;
 /// Seconds of series room reserved up front so that the first minutes of a
 /// run never allocate in `record`.
 const SERIES_RESERVE: usize = 600;
@@ -47,6 +52,8 @@ pub(crate) struct ClassAcc {
     pub(crate) desc: ClassDesc,
     pub(crate) hist: Histogram<u64>,
     pub(crate) pow2: [u64; POW2_BUCKETS],
+    /// I/Os by size as issued (see [`SIZE_BUCKETS`]).
+    pub(crate) sizes: [u64; SIZE_BUCKETS],
     pub(crate) ios: u64,
     pub(crate) bytes: u64,
     pub(crate) lat_sum_ns: u64,
@@ -60,6 +67,7 @@ impl ClassAcc {
             desc,
             hist: new_histogram(),
             pow2: [0; POW2_BUCKETS],
+            sizes: [0; SIZE_BUCKETS],
             ios: 0,
             bytes: 0,
             lat_sum_ns: 0,
@@ -73,6 +81,9 @@ impl ClassAcc {
         // adding cannot fail; ignore the impossible error rather than panic.
         let _ = self.hist.add(&other.hist);
         for (a, b) in self.pow2.iter_mut().zip(other.pow2.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.sizes.iter_mut().zip(other.sizes.iter()) {
             *a += b;
         }
         self.ios += other.ios;
@@ -159,9 +170,11 @@ impl Recorder {
             self.misrouted += 1;
             return;
         };
+        let size_bucket = (u32::BITS - bytes.leading_zeros()) as usize;
         let bytes = u64::from(bytes);
         c.hist.saturating_record(latency_ns);
         c.pow2[pow2_index(latency_ns)] += 1;
+        c.sizes[size_bucket] += 1;
         c.ios += 1;
         c.bytes += bytes;
         c.lat_sum_ns = c.lat_sum_ns.saturating_add(latency_ns);
@@ -398,7 +411,21 @@ fn class_result(c: &ClassAcc, secs: f64) -> ClassResult {
         },
         max_us: c.max_ns as f64 / 1e3,
         histogram: buckets(&c.pow2),
+        sizes: size_buckets(&c.sizes),
     }
+}
+
+fn size_buckets(sizes: &[u64; SIZE_BUCKETS]) -> Vec<SizeBucket> {
+    sizes
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, &count)| SizeBucket {
+            lower_bytes: if k == 0 { 0 } else { 1u64 << (k - 1) },
+            upper_bytes: 1u64 << k,
+            count,
+        })
+        .collect()
 }
 
 fn file_result(f: &FileAcc) -> FileResult {

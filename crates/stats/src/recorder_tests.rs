@@ -287,3 +287,36 @@ fn recorder_moves_between_threads() {
     });
     assert_eq!(handle.join().unwrap().ios(), 1);
 }
+
+#[test]
+fn sizes_as_issued_in_power_of_two_buckets_survive_the_raw_form() {
+    let start = Instant::now();
+    let mut r = Recorder::new(&classes(), 1, start);
+    for size in [512u32, 8192, 8192, 12288, 1 << 20, 0] {
+        r.record(0, 0, false, size, 100 * US, start);
+    }
+    let (classes, _, _) = r.finish(Duration::from_secs(1));
+    let got: Vec<(u64, u64, u64)> = classes[0]
+        .sizes
+        .iter()
+        .map(|b| (b.lower_bytes, b.upper_bytes, b.count))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, 1, 1),
+            (512, 1024, 1),
+            (8192, 16384, 3),
+            (1 << 20, 1 << 21, 1)
+        ]
+    );
+    let mut raw = r.to_raw();
+    raw.merge(&r.to_raw()).unwrap();
+    let back = Recorder::from_raw(&raw).unwrap();
+    let (classes, _, _) = back.finish(Duration::from_secs(1));
+    assert_eq!(classes[0].sizes[2].count, 6);
+    // A raw form written before sizes were kept still reads.
+    let mut old = r.to_raw();
+    old.classes[0].sizes.clear();
+    assert!(Recorder::from_raw(&old).is_ok());
+}

@@ -77,6 +77,99 @@ pub struct RunResult {
     /// ([`merge_runs`](crate::merge_runs)); left out with `--no-raw`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Box<RawRecorder>>,
+    /// What the block devices under a local target and the machine's CPUs
+    /// did during the run, sampled from /proc/diskstats and /proc/stat
+    /// once a second; absent for NFS targets and where nothing was found.
+    /// Optional: results without it read as before (no format change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Box<DeviceSection>>,
+}
+
+/// Device and machine statistics sampled beside a run (`iostat -x` and
+/// `mpstat` figures). Time `t_s` counts from the start of sampling, which
+/// begins just before the run's first I/O (warm-up included) and ends
+/// after its last completion.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceSection {
+    /// Seconds between samples (normally 1).
+    pub interval_s: f64,
+    /// Seconds sampled, from the first reading to the last.
+    pub elapsed_s: f64,
+    /// The block devices under the target's file system: the file system's
+    /// device first, then what it rests on (a partition's disk, a loop
+    /// device's backing file's device, device-mapper and md members).
+    pub devices: Vec<DeviceStats>,
+    /// The machine's CPU time per interval, all CPUs together.
+    pub cpu: Vec<HostCpuSample>,
+}
+
+/// One block device over the run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceStats {
+    /// Kernel name, as in /proc/diskstats (e.g. "nvme0n1", "loop3", "dm-0").
+    pub name: String,
+    /// "major:minor".
+    pub dev: String,
+    /// Why it is listed: "file system", "disk of partition", "loop backing
+    /// file", "device-mapper member", "md member".
+    pub role: String,
+    /// Whole-run figures: the same columns over the whole sampled time.
+    pub total: DeviceSample,
+    /// One sample per interval, in order.
+    pub samples: Vec<DeviceSample>,
+}
+
+/// One interval of a device (`iostat -x` columns). Requests are counted as
+/// the device completed them (after merging).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceSample {
+    /// Seconds since sampling started (end of this interval).
+    pub t_s: f64,
+    /// Read requests completed in the interval.
+    pub reads: u64,
+    /// Write requests completed in the interval.
+    pub writes: u64,
+    /// Bytes read in the interval.
+    pub read_bytes: u64,
+    /// Bytes written in the interval.
+    pub write_bytes: u64,
+    /// Read requests per second (r/s).
+    pub r_s: f64,
+    /// Write requests per second (w/s).
+    pub w_s: f64,
+    /// Megabytes (10^6 bytes) read per second (rMB/s).
+    pub rmb_s: f64,
+    /// Megabytes (10^6 bytes) written per second (wMB/s).
+    pub wmb_s: f64,
+    /// Average read request size, KiB (rareq-sz).
+    pub rareq_kib: f64,
+    /// Average write request size, KiB (wareq-sz).
+    pub wareq_kib: f64,
+    /// Average time of a read request, queue and service, ms (r_await).
+    pub r_await_ms: f64,
+    /// Average time of a write request, queue and service, ms (w_await).
+    pub w_await_ms: f64,
+    /// Average number of requests queued or in service (aqu-sz).
+    pub aqu_sz: f64,
+    /// Percent of the interval the device had requests in flight (%util).
+    pub util_pct: f64,
+}
+
+/// The machine's CPU over one interval, percent of all CPUs' time.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostCpuSample {
+    /// Seconds since sampling started (end of this interval).
+    pub t_s: f64,
+    /// User mode, nice included (%usr + %nice).
+    pub user_pct: f64,
+    /// Kernel mode, interrupts included (%sys + %irq + %soft).
+    pub system_pct: f64,
+    /// Idle with I/O outstanding (%iowait).
+    pub iowait_pct: f64,
+    /// Taken by the hypervisor (%steal).
+    pub steal_pct: f64,
+    /// Idle (%idle).
+    pub idle_pct: f64,
 }
 
 /// One rank of a run over several hosts: who it was and what it measured.
@@ -351,6 +444,22 @@ pub struct ClassResult {
     pub max_us: f64,
     /// Oracle-style power-of-two buckets (as V$EVENT_HISTOGRAM_MICRO); empty buckets are left out.
     pub histogram: Vec<HistogramBucket>,
+    /// I/O sizes as issued, power-of-two buckets (as dtrace's bitesize);
+    /// empty buckets are left out. Absent from results of before it was
+    /// kept (read as empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<SizeBucket>,
+}
+
+/// One power-of-two size bucket: I/Os with `lower_bytes <= size < upper_bytes`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SizeBucket {
+    /// Lower bound, bytes (0 for the first bucket).
+    pub lower_bytes: u64,
+    /// Upper bound, bytes (exclusive); a power of two.
+    pub upper_bytes: u64,
+    /// I/Os that fell in this bucket.
+    pub count: u64,
 }
 
 /// One power-of-two latency bucket: I/Os with `lower_us <= latency < upper_us`.
@@ -457,6 +566,10 @@ pub struct CalibrateResult {
     /// Who this result is (configuration, repeat, rank, ...); left out when empty.
     #[serde(default, skip_serializing_if = "Labels::is_empty")]
     pub labels: Labels,
+    /// The devices under a local target and the machine's CPU during the
+    /// calibration (as in [`RunResult::devices`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Box<DeviceSection>>,
 }
 
 /// One load level of a calibration ramp.

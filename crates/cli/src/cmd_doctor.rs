@@ -1,0 +1,93 @@
+//! `dbio doctor`: the storage pitfalls of a target (and an Oracle parameter
+//! file), one line per finding, like a linter.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use dbio_diag::doctor::{check_params, check_target, parse_init_ora, Finding, Severity};
+
+#[derive(clap::Args)]
+#[command(
+    about = "Check a target (and an Oracle parameter file) for storage pitfalls",
+    long_about = "Check a target directory for the storage pitfalls field reports name: data \
+        files that copy on write (btrfs without chattr +C), a copy-on-write file system above \
+        80% full, ZFS recordsize other than 8K for data files or under 128K for redo and \
+        logbias=latency on data files (with the zfs tool), data files and redo logs on one \
+        file system (info), fragmented data files, \
+        O_DIRECT refused, the I/O scheduler and queue depth of the devices, and on NFS mounts \
+        one connection (no nconnect), small rsize/wsize, noac/actimeo=0 and the sunrpc slot \
+        table. With --init-ora: filesystemio_options not SETALL, parallel_max_servers above \
+        twice the cores (the CALIBRATE_IO oversubscription).\n\nOne line per finding: \
+        severity, check, what was found, why it matters, and the fix. Exit code 0 when there \
+        is no warning or error, 1 when there is one (info lines do not count), 2 when the \
+        checks could not run.\n\nExample: dbio doctor --target /data/dbio --init-ora \
+        ./initORCL.ora"
+)]
+pub struct Args {
+    /// Directory of the data files (a dbio data set or a database's) [default: the default
+    /// data set]
+    #[arg(long, value_name = "DIR")]
+    target: Option<PathBuf>,
+    /// An Oracle parameter file (init.ora, or a pfile made from an spfile) to check
+    #[arg(long, value_name = "FILE")]
+    init_ora: Option<PathBuf>,
+    /// CPUs of the database host, for the parameter checks [default: this machine's]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    cores: Option<u32>,
+    /// Print the findings as JSON instead of lines
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn main(args: Args) -> anyhow::Result<i32> {
+    let target = args.target.unwrap_or_else(crate::common::default_target);
+    let mut findings =
+        check_target(&target).with_context(|| format!("dbio doctor {}", target.display()))?;
+    if let Some(p) = &args.init_ora {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("--init-ora {}", p.display()))?;
+        let cores = args.cores.map(|c| c as usize).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        findings.extend(check_params(&parse_init_ora(&text), cores));
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    if args.json {
+        let doc = serde_json::json!({
+            "target": target.display().to_string(),
+            "findings": findings,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render(&findings, &target.display().to_string()));
+    }
+    Ok(i32::from(
+        findings.iter().any(|f| f.severity >= Severity::Warning),
+    ))
+}
+
+fn render(findings: &[Finding], target: &str) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!(
+            "{}[{}]: {}: {} Fix: {}\n",
+            f.severity.name(),
+            f.check,
+            f.found,
+            f.why,
+            f.fix
+        ));
+    }
+    let bad = findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .count();
+    out.push_str(&if bad == 0 {
+        format!("{target}: no problems found\n")
+    } else {
+        format!("{target}: {bad} problem(s) found\n")
+    });
+    out
+}

@@ -1,0 +1,42 @@
+//! dbio-diag: the operating system seen from a storage benchmark. Small
+//! probes, each a function from the system's state to data:
+//!
+//! - [`blockdev`]: the block devices under a path (partition to disk, loop
+//!   device to the device of its backing file, device-mapper and md members).
+//! - [`diskstats`] and [`hostcpu`]: /proc/diskstats and /proc/stat parsed,
+//!   and the `iostat -x` / `mpstat` figures of two readings.
+//! - [`sampler`]: a thread that reads both once a second beside a run and
+//!   hands back the result's `devices` section.
+//!
+//! Linux only; elsewhere the probes find nothing.
+
+pub mod blockdev;
+pub mod diskstats;
+pub mod doctor;
+pub mod frag;
+pub mod hostcpu;
+pub mod sampler;
+
+pub use blockdev::{devices_under, BlockDevice};
+pub use sampler::Sampler;
+
+/// What a probe could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum DiagError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl DiagError {
+    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
+        DiagError::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
+    }
+}
