@@ -129,8 +129,8 @@ impl<'a> XdrDecode<'a> for Delegation<'a> {
             }
             3 => {
                 let why = d.u32()?;
-                // WND4_CONTENTION (7) and WND4_RESOURCE (8) carry a bool.
-                if why == 7 || why == 8 {
+                // WND4_CONTENTION (1) and WND4_RESOURCE (2) carry a bool.
+                if why == 1 || why == 2 {
                     d.bool()?;
                 }
                 Ok(Delegation::NoneExt { why })
