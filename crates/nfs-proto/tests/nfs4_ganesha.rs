@@ -125,8 +125,7 @@ fn ok<'a>(c: &Compound<'_>, b: &'a [u8]) -> Vec<OpResult<'a>> {
         panic!("{f}");
     }
     assert_eq!(r.status, Nfsstat4::Ok);
-    let ops: Vec<_> = r.results.iter().map(OpResult::opnum).collect();
-    assert_eq!(ops, c.opnums().collect::<Vec<_>>());
+    r.check_ops(c.opnums()).unwrap();
     r.results
 }
 
@@ -386,10 +385,80 @@ fn nfs41_session_and_file_io_against_ganesha() {
     let c = next("close").putfh(fh).close(0, open_stateid);
     let b = conn.compound(&c);
     ok(&c, &b);
-    let c = next("remove").putfh(dir).remove("dbio-nfs4.dat");
+    // CREATE a directory, RENAME the file into it, READDIR it, ACCESS.
+    let c = next("mkdir")
+        .putfh(dir)
+        .mkdir(
+            "sub",
+            SetAttrs {
+                size: None,
+                mode: Some(0o755),
+            },
+        )
+        .getfh();
+    let b = conn.compound(&c);
+    let res = ok(&c, &b);
+    assert!(matches!(&res[2], OpResult::Create { attrset, .. } if attrset.contains(bit::MODE)));
+    let OpResult::Getfh(sub) = res[3] else {
+        unreachable!()
+    };
+    assert!(server.export_dir.join("sub").is_dir());
+    // RENAME: from the saved filehandle's directory to the current one's.
+    let c = next("rename")
+        .putfh(dir)
+        .savefh()
+        .putfh(dir)
+        .rename("dbio-nfs4.dat", "dbio-nfs4.renamed");
+    let b = conn.compound(&c);
+    let res = ok(&c, &b);
+    assert!(matches!(&res[4], OpResult::Rename { source, target } if source.after == target.after));
+    let name = "dbio-nfs4.renamed";
+    assert!(server.export_dir.join(name).exists());
+    let c = next("readdir").putfh(dir).readdir(
+        0,
+        [0; 8],
+        4096,
+        32768,
+        Bitmap4::from_bits(&[bit::TYPE, bit::SIZE, bit::FILEID]),
+    );
+    let b = conn.compound(&c);
+    let res = ok(&c, &b);
+    let OpResult::Readdir(rd) = &res[2] else {
+        unreachable!()
+    };
+    assert!(rd.eof);
+    let mut names: Vec<_> = rd
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                String::from_utf8_lossy(e.name.0).into_owned(),
+                e.attrs.ftype,
+            )
+        })
+        .collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        names,
+        [
+            (name.to_string(), Some(Ftype4::Reg)),
+            ("sub".to_string(), Some(Ftype4::Dir))
+        ]
+    );
+    let c = next("access")
+        .putfh(sub)
+        .access(access::READ | access::LOOKUP | access::MODIFY);
+    let b = conn.compound(&c);
+    let res = ok(&c, &b);
+    assert!(matches!(res[2], OpResult::Access { access, .. } if access & access::LOOKUP != 0));
+    let c = next("rmdir").putfh(dir).remove("sub");
     let b = conn.compound(&c);
     ok(&c, &b);
-    assert!(!server.export_dir.join("dbio-nfs4.dat").exists());
+
+    let c = next("remove").putfh(dir).remove(name);
+    let b = conn.compound(&c);
+    ok(&c, &b);
+    assert!(!server.export_dir.join(name).exists());
 
     let c = Compound::new("", MINOR_VERSION).destroy_session(sid);
     let b = conn.compound(&c);

@@ -164,6 +164,8 @@ pub enum ArgOp<'a> {
     },
     Putfh(Fh4),
     Putrootfh,
+    /// SAVEFH: keep the current filehandle as the saved one (RENAME's source directory).
+    Savefh,
     Read {
         stateid: Stateid,
         offset: u64,
@@ -267,6 +269,7 @@ impl ArgOp<'_> {
             ArgOp::Open { .. } => Opnum::Open,
             ArgOp::Putfh(_) => Opnum::Putfh,
             ArgOp::Putrootfh => Opnum::Putrootfh,
+            ArgOp::Savefh => Opnum::Savefh,
             ArgOp::Read { .. } => Opnum::Read,
             ArgOp::Readdir { .. } => Opnum::Readdir,
             ArgOp::Remove(_) => Opnum::Remove,
@@ -306,7 +309,7 @@ impl ArgOp<'_> {
                 attrs.encode(out);
             }
             ArgOp::Getattr(mask) => mask.encode(out),
-            ArgOp::Getfh | ArgOp::Putrootfh => {}
+            ArgOp::Getfh | ArgOp::Putrootfh | ArgOp::Savefh => {}
             ArgOp::Lookup(name) | ArgOp::Remove(name) => name.encode(out),
             ArgOp::Open {
                 seqid,
@@ -591,6 +594,9 @@ impl<'a> Compound<'a> {
     }
     pub fn putfh(self, fh: Fh4) -> Self {
         self.op(ArgOp::Putfh(fh))
+    }
+    pub fn savefh(self) -> Self {
+        self.op(ArgOp::Savefh)
     }
     pub fn lookup(self, name: impl Into<Component<'a>>) -> Self {
         self.op(ArgOp::Lookup(name.into()))

@@ -214,6 +214,7 @@ pub enum OpResult<'a> {
     Open(OpenOk<'a>),
     Putfh,
     Putrootfh,
+    Savefh,
     /// READ: data borrowed from the reply.
     Read {
         eof: bool,
@@ -261,6 +262,7 @@ impl OpResult<'_> {
             OpResult::Open(_) => Opnum::Open,
             OpResult::Putfh => Opnum::Putfh,
             OpResult::Putrootfh => Opnum::Putrootfh,
+            OpResult::Savefh => Opnum::Savefh,
             OpResult::Read { .. } => Opnum::Read,
             OpResult::Readdir(_) => Opnum::Readdir,
             OpResult::Remove(_) => Opnum::Remove,
@@ -309,6 +311,32 @@ impl fmt::Display for OpFailure {
 
 impl std::error::Error for OpFailure {}
 
+/// A reply whose results do not answer the ops that were sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpMismatch {
+    /// Position of the first result that does not match.
+    pub index: usize,
+    /// The op sent at that position (`None`: the reply has more results than ops sent).
+    pub sent: Option<Opnum>,
+    /// The op answered there (`None`: the reply ends early without a failure).
+    pub got: Option<Opnum>,
+}
+
+impl fmt::Display for OpMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |o: Option<Opnum>| o.map_or("nothing", Opnum::name);
+        write!(
+            f,
+            "COMPOUND reply does not match the request at op {}: sent {}, answered {}",
+            self.index + 1,
+            name(self.sent),
+            name(self.got)
+        )
+    }
+}
+
+impl std::error::Error for OpMismatch {}
+
 /// A decoded `COMPOUND4res`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompoundRes<'a> {
@@ -322,6 +350,39 @@ pub struct CompoundRes<'a> {
 }
 
 impl<'a> CompoundRes<'a> {
+    /// Check that the server answered the ops that were sent (`Compound::opnums`), in
+    /// order: every result and the failed op, and, without a failure, all of them.
+    pub fn check_ops(&self, sent: impl IntoIterator<Item = Opnum>) -> Result<(), OpMismatch> {
+        let mut sent = sent.into_iter();
+        let got = self
+            .results
+            .iter()
+            .map(OpResult::opnum)
+            .chain(self.failure.map(|f| f.op));
+        let mut index = 0;
+        for g in got {
+            match sent.next() {
+                Some(s) if s == g => {}
+                s => {
+                    return Err(OpMismatch {
+                        index,
+                        sent: s,
+                        got: Some(g),
+                    })
+                }
+            }
+            index += 1;
+        }
+        match (self.failure, sent.next()) {
+            (None, Some(s)) => Err(OpMismatch {
+                index,
+                sent: Some(s),
+                got: None,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// The results if every op succeeded, else the failure.
     pub fn into_results(self) -> Result<Vec<OpResult<'a>>, OpFailure> {
         match self.failure {
@@ -387,6 +448,7 @@ fn decode_resop<'a>(
         }),
         Opnum::Putfh => OpResult::Putfh,
         Opnum::Putrootfh => OpResult::Putrootfh,
+        Opnum::Savefh => OpResult::Savefh,
         Opnum::Read => OpResult::Read {
             eof: d.bool()?,
             data: d.opaque("READ data", MAX_DATA)?,

@@ -299,6 +299,7 @@ fn other_ops_bytes() {
             },
         )
         .remove("x")
+        .savefh()
         .rename("a", "b")
         .mkdir("d", SetAttrs::NONE)
         .readdir(0, [0; 8], 4096, 8192, Bitmap4::from_bits(&[bit::TYPE]))
@@ -306,13 +307,14 @@ fn other_ops_bytes() {
         .reclaim_complete(false)
         .destroy_session(SID)
         .destroy_clientid(3);
-    let mut want = vec![0, 1, 12];
+    let mut want = vec![0, 1, 13];
     want.extend([15, 2, 0x61620000]); // LOOKUP "ab"
     want.extend([10]); // GETFH
     want.extend([3, 5]); // ACCESS READ|MODIFY
     want.extend([34, 0, 0, 0, 0]); // SETATTR, anonymous stateid
     want.extend([2, 0x10, 2, 12, 1, 0, 0o644]); // bits 4 and 33; size 1<<32, mode
     want.extend([28, 1, 0x78000000]); // REMOVE "x"
+    want.extend([32]); // SAVEFH
     want.extend([29, 1, 0x61000000, 1, 0x62000000]); // RENAME a b
     want.extend([6, 2, 1, 0x64000000, 0, 0]); // CREATE NF4DIR "d", empty fattr4
     want.extend([26, 0, 0, 0, 0, 4096, 8192, 1, 2]); // READDIR
@@ -435,6 +437,35 @@ fn failure_names_op_and_status() {
     let b = words(&[10059, 0, 1, 50, 10059]);
     let f = decode_compound(&b).unwrap().failure.unwrap();
     assert_eq!(f.status.to_string(), "NFS4ERR_LAYOUTUNAVAILABLE");
+}
+
+#[test]
+fn results_checked_against_request() {
+    let b = open_fail_reply();
+    let r = decode_compound(&b).unwrap();
+    let sent = [Opnum::Sequence, Opnum::Putfh, Opnum::Open, Opnum::Getfh];
+    assert_eq!(r.check_ops(sent), Ok(()));
+    let e = r
+        .check_ops([Opnum::Sequence, Opnum::Putrootfh, Opnum::Open])
+        .unwrap_err();
+    assert_eq!(
+        (e.index, e.sent, e.got),
+        (1, Some(Opnum::Putrootfh), Some(Opnum::Putfh))
+    );
+    assert!(r.check_ops([Opnum::Sequence]).is_err());
+    // Without a failure, every op sent must be answered.
+    let b = getattr_reply();
+    let r = decode_compound(&b).unwrap();
+    let sent = [Opnum::Sequence, Opnum::Putrootfh, Opnum::Getattr];
+    assert_eq!(r.check_ops(sent), Ok(()));
+    let e = r
+        .check_ops(sent.into_iter().chain([Opnum::Getfh]))
+        .unwrap_err();
+    assert_eq!((e.index, e.sent, e.got), (3, Some(Opnum::Getfh), None));
+    assert_eq!(
+        e.to_string(),
+        "COMPOUND reply does not match the request at op 4: sent GETFH, answered nothing"
+    );
 }
 
 #[test]
