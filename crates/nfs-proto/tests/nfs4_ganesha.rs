@@ -82,6 +82,9 @@ struct Conn {
     sock: TcpStream,
     xid: u32,
     cred: Credential,
+    /// `DBIO_NFS4_SEEDS=DIR` writes every COMPOUND reply there, prefixed with the
+    /// `nfs4_results` fuzz target's selector byte (0), as seeds for fuzz/corpus.
+    seeds: Option<PathBuf>,
 }
 
 impl Conn {
@@ -114,7 +117,12 @@ impl Conn {
     }
 
     fn compound(&mut self, c: &Compound<'_>) -> Vec<u8> {
-        self.call(PROC_COMPOUND, c)
+        let b = self.call(PROC_COMPOUND, c);
+        if let Some(dir) = &self.seeds {
+            let name = format!("ganesha-{:02}-{}", self.xid, c.tag);
+            std::fs::write(dir.join(name), [&[0u8][..], &b].concat()).unwrap();
+        }
+        b
     }
 }
 
@@ -151,7 +159,13 @@ fn nfs41_session_and_file_io_against_ganesha() {
         gids: vec![],
     })
     .unwrap();
-    let mut conn = Conn { sock, xid: 0, cred };
+    let seeds = std::env::var_os("DBIO_NFS4_SEEDS").map(PathBuf::from);
+    let mut conn = Conn {
+        sock,
+        xid: 0,
+        cred,
+        seeds,
+    };
 
     // NULL
     assert!(conn.call(PROC_NULL, &Void).is_empty());
@@ -198,7 +212,7 @@ fn nfs41_session_and_file_io_against_ganesha() {
         maxrequests: 1,
         ..fore
     };
-    let c = Compound::new("", MINOR_VERSION).op(ArgOp::CreateSession {
+    let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
         clientid,
         sequence: seq,
         flags: 0,
@@ -460,10 +474,10 @@ fn nfs41_session_and_file_io_against_ganesha() {
     ok(&c, &b);
     assert!(!server.export_dir.join(name).exists());
 
-    let c = Compound::new("", MINOR_VERSION).destroy_session(sid);
+    let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(sid);
     let b = conn.compound(&c);
     ok(&c, &b);
-    let c = Compound::new("", MINOR_VERSION).destroy_clientid(clientid);
+    let c = Compound::new("destroy_clientid", MINOR_VERSION).destroy_clientid(clientid);
     let b = conn.compound(&c);
     ok(&c, &b);
 }

@@ -517,7 +517,8 @@ fn decode_resop<'a>(
         Opnum::Layoutget => OpResult::Layoutget(LayoutgetOk {
             return_on_close: d.bool()?,
             stateid: d.decode()?,
-            layouts: d.array("layout4<>", MAX_LAYOUTS, 32, |d| {
+            // A layout4 takes at least 28 bytes: offset, length, iomode, type, body length.
+            layouts: d.array("layout4<>", MAX_LAYOUTS, 28, |d| {
                 Ok(Layout {
                     offset: d.u64()?,
                     length: d.u64()?,
