@@ -267,6 +267,35 @@ fn nfs41_session_and_file_io_against_ganesha() {
     assert!(a.fileid.is_some() && a.change.is_some() && a.lease_time.is_some());
     assert!(a.supported_attrs.unwrap().contains(bit::SIZE));
 
+    // A second connection joins the session (BIND_CONN_TO_SESSION, alone in its
+    // COMPOUND) and sends on slot 1 while slot 0 stays with the first connection.
+    let mut conn2 = Conn {
+        sock: TcpStream::connect((server.addr.as_str(), 2049)).unwrap(),
+        xid: 1000,
+        cred: conn.cred.clone(),
+        seeds: None,
+    };
+    conn2
+        .sock
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let c = Compound::new("bind", MINOR_VERSION).bind_conn_to_session(sid, chan_dir::FORE);
+    let b = conn2.compound(&c);
+    let res = ok(&c, &b);
+    assert!(
+        matches!(res[0], OpResult::BindConnToSession { sessionid, dir, .. }
+        if sessionid == sid && dir & chan_dir::FORE != 0)
+    );
+    if slots > 1 {
+        let c = Compound::new("slot1", MINOR_VERSION)
+            .sequence(sid, 1, 1, 1, false)
+            .putrootfh()
+            .getfh();
+        let b = conn2.compound(&c);
+        let res = ok(&c, &b);
+        assert!(matches!(res[0], OpResult::Sequence(s) if s.slotid == 1 && s.sequenceid == 1));
+    }
+
     // RECLAIM_COMPLETE (before any OPEN of a new client).
     let c = next("reclaim").reclaim_complete(false);
     let b = conn.compound(&c);

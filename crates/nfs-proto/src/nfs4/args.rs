@@ -44,6 +44,16 @@ pub mod exchgid {
     pub const CONFIRMED_R: u32 = 0x8000_0000;
 }
 
+/// BIND_CONN_TO_SESSION directions (`channel_dir_from_client4` in the arguments,
+/// `channel_dir_from_server4` in the result).
+pub mod chan_dir {
+    pub const FORE: u32 = 0x1;
+    pub const BACK: u32 = 0x2;
+    /// Client: fore channel, or both if the server wants; server: both.
+    pub const FORE_OR_BOTH: u32 = 0x3;
+    pub const BACK_OR_BOTH: u32 = 0x7;
+}
+
 /// CREATE_SESSION flags (`CREATE_SESSION4_FLAG_*`).
 pub mod session_flags {
     pub const PERSIST: u32 = 0x1;
@@ -210,6 +220,12 @@ pub enum ArgOp<'a> {
         sec: CallbackSec<'a>,
     },
     DestroySession(SessionId),
+    /// BIND_CONN_TO_SESSION (alone in its COMPOUND): associate this connection with a
+    /// session, in direction `dir` ([`chan_dir`]); RDMA mode is never asked for.
+    BindConnToSession {
+        sessionid: SessionId,
+        dir: u32,
+    },
     Sequence {
         sessionid: SessionId,
         sequenceid: u32,
@@ -279,6 +295,7 @@ impl ArgOp<'_> {
             ArgOp::ExchangeId { .. } => Opnum::ExchangeId,
             ArgOp::CreateSession { .. } => Opnum::CreateSession,
             ArgOp::DestroySession(_) => Opnum::DestroySession,
+            ArgOp::BindConnToSession { .. } => Opnum::BindConnToSession,
             ArgOp::Sequence { .. } => Opnum::Sequence,
             ArgOp::DestroyClientid(_) => Opnum::DestroyClientid,
             ArgOp::ReclaimComplete { .. } => Opnum::ReclaimComplete,
@@ -442,6 +459,11 @@ impl ArgOp<'_> {
                 }
             }
             ArgOp::DestroySession(id) => id.encode(out),
+            ArgOp::BindConnToSession { sessionid, dir } => {
+                sessionid.encode(out);
+                out.put_u32(*dir);
+                out.put_xdr_bool(false);
+            }
             ArgOp::Sequence {
                 sessionid,
                 sequenceid,
@@ -674,6 +696,9 @@ impl<'a> Compound<'a> {
     }
     pub fn destroy_session(self, id: SessionId) -> Self {
         self.op(ArgOp::DestroySession(id))
+    }
+    pub fn bind_conn_to_session(self, sessionid: SessionId, dir: u32) -> Self {
+        self.op(ArgOp::BindConnToSession { sessionid, dir })
     }
     pub fn destroy_clientid(self, id: ClientId) -> Self {
         self.op(ArgOp::DestroyClientid(id))

@@ -9,7 +9,7 @@
 //! [`decode_compound`]: the results of the ops that succeeded as [`OpResult`]s, and the
 //! first failing op (index, op, [`Nfsstat4`]) as an [`OpFailure`].
 //!
-//! Operations: EXCHANGE_ID, CREATE_SESSION, SEQUENCE, RECLAIM_COMPLETE, PUTROOTFH, PUTFH,
+//! Operations: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, SEQUENCE, RECLAIM_COMPLETE, PUTROOTFH, PUTFH,
 //! LOOKUP, GETFH, GETATTR ([`Fattr`]), SETATTR ([`SetAttrs`]: size, mode), ACCESS, OPEN
 //! (UNCHECKED4, GUARDED4, EXCLUSIVE4_1, CLAIM_NULL, CLAIM_FH), CLOSE, READ, WRITE,
 //! COMMIT, REMOVE, RENAME (with SAVEFH), READDIR, CREATE (directories), DESTROY_SESSION,

@@ -235,6 +235,13 @@ pub enum OpResult<'a> {
     ExchangeId(ExchangeIdOk<'a>),
     CreateSession(CreateSessionOk),
     DestroySession,
+    /// BIND_CONN_TO_SESSION: the session, the direction granted ([`super::chan_dir`]) and
+    /// whether RDMA mode is used.
+    BindConnToSession {
+        sessionid: SessionId,
+        dir: u32,
+        rdma: bool,
+    },
     Sequence(SequenceOk),
     DestroyClientid,
     ReclaimComplete,
@@ -272,6 +279,7 @@ impl OpResult<'_> {
             OpResult::ExchangeId(_) => Opnum::ExchangeId,
             OpResult::CreateSession(_) => Opnum::CreateSession,
             OpResult::DestroySession => Opnum::DestroySession,
+            OpResult::BindConnToSession { .. } => Opnum::BindConnToSession,
             OpResult::Sequence(_) => Opnum::Sequence,
             OpResult::DestroyClientid => Opnum::DestroyClientid,
             OpResult::ReclaimComplete => Opnum::ReclaimComplete,
@@ -511,6 +519,11 @@ fn decode_resop<'a>(
         }
         Opnum::CreateSession => OpResult::CreateSession(d.decode()?),
         Opnum::DestroySession => OpResult::DestroySession,
+        Opnum::BindConnToSession => OpResult::BindConnToSession {
+            sessionid: d.decode()?,
+            dir: d.u32()?,
+            rdma: d.bool()?,
+        },
         Opnum::Sequence => OpResult::Sequence(d.decode()?),
         Opnum::DestroyClientid => OpResult::DestroyClientid,
         Opnum::ReclaimComplete => OpResult::ReclaimComplete,

@@ -306,8 +306,9 @@ fn other_ops_bytes() {
         .close(0, Stateid::CURRENT)
         .reclaim_complete(false)
         .destroy_session(SID)
+        .bind_conn_to_session(SID, chan_dir::FORE_OR_BOTH)
         .destroy_clientid(3);
-    let mut want = vec![0, 1, 13];
+    let mut want = vec![0, 1, 14];
     want.extend([15, 2, 0x61620000]); // LOOKUP "ab"
     want.extend([10]); // GETFH
     want.extend([3, 5]); // ACCESS READ|MODIFY
@@ -322,6 +323,9 @@ fn other_ops_bytes() {
     want.extend([58, 0]); // RECLAIM_COMPLETE one_fs=false
     want.push(44);
     want.extend(SID_WORDS); // DESTROY_SESSION
+    want.push(41);
+    want.extend(SID_WORDS);
+    want.extend([3, 0]); // BIND_CONN_TO_SESSION: CDFC4_FORE_OR_BOTH, no RDMA
     want.extend([57, 0, 3]); // DESTROY_CLIENTID
     assert_eq!(c.to_xdr(), words(&want));
 }
@@ -702,7 +706,7 @@ fn oversize_lengths_rejected() {
 fn decode_other_results() {
     // EXCHANGE_ID with SP4_NONE and one impl id; CREATE_SESSION; OPEN with a read
     // delegation; READ; WRITE; READDIR with one entry; LAYOUTCOMMIT; LAYOUTRETURN.
-    let mut b = words(&[0, 0, 8]);
+    let mut b = words(&[0, 0, 9]);
     b.extend(words(&[42, 0, 0, 77, 1, 0x0001_0000, 0, 0, 5]));
     b.put_opaque(b"major");
     b.put_opaque(b"scope");
@@ -725,6 +729,9 @@ fn decode_other_results() {
     ])); // READDIR
     b.extend(words(&[49, 0, 1, 0, 100])); // LAYOUTCOMMIT new size 100
     b.extend(words(&[51, 0, 1, 2, 0, 0, 0])); // LAYOUTRETURN stateid present
+    b.extend(words(&[41, 0]));
+    b.extend(words(&SID_WORDS));
+    b.extend(words(&[3, 0])); // BIND_CONN_TO_SESSION: both directions, no RDMA
     let res = decode_compound(&b).unwrap().into_results().unwrap();
     let OpResult::ExchangeId(x) = &res[0] else {
         panic!()
@@ -780,5 +787,13 @@ fn decode_other_results() {
             seqid: 2,
             other: [0; 12]
         }))
+    );
+    assert_eq!(
+        res[8],
+        OpResult::BindConnToSession {
+            sessionid: SID,
+            dir: chan_dir::FORE_OR_BOTH,
+            rdma: false
+        }
     );
 }
