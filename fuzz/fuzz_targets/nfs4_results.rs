@@ -44,6 +44,12 @@ fuzz_target!(|data: &[u8]| {
                         OpResult::Read { data, .. } => assert!(data.len() <= b.len()),
                         OpResult::Layoutget(l) => bodies(&l.layouts),
                         OpResult::Getdeviceinfo(g) => ds_addr(g.addr_body),
+                        OpResult::Readdir(rd) => {
+                            assert!(rd.entries.len() <= b.len() / 28);
+                            for e in &rd.entries {
+                                let _ = e.attrs();
+                            }
+                        }
                         _ => {}
                     }
                 }

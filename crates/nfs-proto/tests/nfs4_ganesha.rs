@@ -476,7 +476,7 @@ fn nfs41_session_and_file_io_against_ganesha() {
         .map(|e| {
             (
                 String::from_utf8_lossy(e.name.0).into_owned(),
-                e.attrs.ftype,
+                e.attrs().ftype,
             )
         })
         .collect();

@@ -6,8 +6,8 @@ use super::attr::Fattr;
 use super::status::Nfsstat4;
 use super::types::{
     decode_impl_id, unsupported, Bitmap4, ChangeInfo, ClientId, Component, Fh4, ImplId,
-    LayoutIomode, LayoutType, Opaque, SessionId, StableHow, Stateid, Utf8, Verifier, MAX_DATA,
-    MAX_ENTRIES, MAX_OPS,
+    LayoutIomode, LayoutType, Opaque, SessionId, StableHow, Stateid, Utf8, Verifier,
+    MAX_ATTR_BYTES, MAX_DATA, MAX_ENTRIES, MAX_OPS,
 };
 use super::Opnum;
 use dbio_xdr::{BufMut, Decoder, XdrDecode, XdrEncode, XdrError, XdrPut};
@@ -150,12 +150,42 @@ pub struct OpenOk<'a> {
     pub delegation: Delegation<'a>,
 }
 
-/// One READDIR entry.
+/// One READDIR entry. Its attributes are checked when the reply is decoded but kept in
+/// wire form (a decoded [`Fattr`] is 800 bytes; an entry on the wire can be 28), so a
+/// reply of many small entries cannot make the decoder allocate 30 times its size;
+/// [`DirEntry::attrs`] decodes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry<'a> {
     pub cookie: u64,
     pub name: Component<'a>,
-    pub attrs: Fattr<'a>,
+    /// The attributes returned.
+    pub attr_mask: Bitmap4,
+    /// Their values (`attrlist4`), already checked against `attr_mask`.
+    pub attr_vals: &'a [u8],
+}
+
+impl<'a> DirEntry<'a> {
+    /// The entry's attributes.
+    pub fn attrs(&self) -> Fattr<'a> {
+        // Checked when the entry was decoded, so this cannot fail.
+        Fattr::from_parts(self.attr_mask, self.attr_vals).unwrap_or_default()
+    }
+}
+
+impl<'a> XdrDecode<'a> for DirEntry<'a> {
+    fn decode(d: &mut Decoder<'a>) -> dbio_xdr::Result<Self> {
+        let cookie = d.u64()?;
+        let name = d.decode()?;
+        let attr_mask = Bitmap4::decode(d)?;
+        let attr_vals = d.opaque("attrlist4", MAX_ATTR_BYTES)?;
+        Fattr::from_parts(attr_mask, attr_vals)?;
+        Ok(DirEntry {
+            cookie,
+            name,
+            attr_mask,
+            attr_vals,
+        })
+    }
 }
 
 /// READDIR result.
@@ -463,13 +493,7 @@ fn decode_resop<'a>(
         },
         Opnum::Readdir => {
             let cookieverf = d.decode()?;
-            let entries = d.list("entry4", MAX_ENTRIES, |d| {
-                Ok(DirEntry {
-                    cookie: d.u64()?,
-                    name: d.decode()?,
-                    attrs: d.decode()?,
-                })
-            })?;
+            let entries = d.list("entry4", MAX_ENTRIES, DirEntry::decode)?;
             OpResult::Readdir(ReaddirOk {
                 cookieverf,
                 entries,

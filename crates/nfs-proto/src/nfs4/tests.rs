@@ -473,6 +473,31 @@ fn results_checked_against_request() {
 }
 
 #[test]
+fn readdir_entries_stay_small() {
+    // An entry takes at least 28 bytes on the wire (value_follows, cookie, empty name,
+    // empty bitmap, empty attrlist); decoded it must not be many times that.
+    assert!(std::mem::size_of::<DirEntry>() <= 3 * 28);
+    let mut w = vec![0, 0, 1, 26, 0, 0, 0];
+    for i in 0..1000 {
+        w.extend([1, 0, i, 0, 0, 0]);
+    }
+    w.extend([0, 1]);
+    let b = words(&w);
+    let r = decode_compound(&b).unwrap();
+    let OpResult::Readdir(rd) = &r.results[0] else {
+        panic!()
+    };
+    assert_eq!(rd.entries.len(), 1000);
+    assert_eq!(rd.entries[999].cookie, 999);
+    // Attributes of an entry are checked while decoding: a bit not decoded is an error.
+    let b = words(&[0, 0, 1, 26, 0, 0, 0, 1, 0, 1, 0, 1, 1 << 12, 0, 0, 1]);
+    assert!(matches!(
+        decode_compound(&b),
+        Err(XdrError::BadDiscriminant { value: 12, .. })
+    ));
+}
+
+#[test]
 fn status_names() {
     for (s, n) in [
         (Nfsstat4::Delay, "NFS4ERR_DELAY"),
@@ -773,7 +798,7 @@ fn decode_other_results() {
     };
     assert_eq!(r.entries.len(), 1);
     assert_eq!(r.entries[0].name.0, b"f");
-    assert_eq!(r.entries[0].attrs.ftype, Some(Ftype4::Reg));
+    assert_eq!(r.entries[0].attrs().ftype, Some(Ftype4::Reg));
     assert!(r.eof);
     assert_eq!(
         res[6],
