@@ -1,6 +1,6 @@
 //! NFSv4.1 decoders; the first byte picks one: 0 COMPOUND reply (and the files-layout
 //! and device-address bodies inside it), 1 files-layout body, 2 files device address,
-//! 3 fattr4, 4 universal address.
+//! 3 fattr4, 4 universal address, 5 CB_COMPOUND call (back channel).
 #![no_main]
 
 use dbio_nfs_proto::nfs4::*;
@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&k, b)) = data.split_first() else {
         return;
     };
-    match k % 5 {
+    match k % 6 {
         0 => {
             if let Ok(r) = decode_compound(b) {
                 assert!(r.results.len() <= b.len() / 8);
@@ -61,6 +61,11 @@ fuzz_target!(|data: &[u8]| {
         2 => ds_addr(b),
         3 => {
             let _ = Fattr::from_xdr(b);
+        }
+        5 => {
+            if let Ok(c) = decode_cb_compound(b) {
+                assert!(c.ops.len() <= b.len() / 4);
+            }
         }
         _ => {
             if let Ok(s) = std::str::from_utf8(b) {

@@ -16,21 +16,28 @@
 //! DESTROY_CLIENTID, and for pNFS LAYOUTGET, GETDEVICEINFO, LAYOUTRETURN, LAYOUTCOMMIT
 //! (files-layout bodies: [`FileLayout`], [`FileDsAddr`]).
 //!
+//! The back channel: [`decode_cb_compound`] reads a CB_COMPOUND call (CB_SEQUENCE,
+//! CB_LAYOUTRECALL, CB_RECALL) and [`encode_cb_compound_res`] answers it.
+//!
 //! Every length read from a reply is checked against the remaining input and a bound
 //! before anything is allocated; no decoder panics on any input.
 
 mod args;
 mod attr;
+mod cb;
 mod layout;
 mod res;
 mod status;
 mod types;
 
 #[cfg(test)]
+mod cb_tests;
+#[cfg(test)]
 mod tests;
 
 pub use args::*;
 pub use attr::{bit, Fattr, SetAttrs};
+pub use cb::*;
 pub use layout::*;
 pub use res::*;
 pub use status::Nfsstat4;
