@@ -9,6 +9,28 @@
 //! [`decode_compound`]: the results of the ops that succeeded as [`OpResult`]s, and the
 //! first failing op (index, op, [`Nfsstat4`]) as an [`OpFailure`].
 //!
+//! | op | request ([`Compound`] method or [`ArgOp`]) | result ([`OpResult`]) |
+//! |---|---|---|
+//! | EXCHANGE_ID | `ArgOp::ExchangeId` (SP4_NONE) | `ExchangeId(`[`ExchangeIdOk`]`)` |
+//! | CREATE_SESSION | `ArgOp::CreateSession` ([`ChannelAttrs`], [`CallbackSec`]) | `CreateSession(`[`CreateSessionOk`]`)` |
+//! | BIND_CONN_TO_SESSION | `bind_conn_to_session` | `BindConnToSession` |
+//! | SEQUENCE | `sequence` | `Sequence(`[`SequenceOk`]`)` ([`seq4_status`] flags) |
+//! | RECLAIM_COMPLETE | `reclaim_complete` | `ReclaimComplete` |
+//! | DESTROY_SESSION, DESTROY_CLIENTID | `destroy_session`, `destroy_clientid` | unit variants |
+//! | PUTROOTFH, PUTFH, SAVEFH, GETFH | `putrootfh`, `putfh`, `savefh`, `getfh` | `Getfh(`[`Fh4`]`)` |
+//! | LOOKUP, ACCESS | `lookup`, `access` | `Lookup`, `Access` |
+//! | GETATTR | `getattr(`[`Bitmap4`]`)` | `Getattr(`[`Fattr`]`)` |
+//! | SETATTR | `setattr(stateid, `[`SetAttrs`]`)` | `Setattr(bits set)` |
+//! | OPEN | `ArgOp::Open` ([`OpenHow`], [`OpenClaim`], [`share`]) | `Open(`[`OpenOk`]`)` with [`Delegation`] |
+//! | CLOSE | `close` | `Close(stateid)` |
+//! | READ, WRITE, COMMIT | `read`, `write` ([`StableHow`]), `commit` | `Read` (data borrowed), `Write`, `Commit` |
+//! | REMOVE, RENAME | `remove`, `rename` | `Remove`, `Rename` ([`ChangeInfo`]) |
+//! | READDIR | `readdir` | `Readdir(`[`ReaddirOk`]`)` |
+//! | CREATE (directory) | `mkdir` | `Create` |
+//! | LAYOUTGET | `ArgOp::Layoutget` | `Layoutget(`[`LayoutgetOk`]`)`; body: [`FileLayout::from_body`] |
+//! | GETDEVICEINFO | `ArgOp::Getdeviceinfo` | `Getdeviceinfo(`[`GetdeviceinfoOk`]`)`; body: [`FileDsAddr::from_body`] |
+//! | LAYOUTRETURN, LAYOUTCOMMIT | `ArgOp::Layoutreturn` ([`LayoutReturn`]), `ArgOp::Layoutcommit` | `Layoutreturn`, `Layoutcommit` |
+//!
 //! Operations: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, SEQUENCE, RECLAIM_COMPLETE, PUTROOTFH, PUTFH,
 //! LOOKUP, GETFH, GETATTR ([`Fattr`]), SETATTR ([`SetAttrs`]: size, mode), ACCESS, OPEN
 //! (UNCHECKED4, GUARDED4, EXCLUSIVE4_1, CLAIM_NULL, CLAIM_FH), CLOSE, READ, WRITE,

@@ -42,6 +42,23 @@ xdr_struct!(
     }
 );
 
+/// SEQUENCE result flags (`SEQ4_STATUS_*` in `sr_status_flags`).
+pub mod seq4_status {
+    pub const CB_PATH_DOWN: u32 = 0x0000_0001;
+    pub const CB_GSS_CONTEXTS_EXPIRING: u32 = 0x0000_0002;
+    pub const CB_GSS_CONTEXTS_EXPIRED: u32 = 0x0000_0004;
+    pub const EXPIRED_ALL_STATE_REVOKED: u32 = 0x0000_0008;
+    pub const EXPIRED_SOME_STATE_REVOKED: u32 = 0x0000_0010;
+    pub const ADMIN_STATE_REVOKED: u32 = 0x0000_0020;
+    pub const RECALLABLE_STATE_REVOKED: u32 = 0x0000_0040;
+    pub const LEASE_MOVED: u32 = 0x0000_0080;
+    pub const RESTART_RECLAIM_NEEDED: u32 = 0x0000_0100;
+    pub const CB_PATH_DOWN_SESSION: u32 = 0x0000_0200;
+    pub const BACKCHANNEL_FAULT: u32 = 0x0000_0400;
+    pub const DEVID_CHANGED: u32 = 0x0000_0800;
+    pub const DEVID_DELETED: u32 = 0x0000_1000;
+}
+
 xdr_struct!(
     /// SEQUENCE result (`SEQUENCE4resok`).
     #[derive(Copy)]
