@@ -4,6 +4,8 @@
 //! - [`portmap`]: portmapper v2 (program 100000): GETPORT, DUMP, SET, UNSET.
 //! - [`mount3`]: MOUNT v3 (program 100005): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT.
 //! - [`nfs3`]: NFSv3 (program 100003, RFC 1813): the 22 procedures.
+//! - [`nfs4`]: NFSv4.1 (program 100003 version 4, RFC 8881): COMPOUND arguments and
+//!   results for the operations a data client needs, pNFS files layouts.
 //!
 //! Every argument type implements [`dbio_xdr::XdrEncode`] (append after the RPC call
 //! header) and every result type implements [`dbio_xdr::XdrDecode`] over the results
@@ -118,4 +120,5 @@ macro_rules! xdr_bytes {
 
 pub mod mount3;
 pub mod nfs3;
+pub mod nfs4;
 pub mod portmap;
