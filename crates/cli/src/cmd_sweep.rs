@@ -32,6 +32,7 @@ use crate::common::{stop_flag, EXIT_INTERRUPTED};
         \x20 time = \"30s\"           # measured time of each run\n\
         \x20 warmup = \"5s\"          # load before the measurement starts\n\
         \x20 pause = \"2s\"           # idle time between runs\n\
+        \x20 launcher = \"mpirun -n 4 --host a,b\"  # optional: each run over several hosts\n\
         \x20 [options]               # `dbio run` options for every configuration\n\
         \x20 profile = \"oltp\"\n\
         \x20 [[config]]\n\
@@ -86,6 +87,10 @@ pub struct Args {
     /// With --config: idle time between runs
     #[arg(long, value_name = "DURATION", requires = "config")]
     pause: Option<String>,
+    /// With --config: start each run through this command, e.g. 'mpirun -n 4 --host a,b'
+    /// (each run then spans several hosts and gives one merged result)
+    #[arg(long, value_name = "COMMAND", requires = "config")]
+    launcher: Option<String>,
     /// With --config: `run` or `calibrate`
     #[arg(long, value_name = "COMMAND", requires = "config")]
     command: Option<String>,
@@ -150,6 +155,7 @@ fn plan_from_flags(args: &Args) -> anyhow::Result<Plan> {
         time: args.time.clone().unwrap_or_else(|| "30s".into()),
         warmup: args.warmup.clone(),
         pause: args.pause.clone(),
+        launcher: args.launcher.clone(),
         options: match &args.options {
             Some(o) => options_map(o, "--options")?,
             None => Default::default(),
@@ -163,8 +169,8 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     // mpirun would find the rank's MPI environment and not its own job.
     anyhow::ensure!(
         !dbio_mpi::launched_by_mpirun(),
-        "dbio sweep does not run under mpirun yet; run `mpirun ... dbio run` per configuration, \
-         or the sweep on one host"
+        "dbio sweep runs on one host and starts its runs itself: give it `--launcher 'mpirun -n N \
+         ...'` (or `launcher = ...` in the plan) to run each run over several hosts"
     );
     let stop = stop_flag();
     let mut manifest = if args.resume {
@@ -182,8 +188,15 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         Manifest::create(&args.out, &plan.check()?)?
     };
     let exe = std::env::current_exe().context("cannot find the dbio executable to run")?;
+    let launcher: Vec<String> = manifest
+        .plan
+        .launcher
+        .as_deref()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
     let mut exec = Processes {
         exe,
+        launcher,
         command: manifest.plan.command.clone(),
         out: args.out.clone(),
         stop,
@@ -229,6 +242,8 @@ fn clock(d: Duration) -> String {
 /// Runs each run as a dbio process and each hook through the shell.
 struct Processes {
     exe: PathBuf,
+    /// Words each run's command line starts with (e.g. mpirun and its options).
+    launcher: Vec<String>,
     command: String,
     out: PathBuf,
     stop: &'static AtomicBool,
@@ -258,7 +273,14 @@ impl Executor for Processes {
             Ok(f) => f,
             Err(e) => return Outcome::Failed(format!("{}: {e}", log_path.display())),
         };
-        let mut cmd = Command::new(&self.exe);
+        let mut cmd = match self.launcher.split_first() {
+            Some((program, words)) => {
+                let mut c = Command::new(program);
+                c.args(words).arg(&self.exe);
+                c
+            }
+            None => Command::new(&self.exe),
+        };
         // A run must not outlive a sweep killed outright: its resume would start the same
         // run again while the orphan still writes.
         // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.

@@ -383,3 +383,36 @@ fn ranks_on_two_hosts_merge_into_one_result() {
     // The hosts differ, so the merged result carries no host label.
     assert!(!r.labels.contains_key("host"));
 }
+
+#[test]
+fn a_sweep_runs_each_run_through_mpirun() {
+    if !mpirun_present() {
+        return;
+    }
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    let opts = format!(
+        "--target {} --size 64MiB --workload single-block-read",
+        s(&dir.path().join("ds"))
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(["sweep", "--out", s(&out), "--users", "1", "--repeats", "1", "--time", "300ms"])
+        .args(["--launcher", "mpirun --allow-run-as-root --oversubscribe -n 2"])
+        .args(["--options", &opts, "--config", "q1=--outstanding 1", "--config", "q4=--outstanding 4"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    for config in ["q1", "q4"] {
+        let r = result(&out.join(format!("runs/{config}/u1-r1.json")));
+        // One merged result of two ranks, labelled by the sweep.
+        assert_eq!(r.ranks.len(), 2, "{config}");
+        assert_eq!(r.ios, r.ranks.iter().map(|k| k.ios).sum::<u64>());
+        assert_eq!(r.labels.get("config").map(String::as_str), Some(config));
+    }
+    // Under mpirun itself, a sweep says how to do it instead.
+    let o = mpirun_dbio(1, "sweep", &["--out", s(&dir.path().join("x")), "--config", "a=--outstanding 1"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--launcher"), "{}", show(&o));
+}

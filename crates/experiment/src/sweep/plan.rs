@@ -18,6 +18,7 @@ use super::SweepError;
 /// time = "30s"
 /// warmup = "5s"
 /// pause = "2s"
+/// launcher = "mpirun -n 4 --host a,b"   # optional: each run through mpirun
 ///
 /// [options]                # for every configuration
 /// profile = "oltp"
@@ -52,6 +53,10 @@ pub struct Plan {
     /// Idle time between runs (lets the storage settle).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<String>,
+    /// A command each run is started through, e.g. `mpirun -n 4 --host a,b` for runs
+    /// over several hosts (each run then gives one merged result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
     /// Options every configuration gets (a configuration's own win).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, toml::Value>,
