@@ -396,9 +396,29 @@ fn a_sweep_runs_each_run_through_mpirun() {
         s(&dir.path().join("ds"))
     );
     let o = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(["sweep", "--out", s(&out), "--users", "1", "--repeats", "1", "--time", "300ms"])
-        .args(["--launcher", "mpirun --allow-run-as-root --oversubscribe -n 2"])
-        .args(["--options", &opts, "--config", "q1=--outstanding 1", "--config", "q4=--outstanding 4"])
+        .args([
+            "sweep",
+            "--out",
+            s(&out),
+            "--users",
+            "1",
+            "--repeats",
+            "1",
+            "--time",
+            "300ms",
+        ])
+        .args([
+            "--launcher",
+            "mpirun --allow-run-as-root --oversubscribe -n 2",
+        ])
+        .args([
+            "--options",
+            &opts,
+            "--config",
+            "q1=--outstanding 1",
+            "--config",
+            "q4=--outstanding 4",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", show(&o));
@@ -410,9 +430,22 @@ fn a_sweep_runs_each_run_through_mpirun() {
         assert_eq!(r.labels.get("config").map(String::as_str), Some(config));
     }
     // Under mpirun itself, a sweep says how to do it instead.
-    let o = mpirun_dbio(1, "sweep", &["--out", s(&dir.path().join("x")), "--config", "a=--outstanding 1"])
-        .output()
-        .unwrap();
+    let o = mpirun_dbio(
+        1,
+        "sweep",
+        &[
+            "--out",
+            s(&dir.path().join("x")),
+            "--config",
+            "a=--outstanding 1",
+        ],
+    )
+    .output()
+    .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--launcher"), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--launcher"),
+        "{}",
+        show(&o)
+    );
 }
