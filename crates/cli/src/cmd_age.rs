@@ -280,6 +280,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         ..Default::default()
     };
     let mut error = None;
+    let mut failed = false;
     {
         let private = PrivateDir::make(&dir)?;
         if own {
@@ -304,7 +305,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         } else {
             'all: for fs in &fss {
                 for fill in &args.fill {
-                    if stop.load(Ordering::Relaxed) || error.is_some() {
+                    if stop.load(Ordering::Relaxed) {
                         break 'all;
                     }
                     let size = args.size.max(min_size(fs));
@@ -318,8 +319,13 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                     let r = on_loop(
                         &setup, &private.0, fs, *fill, size, total, args.keep, series,
                     );
+                    // A series that fails (a file system full, a mkfs refused)
+                    // says why; the others still run.
                     if let Err(e) = r {
-                        error = Some(e);
+                        let e = format!("{e:#}");
+                        eprintln!("dbio: {fs} {fill}%: {e}");
+                        series.error = Some(e);
+                        failed = true;
                     }
                 }
             }
@@ -349,7 +355,13 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     if let Some(e) = error {
         return Err(e);
     }
-    Ok(if stopped { EXIT_INTERRUPTED } else { 0 })
+    Ok(if stopped {
+        EXIT_INTERRUPTED
+    } else if failed {
+        1
+    } else {
+        0
+    })
 }
 
 /// One file system at one fill level: made, filled, aged, taken down.
@@ -371,8 +383,9 @@ fn on_loop(
         "{fs} {fill}%: making a {} {fs} on a loop device",
         format_size(size)
     );
-    let mut lfs = LoopFs::make(fs, &image, &mnt, size)?;
+    let mut lfs = LoopFs::make(fs, &image, &mnt, size, setup.direct)?;
     lfs.keep_image(keep);
+    series.loop_direct_io = lfs.direct_io();
     let r = fill_and_age(setup, lfs.mnt(), fill, dataset_total, series);
     // Taken down here (not only in Drop) so that a failure is reported.
     let down = lfs.take_down();

@@ -91,8 +91,17 @@ impl LoopFs {
     /// Creates `image` (which must not exist) of `size` bytes, attaches
     /// it to a free loop device, makes a file system of type `fs` on it and
     /// mounts it on `mnt` (a new directory, owner-only). What was done is
-    /// undone when this fails half-way.
-    pub fn make(fs: &str, image: &Path, mnt: &Path, size: u64) -> Result<LoopFs, DiagError> {
+    /// undone when this fails half-way. With `direct_io` the loop device
+    /// reads and writes its image with O_DIRECT (`losetup --direct-io=on`),
+    /// so that the image's page cache does not hide the disk; where the
+    /// image's file system refuses, it is attached without.
+    pub fn make(
+        fs: &str,
+        image: &Path,
+        mnt: &Path,
+        size: u64,
+        direct_io: bool,
+    ) -> Result<LoopFs, DiagError> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let mut me = LoopFs {
             fs: fs.into(),
@@ -113,7 +122,12 @@ impl LoopFs {
         me.image_made = true;
         f.set_len(size).map_err(|e| DiagError::io(image, e))?;
         drop(f);
-        let dev = run("losetup", &["--find", "--show", path_str(image)?])?;
+        let img = path_str(image)?;
+        let dev = match direct_io {
+            true => run("losetup", &["--find", "--show", "--direct-io=on", img])
+                .or_else(|_| run("losetup", &["--find", "--show", img]))?,
+            false => run("losetup", &["--find", "--show", img])?,
+        };
         if !dev.starts_with("/dev/loop") {
             return Err(DiagError::Other(format!("losetup gave {dev:?}")));
         }
@@ -152,6 +166,15 @@ impl LoopFs {
     /// "/dev/loopN".
     pub fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    /// Whether the loop device reads and writes its image with O_DIRECT.
+    pub fn direct_io(&self) -> bool {
+        let Some(name) = self.device.as_deref().and_then(|d| d.strip_prefix("/dev/")) else {
+            return false;
+        };
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/dio"))
+            .is_ok_and(|t| t.trim() == "1")
     }
 
     /// Keeps the image file when taken down (the file system is still
@@ -241,12 +264,13 @@ mod tests {
         let mnt = dir.path().join("mnt");
         let dev;
         {
-            let fs = LoopFs::make("ext4", &img, &mnt, 32 << 20).unwrap();
+            let fs = LoopFs::make("ext4", &img, &mnt, 32 << 20, true).unwrap();
             dev = fs.device().unwrap().to_string();
+            assert!(fs.direct_io(), "the build disk takes O_DIRECT");
             std::fs::write(mnt.join("x"), b"x").unwrap();
             assert!(crate::blockdev::mount_of(&mnt).is_some_and(|m| m.fs_type == "ext4"));
             // An existing image is never reused.
-            assert!(LoopFs::make("ext4", &img, &dir.path().join("m2"), 32 << 20).is_err());
+            assert!(LoopFs::make("ext4", &img, &dir.path().join("m2"), 32 << 20, false).is_err());
         }
         assert!(!img.exists() && !mnt.exists());
         let o = Command::new("losetup")

@@ -102,6 +102,17 @@ pub fn age_terminal(a: &AgeResult) -> String {
     for n in &a.notes {
         s += &format!("  note: {n}\n");
     }
+    for x in &a.series {
+        if let Some(e) = &x.error {
+            s += &format!("  {}: stopped early: {e}\n", x.label());
+        }
+        if !a.own_target && x.image_bytes > 0 && !x.loop_direct_io {
+            s += &format!(
+                "  {}: the loop device went through its image's page cache (no O_DIRECT there)\n",
+                x.label()
+            );
+        }
+    }
     s
 }
 

@@ -62,8 +62,15 @@ pub struct AgeSeries {
     pub image_bytes: u64,
     /// Data files of the data set.
     pub data_files: u32,
+    /// Whether the loop device reads and writes its image with O_DIRECT
+    /// (else the image's page cache serves some reads).
+    #[serde(default)]
+    pub loop_direct_io: bool,
     /// Round 0 (the fresh data set), then one point per round.
     pub points: Vec<AgePoint>,
+    /// What ended this series early (the file system full, a failed mkfs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The measurements after one round.
