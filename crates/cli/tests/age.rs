@@ -216,3 +216,34 @@ fn a_dir_in_memory_is_refused() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("tmpfs"), "{err}");
 }
+
+/// `--target`: the user's own file system, no root needed; the data set
+/// goes into a new directory that is removed at the end.
+#[test]
+fn age_on_the_users_own_directory_leaves_it_as_it_was() {
+    let dir = support::scratch();
+    let out = support::scratch();
+    let json = out.path().join("own.json");
+    let o = support::dbio(&[
+        "age",
+        "--target",
+        s(dir.path()),
+        "--rounds",
+        "1",
+        "--updates",
+        "500",
+        "--dataset",
+        "4MiB",
+        "--measure-time",
+        "200ms",
+        "--json",
+        s(&json),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v = support::json(&json);
+    assert_eq!(v["own_target"], true);
+    let pts = v["series"][0]["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[1]["updates"].as_u64(), Some(500));
+    nothing_left(dir.path(), &[]);
+}
