@@ -322,7 +322,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                     // A series that fails (a file system full, a mkfs refused)
                     // says why; the others still run.
                     if let Err(e) = r {
-                        let e = format!("{e:#}");
+                        let e = series_error(&e, fs);
                         eprintln!("dbio: {fs} {fill}%: {e}");
                         series.error = Some(e);
                         failed = true;
@@ -362,6 +362,29 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     } else {
         0
     })
+}
+
+/// What ended a series, on one line: each cause once, and why a file
+/// system that copies on write ran full.
+fn series_error(e: &anyhow::Error, fs: &str) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    if line.contains("No space left") && dbio_diag::frag::copy_on_write(fs) {
+        line.push_str(
+            " (copy on write allocates anew for every overwrite, and the old blocks stay \
+             referenced until whole extents are free: a fuller file system runs out first)",
+        );
+    }
+    line
 }
 
 /// One file system at one fill level: made, filled, aged, taken down.
