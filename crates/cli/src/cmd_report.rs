@@ -7,7 +7,7 @@ use crate::common::OutputArgs;
 #[derive(clap::Args)]
 #[command(
     about = "Render a saved result (JSON) again, as a table, CSV, Markdown or HTML",
-    long_about = "Read a result written with --json by `dbio run` or `dbio calibrate`, print its \
+    long_about = "Read a result written with --json by `dbio run`, `dbio calibrate` or `dbio age`, print its \
         table, and write it again in other formats.\n\nExample: dbio report run.json --html run.html"
 )]
 pub struct Args {
@@ -20,6 +20,23 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<()> {
     args.output.check()?;
+    if let Some(age) = dbio_report::age::load_age(&args.result)? {
+        print!("{}", dbio_report::age::age_terminal(&age));
+        anyhow::ensure!(
+            args.output.md.is_none(),
+            "--md: an age result has JSON, CSV and HTML forms"
+        );
+        let o = &args.output;
+        dbio_report::age::write_age(
+            &age,
+            &dbio_report::age::AgeOutputs {
+                json: o.json.clone(),
+                csv: o.csv.clone(),
+                html: o.html.clone(),
+            },
+        )?;
+        return Ok(());
+    }
     let result = dbio_report::load(&args.result)?;
     print!("{}", dbio_report::terminal(&result));
     dbio_report::write_outputs(&result, &args.output.outputs())?;

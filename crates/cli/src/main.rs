@@ -1,5 +1,6 @@
 //! dbio: is this storage good enough for my database, and what is the best way to reach it?
 
+mod cmd_age;
 mod cmd_awr;
 mod cmd_calibrate;
 mod cmd_compare;
@@ -45,6 +46,7 @@ enum Command {
     Compare(cmd_compare::Args),
     Awr(cmd_awr::Args),
     Matrix(cmd_matrix::Args),
+    Age(cmd_age::Args),
     Report(cmd_report::Args),
     Verify(cmd_verify::Args),
     Frag(cmd_frag::Args),
@@ -65,6 +67,7 @@ fn main() {
         Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
         Command::Awr(a) => cmd_awr::main(a),
         Command::Matrix(a) => cmd_matrix::main(a),
+        Command::Age(a) => cmd_age::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),
         Command::Verify(a) => cmd_verify::main(a),
         Command::Frag(a) => cmd_frag::main(a).map(|()| 0),

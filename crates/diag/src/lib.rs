@@ -5,6 +5,8 @@
 //!   device to the device of its backing file, device-mapper and md members).
 //! - [`diskstats`] and [`hostcpu`]: /proc/diskstats and /proc/stat parsed,
 //!   and the `iostat -x` / `mpstat` figures of two readings.
+//! - [`loopfs`]: a file system on a loop device that dbio makes on its own
+//!   image file and always takes down again (`dbio age`, the tests).
 //! - [`sampler`]: a thread that reads both once a second beside a run and
 //!   hands back the result's `devices` section.
 //!
@@ -15,6 +17,7 @@ pub mod diskstats;
 pub mod doctor;
 pub mod frag;
 pub mod hostcpu;
+pub mod loopfs;
 pub mod sampler;
 
 pub use blockdev::{devices_under, BlockDevice};

@@ -33,6 +33,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+pub mod age;
 pub mod comparison;
 pub mod matrix;
 

@@ -60,6 +60,7 @@
 //! assert_eq!(run.classes[0].histogram[0].lower_us, 64); // [64,128) us
 //! ```
 
+pub mod age;
 pub mod cpu;
 pub mod live;
 pub mod matrix;
@@ -69,6 +70,7 @@ pub mod recorder;
 pub mod schema;
 mod upgrade;
 
+pub use age::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
 pub use cpu::{parse_proc_stat, process_cpu, CpuClock};
 pub use live::{progress_line, Live, LiveSnapshot, Progress};
 pub use matrix::{MatrixPoint, MatrixResult, MATRIX_KIND};
