@@ -1,5 +1,5 @@
 //! Renders an [`AgeResult`] (`dbio age`): a table per file system and fill
-//! level with the slowdown from round 1 to the last, CSV (a row per file
+//! level with the slowdown from the fresh data set (round 0) to the last round, CSV (a row per file
 //! system, fill level and round), JSON, and HTML line charts against rounds.
 
 use std::path::{Path, PathBuf};
@@ -98,7 +98,8 @@ pub fn age_terminal(a: &AgeResult) -> String {
         headline(a),
         summary_table(a).text("  ")
     );
-    s += "  slowdown: mean latency after the last round over that after round 1\n";
+    s +=
+        "  slowdown: mean latency after the last round over that of the fresh data set (round 0)\n";
     for n in &a.notes {
         s += &format!("  note: {n}\n");
     }
@@ -202,7 +203,7 @@ pub fn age_html(a: &AgeResult) -> String {
         "MB/s",
         |p| p.scan_mbps,
     );
-    body += "<h2>Slowdown from round 1 to the last</h2>\n";
+    body += "<h2>Slowdown from the fresh data set to the last round</h2>\n";
     body += &summary_table(a).html();
     if !a.notes.is_empty() {
         body += "<h2>Notes</h2>\n<ul>\n";

@@ -99,18 +99,18 @@ pub struct AgePoint {
 }
 
 impl AgeSeries {
-    /// Single-block read latency of the last round over round 1 (mean),
-    /// when both were measured.
+    /// Single-block read latency of the last round over that of the fresh data
+    /// set (round 0, before any update), mean, when both were measured.
     pub fn read_slowdown(&self) -> Option<f64> {
-        let first = self.points.iter().find(|p| p.round == 1)?;
-        let last = self.points.last().filter(|p| p.round > 1)?;
+        let first = self.points.iter().find(|p| p.round == 0)?;
+        let last = self.points.last().filter(|p| p.round > 0)?;
         (first.read_mean_us > 0.0).then(|| last.read_mean_us / first.read_mean_us)
     }
 
-    /// Redo write latency of the last round over round 1 (mean).
+    /// Redo write latency of the last round over that of the fresh data set (mean).
     pub fn redo_slowdown(&self) -> Option<f64> {
-        let first = self.points.iter().find(|p| p.round == 1)?;
-        let last = self.points.last().filter(|p| p.round > 1)?;
+        let first = self.points.iter().find(|p| p.round == 0)?;
+        let last = self.points.last().filter(|p| p.round > 0)?;
         (first.redo_mean_us > 0.0).then(|| last.redo_mean_us / first.redo_mean_us)
     }
 
@@ -129,7 +129,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slowdown_is_last_round_over_round_one() {
+    fn slowdown_is_last_round_over_the_fresh_data_set() {
         let p = |round, read_mean_us| AgePoint {
             round,
             read_mean_us,
@@ -140,12 +140,13 @@ mod tests {
             fs: "btrfs".into(),
             fill_pct: 82,
             image_bytes: 1,
-            points: vec![p(0, 50.0), p(1, 100.0)],
+            points: vec![p(0, 50.0)],
             ..Default::default()
         };
         assert_eq!(s.read_slowdown(), None);
+        s.points.push(p(1, 100.0));
         s.points.push(p(2, 250.0));
-        assert_eq!(s.read_slowdown(), Some(2.5));
+        assert_eq!(s.read_slowdown(), Some(5.0));
         assert_eq!(s.redo_slowdown(), Some(1.0));
         assert_eq!(s.label(), "btrfs 82%");
     }
