@@ -28,7 +28,8 @@ pub struct Args {
     /// data set]
     #[arg(long, value_name = "DIR")]
     target: Option<PathBuf>,
-    /// An Oracle parameter file (init.ora, or a pfile made from an spfile) to check
+    /// An Oracle parameter file (init.ora, or a pfile made from an spfile), or an AWR text
+    /// report (its "init.ora Parameters" section), to check
     #[arg(long, value_name = "FILE")]
     init_ora: Option<PathBuf>,
     /// CPUs of the database host, for the parameter checks [default: this machine's]
@@ -51,7 +52,13 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                 .map(|n| n.get())
                 .unwrap_or(1)
         });
-        findings.extend(check_params(&parse_init_ora(&text), cores));
+        // An AWR report carries the parameters in its "init.ora Parameters" section.
+        let params = if text.contains("WORKLOAD REPOSITORY report") {
+            dbio_compare::awr::parameters(&text)
+        } else {
+            parse_init_ora(&text)
+        };
+        findings.extend(check_params(&params, cores));
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if args.json {

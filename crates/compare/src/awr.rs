@@ -384,6 +384,35 @@ impl AwrReport {
     }
 }
 
+/// The "init.ora Parameters" section of a report: name (lower case) to its value at the
+/// begin snapshot. Empty when the report has no such section.
+pub fn parameters(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("init.ora Parameters"))
+    else {
+        return Vec::new();
+    };
+    let Some(r) = (start + 1..lines.len().min(start + 10))
+        .find(|&i| ruler(lines[i]).is_some_and(|s| s.len() >= 2))
+    else {
+        return Vec::new();
+    };
+    let spans = ruler(lines[r]).unwrap_or_default();
+    let mut out = Vec::new();
+    for l in lines.iter().skip(r + 1).take(10_000) {
+        if l.trim().is_empty() || l.trim_start().starts_with("---") {
+            break;
+        }
+        let (name, value) = (column(l, &spans, 0), column(l, &spans, 1));
+        if !name.is_empty() && !name.contains(' ') {
+            out.push((name.to_lowercase(), value.trim_matches('\'').to_string()));
+        }
+    }
+    out
+}
+
 /// Reports of a directory turned into observations.
 #[derive(Debug, Default)]
 pub struct Import {

@@ -134,3 +134,13 @@ fn a_directory_of_reports_becomes_observations() {
     let e = import(dir.path(), &Regex::new("(?P<users>\\d+)").unwrap()).unwrap_err();
     assert!(e.to_string().contains("(?P<config>"), "{e}");
 }
+
+#[test]
+fn parameters_of_a_report() {
+    let p = parameters(&report("19c.txt"));
+    let get = |k: &str| p.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert_eq!(get("filesystemio_options"), Some("asynch"));
+    assert_eq!(get("parallel_max_servers"), Some("80"));
+    assert_eq!(p.len(), 4);
+    assert!(parameters(&report("11g.txt")).is_empty());
+}
