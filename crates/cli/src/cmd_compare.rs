@@ -21,7 +21,7 @@ pub const SET_BREAK: &str = "\u{1}--";
         and a 95% confidence interval. For each configuration against the baseline: impact % = \
         100 x (baseline - other) / baseline per repeat (repeats paired by number), the throughput \
         ratio, and a two-sided test: Welch's t-test, or the Mann-Whitney U rank test where a side \
-        has fewer than 5 repeats or is skewed. A difference the test cannot tell from the noise of \
+        has fewer than 5 repeats, is skewed or has an outlier (a stalled run). A difference the test cannot tell from the noise of \
         the repeats is called \"within noise\"; too few repeats to ever reach the level are called \
         so.\n\n\
         Inputs: a sweep directory (`dbio sweep --out DIR`), result files of `dbio run` or `dbio \

@@ -8,6 +8,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::{dbio, json, s, scratch, signal, spawn};
 
+/// The tests of this file run real I/O; one at a time, so that each measures its own
+/// runs, not its neighbours' (the machine has few cores).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -31,6 +38,7 @@ fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
 
 #[test]
 fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let out = dir.path().join("sweep");
     let opts = options(&dir.path().join("ds"));
@@ -43,7 +51,7 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
         "--users",
         "1",
         "--repeats",
-        "6",
+        "8",
         "--time",
         "300ms",
         "--warmup",
@@ -59,13 +67,13 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("run 18/18"),
+        stderr(&o).contains("run 24/24"),
         "progress names every run: {}",
         stderr(&o)
     );
     let manifest = json(&out.join("sweep.json"));
     let runs = manifest["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 18);
+    assert_eq!(runs.len(), 24);
     assert!(runs.iter().all(|r| r["status"] == "done"));
     // Interleaved and rotated: the first load of repeat 1 is q1, same, q8; of repeat 2,
     // same, q8, q1.
@@ -100,7 +108,7 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Against q1"), "{text}");
     let cmp = json(&cmp_json);
-    assert_eq!(cmp["observations"], 18);
+    assert_eq!(cmp["observations"], 24);
     let q8 = pair(&cmp, "q8", "iops");
     assert_eq!(q8["verdict"], "better", "{q8}");
     assert!(q8["ratio"]["mean"].as_f64().unwrap() > 1.5, "{q8}");
@@ -116,6 +124,7 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
 
 #[test]
 fn a_stopped_sweep_resumes_and_runs_every_run_exactly_once() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let out = dir.path().join("sweep");
     let opts = options(&dir.path().join("ds"));
@@ -227,6 +236,7 @@ fn support_files(dir: &Path) -> Vec<String> {
 
 #[test]
 fn compare_takes_sets_and_names_bad_input() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let opts = options(&dir.path().join("ds"));
     for set in ["one", "four"] {
@@ -282,6 +292,7 @@ fn compare_takes_sets_and_names_bad_input() {
 
 #[test]
 fn awr_reports_become_a_comparison() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr");
     let reports = dir.path().join("reports");
@@ -341,6 +352,7 @@ fn awr_reports_become_a_comparison() {
 
 #[test]
 fn a_plan_file_runs_its_hooks_on_each_change_of_configuration() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let hooks = dir.path().join("hooks.txt");
     let plan = dir.path().join("plan.toml");

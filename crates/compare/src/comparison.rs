@@ -82,7 +82,7 @@ pub struct Pair {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney: Option<TestResult>,
     /// Which test the verdict rests on: "welch" or "mann-whitney" (rank test where a side
-    /// has fewer than 5 repeats or is skewed).
+    /// has fewer than 5 repeats, is skewed or has an outlier).
     pub test: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
@@ -298,9 +298,13 @@ fn pair(
         .unzip();
     let welch = statistics::welch(&b, &o);
     let mann_whitney = statistics::mann_whitney(&b, &o);
+    // Welch's test assumes roughly normal samples: few repeats, skew or one stalled run
+    // (an outlier) call for the rank test, which none of them can mislead.
     let rank = b.len().min(o.len()) < WELCH_MIN_REPEATS
         || statistics::skewness(&b).abs() > SKEWED
-        || statistics::skewness(&o).abs() > SKEWED;
+        || statistics::skewness(&o).abs() > SKEWED
+        || statistics::has_outlier(&b)
+        || statistics::has_outlier(&o);
     let (test, chosen) = if rank {
         ("mann-whitney", mann_whitney)
     } else {

@@ -74,6 +74,31 @@ pub fn skewness(xs: &[f64]) -> f64 {
     g1 * (n * (n - 1.0)).sqrt() / (n - 2.0)
 }
 
+/// Whether a value lies far from the others: its modified z-score, 0.6745 (x - median) /
+/// MAD, beyond 3.5 (Iglewicz and Hoaglin's rule; the median and the median absolute
+/// deviation are not pulled by the outlier itself, as mean and sd are). Needs 3 values.
+pub fn has_outlier(xs: &[f64]) -> bool {
+    if xs.len() < 3 {
+        return false;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let m = median(&mut xs.to_vec());
+    let mad = median(&mut xs.iter().map(|x| (x - m).abs()).collect());
+    if mad == 0.0 {
+        // Most values are equal: any other one stands out.
+        return xs.iter().any(|&x| x != m);
+    }
+    xs.iter().any(|&x| (0.6745 * (x - m) / mad).abs() > 3.5)
+}
+
 /// The outcome of a two-sample test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {

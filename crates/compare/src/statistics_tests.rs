@@ -80,6 +80,14 @@ fn mann_whitney_exact_and_asymptotic() {
 }
 
 #[test]
+fn outliers_by_the_median_rule() {
+    assert!(!has_outlier(&[10.0, 11.0, 9.5, 10.4, 10.2, 9.8]));
+    assert!(has_outlier(&[10.0, 11.0, 9.5, 10.4, 10.2, 0.2]));
+    assert!(has_outlier(&[5.0, 5.0, 5.0, 9.0]));
+    assert!(!has_outlier(&[5.0, 5.0]));
+}
+
+#[test]
 fn skewness_matches_the_adjusted_estimator() {
     assert!(close(
         skewness(&[1.0, 2.0, 3.0, 10.0, 20.0]),
