@@ -29,6 +29,7 @@ pub mod retry;
 pub mod router;
 pub mod transfer;
 pub mod url;
+pub mod v41;
 
 /// The wire formats, from their own crate (no I/O).
 pub use dbio_nfs_proto as proto;
