@@ -1,4 +1,5 @@
-//! `dbio nfs`: a direct NFSv3 client (ping, ls, stat, cat, cp, df, mkdir, rm).
+//! `dbio nfs`: a direct NFSv3 client (ping, ls, stat, cat, cp, df, mkdir, rm); ls, stat
+//! and cat also over NFSv4.1 (`?version=4.1`, see `cmd_nfs_v41.rs`).
 //!
 //! Every command mounts the export named by its URL, does its work over
 //! dbio's own connections and prints the outcome; any failure is one line
@@ -18,8 +19,10 @@ use crate::common::{duration_arg, size_arg};
 #[derive(clap::Args)]
 #[command(after_help = "URLs look like libnfs's: \
     nfs://HOST[:PORT]/EXPORT/PATH?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N \
-    (ports not given are asked from the server's portmapper).\n\nExample:\n  \
-    dbio nfs ls 'nfs://127.0.0.1/export/?version=3&mountport=20048&nfsport=2049'")]
+    (ports not given are asked from the server's portmapper). version=4.1 (or 4) speaks \
+    NFSv4.1 sessions on port 2049 (or nfsport=N) for ls, stat and cat.\n\nExamples:\n  \
+    dbio nfs ls 'nfs://127.0.0.1/export/?version=3&mountport=20048&nfsport=2049'\n  \
+    dbio nfs ls 'nfs://127.0.0.1/export/?version=4.1'")]
 pub struct Args {
     #[command(subcommand)]
     command: Sub,
