@@ -3,6 +3,7 @@
 //! from a later op with the next one (RFC 8881 2.10.6), and a lowered
 //! `target_highest_slotid` is honoured. No external server needed.
 
+use std::future::Future;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -167,6 +168,20 @@ fn delay_and_grace_are_retried_on_the_same_slot_and_the_target_is_honoured() {
         assert_eq!(*seen.lock().unwrap(), [(0, 1), (0, 2), (0, 2), (0, 3)]);
         let st = s.slot_stats();
         assert_eq!((st.target, st.busy), (1, 0));
+        // A call dropped before its reply retires its slot (its sequence id on the
+        // server is unknown); the next call uses slot 1.
+        {
+            let mut call = std::pin::pin!(s.compound(&c, "/"));
+            // One poll sends the call; the future is then dropped unanswered.
+            let first = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(call.as_mut().poll(cx).is_pending())
+            })
+            .await;
+            assert!(first);
+        }
+        assert_eq!((s.slot_stats().retired, s.slot_stats().busy), (1, 1));
+        s.compound(&c, "/").await.unwrap();
+        assert_eq!(seen.lock().unwrap().last(), Some(&(1, 1)));
         s.close().await.unwrap();
     });
     drop(rt);

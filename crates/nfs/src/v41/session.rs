@@ -71,6 +71,8 @@ struct SlotTable {
     /// Highest slot id usable now (the server's `target_highest_slotid`, at most the
     /// granted table).
     target: u32,
+    /// Slots retired after a request without reply (they stay busy).
+    retired: u32,
 }
 
 impl SlotTable {
@@ -80,6 +82,7 @@ impl SlotTable {
             seqids: vec![0; n],
             busy: vec![false; n],
             target: (n - 1) as u32,
+            retired: 0,
         }
     }
 
@@ -122,8 +125,10 @@ pub struct SlotStats {
     pub granted: u32,
     /// Highest slot id usable now.
     pub target: u32,
-    /// Slots busy now.
+    /// Slots busy now (retired ones included).
     pub busy: u32,
+    /// Slots retired after a request that got no reply.
+    pub retired: u32,
 }
 
 /// An established NFSv4.1 session on one connection.
@@ -291,6 +296,7 @@ impl Session {
             granted: t.busy.len() as u32,
             target: t.target,
             busy: t.busy.iter().filter(|b| **b).count() as u32,
+            retired: t.retired,
         }
     }
 
@@ -301,9 +307,10 @@ impl Session {
     /// did (RFC 8881 2.10.6). Any other failure names the op and `path`.
     pub async fn compound(&self, ops: &Compound<'_>, path: &str) -> Result<Reply, NfsError> {
         let (slot, mut seqid) = self.take_slot(path).await?;
-        let _guard = SlotGuard {
+        let mut guard = SlotGuard {
             session: self,
             slot,
+            settled: true,
         };
         let mut attempt = 0;
         loop {
@@ -319,7 +326,10 @@ impl Session {
                 |b| self.encode(b, ops, slot, seqid, highest),
                 bytes::Bytes::new(),
             );
+            // Until a reply arrives, the server may or may not have run the request.
+            guard.settled = false;
             let results = self.send(call, ops.tag, path).await?;
+            guard.settled = true;
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
             let retry = match (res.results.first(), res.failure) {
                 (Some(OpResult::Sequence(ok)), failure) => {
@@ -431,18 +441,24 @@ impl Session {
 }
 
 /// Frees a slot when the call holding it ends (also when its future is dropped).
+/// A slot whose request got no reply (transport failure, or the caller dropped the
+/// call) is retired instead: its sequence id on the server is unknown, and re-using it
+/// could return another request's cached reply.
 struct SlotGuard<'a> {
     session: &'a Session,
     slot: u32,
+    settled: bool,
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        self.session
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .free(self.slot);
+        let mut t = self.session.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if self.settled {
+            t.free(self.slot);
+        } else {
+            t.retired += 1;
+        }
+        drop(t);
         self.session.freed.notify_waiters();
     }
 }
