@@ -309,3 +309,59 @@ fn copy_survives_a_server_restart() {
     assert!(t0.elapsed() < Duration::from_secs(5));
     assert!(Path::new(&s.export_dir).join("up.bin").exists());
 }
+
+#[test]
+fn nfs_ls_stat_cat_over_nfs41() {
+    let Some(s) = common::Server::start("nfscli41") else {
+        return;
+    };
+    std::fs::write(s.export_dir.join("small.txt"), b"hello over v4.1\n").unwrap();
+    let big = pattern(3 << 20, 7);
+    std::fs::write(s.export_dir.join("big.bin"), &big).unwrap();
+    std::fs::create_dir(s.export_dir.join("sub")).unwrap();
+    let url = |p: &str| format!("nfs://{}{p}?version=4.1", s.addr);
+
+    let out = ok(dbio(&["nfs", "ls", &url("/export/")]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].starts_with("-rw") && lines[0].ends_with(" big.bin"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with('d') && lines[2].ends_with(" sub"),
+        "{out}"
+    );
+    // version=4 means 4.1 too.
+    let out = ok(dbio(&[
+        "nfs",
+        "ls",
+        &format!("nfs://{}/export/?version=4", s.addr),
+    ]));
+    assert!(out.contains("small.txt"), "{out}");
+
+    let out = ok(dbio(&["nfs", "stat", &url("/export/small.txt")]));
+    assert!(
+        out.contains("type: Reg") && out.contains("size: 16"),
+        "{out}"
+    );
+    assert_eq!(
+        ok(dbio(&["nfs", "cat", &url("/export/small.txt")])),
+        "hello over v4.1\n"
+    );
+    let cat = dbio(&["nfs", "cat", &url("/export/big.bin")]);
+    assert!(cat.status.success());
+    assert!(
+        cat.stdout == big,
+        "cat of big.bin: {} bytes",
+        cat.stdout.len()
+    );
+
+    let err = fails(dbio(&["nfs", "stat", &url("/export/missing")]));
+    assert!(
+        err.contains("LOOKUP /export/missing: NFS4ERR_NOENT"),
+        "{err}"
+    );
+    let err = fails(dbio(&["nfs", "df", &url("/export")]));
+    assert!(err.contains("not with NFSv4.1 yet"), "{err}");
+}

@@ -150,6 +150,12 @@ impl Nfs3Client {
         url: &NfsUrl,
         options: ClientOptions,
     ) -> Result<(Nfs3Client, String), NfsError> {
+        if url.version != crate::url::NfsVersion::V3 {
+            return Err(NfsError::Invalid {
+                path: url.path.clone(),
+                reason: "not with NFSv4.1 yet (this command speaks NFSv3: use version=3)".into(),
+            });
+        }
         let cred = options.credential()?;
         let base = resolve(&url.host, portmap::PORT).await?;
         let mount_port = match url.mount_port {

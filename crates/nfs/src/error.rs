@@ -20,6 +20,13 @@ pub enum NfsError {
         path: String,
         status: Nfsstat3,
     },
+    /// An NFSv4.1 operation failed: which op of the COMPOUND, on what, with what status.
+    #[error("{op} {path}: {status}")]
+    Status4 {
+        op: crate::proto::nfs4::Opnum,
+        path: String,
+        status: crate::proto::nfs4::Nfsstat4,
+    },
     #[error("mount of {export} on {server} refused: {status}")]
     Mount {
         server: String,

@@ -9,6 +9,8 @@
 //!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
 //!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
 //!   the procedure and path), [`retry`] (the one back-off for JUKEBOX and dead paths).
+//! - [`v41`]: NFSv4.1 sessions (EXCHANGE_ID, CREATE_SESSION, slot table, SEQUENCE,
+//!   NFS4ERR_DELAY/GRACE retries) and a small file API (lookup, getattr, readdir, read).
 //! - [`router`]: the one routing and failover system (channels per path, health,
 //!   calls per procedure, routes by file and offset), for metadata and data alike;
 //!   [`datapath`]: version-neutral READ/WRITE of byte ranges over it, for engines.
@@ -29,6 +31,7 @@ pub mod retry;
 pub mod router;
 pub mod transfer;
 pub mod url;
+pub mod v41;
 
 /// The wire formats, from their own crate (no I/O).
 pub use dbio_nfs_proto as proto;

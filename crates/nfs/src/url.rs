@@ -31,7 +31,7 @@ pub enum UrlError {
         "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo)"
     )]
     UnknownParam(String),
-    #[error("NFS version {0} is not supported (only version=3)")]
+    #[error("NFS version {0} is not supported (version=3, 4 or 4.1)")]
     Version(String),
     #[error("NFS URL has a bad %-escape in '{0}'")]
     Escape(String),
@@ -61,6 +61,18 @@ pub struct NfsUrl {
     pub paths: Vec<crate::path::PathSpec>,
     /// Reply timeout in tenths of a second (`timeo=`).
     pub timeo: Option<u32>,
+    /// The protocol (`version=3`, the default, or `version=4.1`; `4` means 4.1).
+    pub version: NfsVersion,
+}
+
+/// The NFS protocol a URL asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NfsVersion {
+    /// NFSv3 with MOUNT v3.
+    #[default]
+    V3,
+    /// NFSv4.1 sessions (RFC 8881), on port 2049 unless the URL names another.
+    V41,
 }
 
 impl NfsUrl {
@@ -89,14 +101,17 @@ impl NfsUrl {
             conns: None,
             paths: Vec::new(),
             timeo: None,
+            version: NfsVersion::V3,
         };
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             match name {
                 "version" => {
-                    if value != "3" {
-                        return Err(UrlError::Version(value.to_string()));
-                    }
+                    parsed.version = match value {
+                        "3" => NfsVersion::V3,
+                        "4" | "4.1" => NfsVersion::V41,
+                        _ => return Err(UrlError::Version(value.to_string())),
+                    };
                 }
                 "mountport" => parsed.mount_port = Some(parse_port(name, value)?),
                 "nfsport" => parsed.nfs_port = Some(parse_port(name, value)?),
@@ -280,6 +295,11 @@ mod tests {
         assert_eq!(u.path, "/export");
         assert!(u.trailing_slash);
         assert_eq!(u.nfs_port, None);
+        assert_eq!(u.version, NfsVersion::V3);
+        for v in ["4", "4.1"] {
+            let u = NfsUrl::parse(&format!("nfs://127.0.0.1/export/?version={v}")).unwrap();
+            assert_eq!((u.version, u.path.as_str()), (NfsVersion::V41, "/export"));
+        }
     }
 
     #[test]
@@ -321,7 +341,7 @@ mod tests {
             ("nfs://h:99999/x", "out of range"),
             ("nfs://h/x?nfsport=abc", "not a valid port"),
             ("nfs://h/x?color=red", "unknown NFS URL parameter 'color'"),
-            ("nfs://h/x?version=4", "only version=3"),
+            ("nfs://h/x?version=4.2", "version=3, 4 or 4.1"),
             ("nfs://h/x?uid=-1", "not a valid user id"),
             ("nfs://h/x?conns=0", "connection count"),
             ("nfs://h/x?path=host.example", "not a valid path"),

@@ -1,0 +1,236 @@
+//! NFSv4.1 client (RFC 8881): a [`Session`] (slots, SEQUENCE, retries) and a small
+//! file API over it ([`Client`]: look up a path, attributes, directory listing, READ).
+//! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
+//! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
+
+mod session;
+
+pub use session::{Reply, Session, SessionOptions, SlotStats, MAX_SLOTS};
+
+use bytes::Bytes;
+
+use crate::error::NfsError;
+use crate::mount::resolve;
+use crate::proto::nfs4::{
+    bit, Bitmap4, Compound, Fattr, Fh4, Ftype4, Nfstime4, OpResult, Stateid, MINOR_VERSION,
+};
+use crate::url::NfsUrl;
+use crate::ClientOptions;
+
+/// The NFSv4 port, when the URL names none.
+pub const NFS4_PORT: u16 = 2049;
+/// LOOKUPs put in one COMPOUND.
+const LOOKUPS_PER_COMPOUND: usize = 8;
+/// Most directory entries [`Client::readdir`] returns.
+pub const MAX_DIR_ENTRIES: usize = 1 << 20;
+/// Largest READ asked for in one COMPOUND.
+pub const MAX_READ: u32 = 1 << 20;
+
+/// The attributes the file API asks for.
+fn attr_mask() -> Bitmap4 {
+    Bitmap4::from_bits(&[
+        bit::TYPE,
+        bit::SIZE,
+        bit::FILEID,
+        bit::MODE,
+        bit::NUMLINKS,
+        bit::TIME_MODIFY,
+    ])
+}
+
+/// A file's attributes (what a `stat` shows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attr {
+    pub ftype: Ftype4,
+    pub size: u64,
+    /// Permission bits (`mode & 0o7777`).
+    pub mode: u32,
+    pub fileid: u64,
+    pub nlink: u32,
+    pub mtime: Option<Nfstime4>,
+}
+
+impl Attr {
+    fn from_fattr(a: &Fattr<'_>) -> Attr {
+        Attr {
+            ftype: a.ftype.unwrap_or(Ftype4::Reg),
+            size: a.size.unwrap_or(0),
+            mode: a.mode.unwrap_or(0) & 0o7777,
+            fileid: a.fileid.unwrap_or(0),
+            nlink: a.numlinks.unwrap_or(1),
+            mtime: a.time_modify,
+        }
+    }
+}
+
+/// One directory entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub attr: Attr,
+}
+
+/// A session plus the file operations a listing or a copy needs.
+pub struct Client {
+    session: Session,
+    server: String,
+}
+
+impl Client {
+    /// Sets up a session with the server of `url` (port 2049 unless the URL names
+    /// one) with the credential of `options`.
+    pub async fn connect(
+        url: &NfsUrl,
+        options: &ClientOptions,
+        mut session: SessionOptions,
+    ) -> Result<Client, NfsError> {
+        let addr = resolve(&url.host, url.nfs_port.unwrap_or(NFS4_PORT)).await?;
+        session.conn = options.conn.clone();
+        let session = Session::connect(addr, options.credential()?, session).await?;
+        Ok(Client {
+            session,
+            server: addr.to_string(),
+        })
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The server's address.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Looks up an absolute path from the root file handle (PUTROOTFH, LOOKUP per
+    /// component, GETFH, GETATTR); errors name the op that failed and the path.
+    pub async fn lookup_path(&self, path: &str) -> Result<(Fh4, Attr), NfsError> {
+        let names: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+        let mut fh: Option<Fh4> = None;
+        let mut chunks = names.chunks(LOOKUPS_PER_COMPOUND).peekable();
+        loop {
+            let chunk = chunks.next().unwrap_or(&[]);
+            let mut c = Compound::new("lookup", MINOR_VERSION);
+            c = match fh {
+                None => c.putrootfh(),
+                Some(fh) => c.putfh(fh),
+            };
+            for name in chunk {
+                c = c.lookup(*name);
+            }
+            let last = chunks.peek().is_none();
+            c = c.getfh();
+            if last {
+                c = c.getattr(attr_mask());
+            }
+            let r = self.session.compound(&c, path).await?;
+            let res = r.res()?;
+            let mut attr = None;
+            for op in &res.results {
+                match op {
+                    OpResult::Getfh(h) => fh = Some(*h),
+                    OpResult::Getattr(a) => attr = Some(Attr::from_fattr(a)),
+                    _ => {}
+                }
+            }
+            if last {
+                return match (fh, attr) {
+                    (Some(fh), Some(attr)) => Ok((fh, attr)),
+                    _ => Err(bad(path, "LOOKUP reply without handle or attributes")),
+                };
+            }
+        }
+    }
+
+    /// GETATTR of a handle.
+    pub async fn getattr(&self, fh: Fh4, path: &str) -> Result<Attr, NfsError> {
+        let c = Compound::new("getattr", MINOR_VERSION)
+            .putfh(fh)
+            .getattr(attr_mask());
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match res.results.last() {
+            Some(OpResult::Getattr(a)) => Ok(Attr::from_fattr(a)),
+            _ => Err(bad(path, "GETATTR reply without attributes")),
+        }
+    }
+
+    /// Every entry of a directory (READDIR until eof, at most [`MAX_DIR_ENTRIES`]).
+    pub async fn readdir(&self, dir: Fh4, path: &str) -> Result<Vec<Entry>, NfsError> {
+        let mut out = Vec::new();
+        let (mut cookie, mut verf) = (0u64, [0u8; 8]);
+        loop {
+            let c = Compound::new("readdir", MINOR_VERSION).putfh(dir).readdir(
+                cookie,
+                verf,
+                16384,
+                65536,
+                attr_mask(),
+            );
+            let r = self.session.compound(&c, path).await?;
+            let res = r.res()?;
+            let Some(OpResult::Readdir(rd)) = res.results.last() else {
+                return Err(bad(path, "READDIR reply without entries"));
+            };
+            for e in &rd.entries {
+                if out.len() >= MAX_DIR_ENTRIES {
+                    return Err(bad(path, "directory has more than 1048576 entries"));
+                }
+                out.push(Entry {
+                    name: String::from_utf8_lossy(e.name.0).into_owned(),
+                    attr: Attr::from_fattr(&e.attrs()),
+                });
+            }
+            match rd.entries.last() {
+                Some(e) if !rd.eof => {
+                    cookie = e.cookie;
+                    verf = rd.cookieverf;
+                }
+                Some(_) => return Ok(out),
+                None if rd.eof => return Ok(out),
+                None => return Err(bad(path, "READDIR returned no entry and no eof")),
+            }
+        }
+    }
+
+    /// Largest READ this session allows in one COMPOUND.
+    pub fn max_read(&self) -> u32 {
+        let granted = self.session.fore_channel().maxresponsesize;
+        granted.saturating_sub(1024).clamp(4096, MAX_READ)
+    }
+
+    /// One READ (anonymous stateid) of at most [`Client::max_read`] bytes: the data
+    /// (sharing the reply record) and whether it reached the end of the file.
+    pub async fn read(
+        &self,
+        fh: Fh4,
+        offset: u64,
+        len: u32,
+        path: &str,
+    ) -> Result<(Bytes, bool), NfsError> {
+        let c = Compound::new("read", MINOR_VERSION).putfh(fh).read(
+            Stateid::ANONYMOUS,
+            offset,
+            len.min(self.max_read()),
+        );
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match res.results.last() {
+            Some(OpResult::Read { eof, data }) => Ok((r.share(data), *eof)),
+            _ => Err(bad(path, "READ reply without data")),
+        }
+    }
+
+    /// Destroys the session and the client id.
+    pub async fn close(self) -> Result<(), NfsError> {
+        self.session.close().await
+    }
+}
+
+fn bad(path: &str, reason: &str) -> NfsError {
+    NfsError::BadReply {
+        what: "NFSv4.1".into(),
+        path: path.into(),
+        reason: reason.into(),
+    }
+}

@@ -1,0 +1,549 @@
+//! An NFSv4.1 session (RFC 8881 section 2.10) over one rpc [`Connection`]:
+//! EXCHANGE_ID, CREATE_SESSION and RECLAIM_COMPLETE to set it up, a slot table that
+//! bounds the calls in flight to what the server grants, and [`Session::compound`],
+//! which puts SEQUENCE in front of a COMPOUND and retries NFS4ERR_DELAY and
+//! NFS4ERR_GRACE with the client's [`Backoff`].
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+use dbio_rpc::conn::{ConnConfig, Connection};
+use dbio_rpc::Credential;
+use dbio_xdr::{XdrEncode, XdrPut};
+use tokio::sync::Notify;
+
+use crate::channel::{build_call, Results};
+use crate::error::NfsError;
+use crate::proto::nfs4::{
+    decode_compound, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound, CompoundRes, Nfsstat4,
+    OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM,
+    VERSION,
+};
+use crate::retry::Backoff;
+
+/// Most slots a client asks for (and uses, whatever a server grants).
+pub const MAX_SLOTS: u32 = 1024;
+
+/// How a session is set up and how its calls wait and retry.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// Fore-channel slots to ask for (1 to [`MAX_SLOTS`]); the server may grant fewer.
+    pub slots: u32,
+    /// Largest request and reply asked for (the server may grant less).
+    pub max_message: u32,
+    /// Re-sends of a call answered NFS4ERR_DELAY or NFS4ERR_GRACE.
+    pub backoff: Backoff,
+    /// Longest a call waits for a free slot before it fails.
+    pub slot_wait: Duration,
+    /// Client owner for EXCHANGE_ID (unique per client instance).
+    pub owner: String,
+    /// The connection's timeouts and bounds.
+    pub conn: ConnConfig,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            slots: 64,
+            max_message: 1 << 20,
+            backoff: Backoff::default(),
+            slot_wait: Duration::from_secs(30),
+            owner: format!("dbio-{}-{}", hostname(), std::process::id()),
+            conn: ConnConfig::default(),
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// The fore channel's slots: each slot's last sequence id, which are busy, and the
+/// highest slot the server lets the client use now.
+#[derive(Debug)]
+struct SlotTable {
+    seqids: Vec<u32>,
+    busy: Vec<bool>,
+    /// Highest slot id usable now (the server's `target_highest_slotid`, at most the
+    /// granted table).
+    target: u32,
+    /// Slots retired after a request without reply (they stay busy).
+    retired: u32,
+}
+
+impl SlotTable {
+    fn new(n: u32) -> Self {
+        let n = n.clamp(1, MAX_SLOTS) as usize;
+        SlotTable {
+            seqids: vec![0; n],
+            busy: vec![false; n],
+            target: (n - 1) as u32,
+            retired: 0,
+        }
+    }
+
+    /// The lowest free slot at or below the target: (slot, the sequence id to send).
+    fn take(&mut self) -> Option<(u32, u32)> {
+        let limit = (self.target as usize).min(self.busy.len() - 1);
+        let i = self.busy[..=limit].iter().position(|b| !b)?;
+        self.busy[i] = true;
+        Some((i as u32, self.seqids[i].wrapping_add(1)))
+    }
+
+    /// The highest slot in use (for SEQUENCE's `highest_slotid`).
+    fn highest_busy(&self) -> u32 {
+        self.busy.iter().rposition(|b| *b).unwrap_or(0) as u32
+    }
+
+    fn used(&mut self, slot: u32, seqid: u32) {
+        if let Some(s) = self.seqids.get_mut(slot as usize) {
+            *s = seqid;
+        }
+    }
+
+    fn free(&mut self, slot: u32) {
+        if let Some(b) = self.busy.get_mut(slot as usize) {
+            *b = false;
+        }
+    }
+
+    /// Honours the server's view from a SEQUENCE reply.
+    fn honour(&mut self, ok: &SequenceOk) {
+        let max = (self.busy.len() - 1) as u32;
+        self.target = ok.target_highest_slotid.min(ok.highest_slotid).min(max);
+    }
+}
+
+/// Slot-table figures, for tests and views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotStats {
+    /// Slots the server granted at CREATE_SESSION (as used by this client).
+    pub granted: u32,
+    /// Highest slot id usable now.
+    pub target: u32,
+    /// Slots busy now (retired ones included).
+    pub busy: u32,
+    /// Slots retired after a request that got no reply.
+    pub retired: u32,
+}
+
+/// An established NFSv4.1 session on one connection.
+pub struct Session {
+    conn: Connection,
+    cred: Credential,
+    clientid: ClientId,
+    sessionid: SessionId,
+    fore: ChannelAttrs,
+    slots: Mutex<SlotTable>,
+    freed: Notify,
+    opts: SessionOptions,
+}
+
+/// A checked COMPOUND reply (SEQUENCE succeeded, every op succeeded, the ops match
+/// what was sent). Owns the reply record; [`Reply::res`] decodes it.
+pub struct Reply {
+    results: Results,
+}
+
+impl Reply {
+    /// The decoded results, SEQUENCE first.
+    pub fn res(&self) -> Result<CompoundRes<'_>, NfsError> {
+        decode_compound(self.results.bytes()).map_err(|e| bad("COMPOUND", e.to_string()))
+    }
+
+    /// `data` (a READ's data from [`Reply::res`]) sharing the reply's record.
+    pub fn share(&self, data: &[u8]) -> bytes::Bytes {
+        self.results.share(data)
+    }
+}
+
+fn bad(what: &str, reason: String) -> NfsError {
+    NfsError::BadReply {
+        what: what.into(),
+        path: String::new(),
+        reason,
+    }
+}
+
+fn status(op: Opnum, path: &str, status: Nfsstat4) -> NfsError {
+    NfsError::Status4 {
+        op,
+        path: path.to_string(),
+        status,
+    }
+}
+
+impl Session {
+    /// Connects to `addr` and sets up a session.
+    pub async fn connect(
+        addr: SocketAddr,
+        cred: Credential,
+        opts: SessionOptions,
+    ) -> Result<Session, NfsError> {
+        let conn = Connection::connect(addr, opts.conn.clone())
+            .await
+            .map_err(|source| NfsError::Transport {
+                what: "connect".into(),
+                path: addr.to_string(),
+                source,
+            })?;
+        Session::establish(conn, cred, opts).await
+    }
+
+    /// EXCHANGE_ID, CREATE_SESSION (asking for `opts.slots` slots, using what the
+    /// server grants) and RECLAIM_COMPLETE over `conn`.
+    pub async fn establish(
+        conn: Connection,
+        cred: Credential,
+        opts: SessionOptions,
+    ) -> Result<Session, NfsError> {
+        let owner = opts.owner.clone();
+        let c = Compound::new("exchange_id", MINOR_VERSION).op(ArgOp::ExchangeId {
+            verifier: (std::process::id() as u64 ^ 0x6462_696f_0000_0000).to_be_bytes(),
+            owner: owner.as_bytes(),
+            flags: 0,
+            impl_id: Some(("dbio", env!("CARGO_PKG_VERSION"))),
+        });
+        let r = plain_call(&conn, &cred, &c).await?;
+        let (clientid, seq) = match r.res()?.results.first() {
+            Some(OpResult::ExchangeId(x)) => (x.clientid, x.sequenceid),
+            _ => return Err(bad("EXCHANGE_ID", "no result".into())),
+        };
+        let max = opts.max_message.clamp(8192, 16 << 20);
+        let fore = ChannelAttrs {
+            headerpadsize: 0,
+            maxrequestsize: max,
+            maxresponsesize: max,
+            maxresponsesize_cached: 8192,
+            maxoperations: 16,
+            maxrequests: opts.slots.clamp(1, MAX_SLOTS),
+            rdma_ird: RdmaIrd(None),
+        };
+        let back = ChannelAttrs {
+            maxrequestsize: 4096,
+            maxresponsesize: 4096,
+            maxresponsesize_cached: 0,
+            maxoperations: 2,
+            maxrequests: 1,
+            ..fore
+        };
+        let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
+            clientid,
+            sequence: seq,
+            flags: 0,
+            fore,
+            back,
+            cb_program: 0x4000_0000,
+            sec: CallbackSec::None,
+        });
+        let r = plain_call(&conn, &cred, &c).await?;
+        let (sessionid, granted) = match r.res()?.results.first() {
+            Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
+            _ => return Err(bad("CREATE_SESSION", "no result".into())),
+        };
+        if granted.maxrequests == 0 {
+            return Err(bad("CREATE_SESSION", "the server granted no slots".into()));
+        }
+        // Never more than was asked for, whatever the server says.
+        let n = granted.maxrequests.min(fore.maxrequests);
+        let session = Session {
+            conn,
+            cred,
+            clientid,
+            sessionid,
+            fore: granted,
+            slots: Mutex::new(SlotTable::new(n)),
+            freed: Notify::new(),
+            opts,
+        };
+        let c = Compound::new("reclaim_complete", MINOR_VERSION).reclaim_complete(false);
+        match session.compound(&c, "").await {
+            Ok(_) => {}
+            // A client that already said so (a re-established session) is fine.
+            Err(NfsError::Status4 {
+                status: Nfsstat4::CompleteAlready,
+                ..
+            }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(session)
+    }
+
+    pub fn clientid(&self) -> ClientId {
+        self.clientid
+    }
+
+    pub fn sessionid(&self) -> SessionId {
+        self.sessionid
+    }
+
+    /// The fore channel's attributes as the server granted them.
+    pub fn fore_channel(&self) -> ChannelAttrs {
+        self.fore
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn slot_stats(&self) -> SlotStats {
+        let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        SlotStats {
+            granted: t.busy.len() as u32,
+            target: t.target,
+            busy: t.busy.iter().filter(|b| **b).count() as u32,
+            retired: t.retired,
+        }
+    }
+
+    /// Sends `ops` with SEQUENCE in front on a free slot (waiting at most
+    /// `slot_wait` for one). NFS4ERR_DELAY and NFS4ERR_GRACE are retried with the
+    /// back-off on the same slot: with the same sequence id when SEQUENCE itself said
+    /// so (the server still works on the request), with the next one when a later op
+    /// did (RFC 8881 2.10.6). Any other failure names the op and `path`.
+    pub async fn compound(&self, ops: &Compound<'_>, path: &str) -> Result<Reply, NfsError> {
+        let (slot, mut seqid) = self.take_slot(path).await?;
+        let mut guard = SlotGuard {
+            session: self,
+            slot,
+            settled: true,
+        };
+        let mut attempt = 0;
+        loop {
+            let highest = {
+                let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+                t.highest_busy()
+            };
+            let call = build_call(
+                PROGRAM,
+                VERSION,
+                PROC_COMPOUND,
+                &self.cred,
+                |b| self.encode(b, ops, slot, seqid, highest),
+                bytes::Bytes::new(),
+            );
+            // Until a reply arrives, the server may or may not have run the request.
+            guard.settled = false;
+            let results = self.send(call, ops.tag, path).await?;
+            guard.settled = true;
+            let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
+            let retry = match (res.results.first(), res.failure) {
+                (Some(OpResult::Sequence(ok)), failure) => {
+                    if ok.sessionid != self.sessionid || ok.slotid != slot {
+                        return Err(bad("SEQUENCE", "reply for another session or slot".into()));
+                    }
+                    {
+                        let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+                        t.used(slot, seqid);
+                        t.honour(ok);
+                    }
+                    match failure {
+                        None => {
+                            res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
+                                .map_err(|e| bad(ops.tag, e.to_string()))?;
+                            drop(res);
+                            return Ok(Reply { results });
+                        }
+                        Some(f) if matches!(f.status, Nfsstat4::Delay | Nfsstat4::Grace) => {
+                            // SEQUENCE was done: the retry is a new request.
+                            seqid = seqid.wrapping_add(1);
+                            f
+                        }
+                        Some(f) => return Err(status(f.op, path, f.status)),
+                    }
+                }
+                (None, Some(f)) if f.op == Opnum::Sequence && f.status == Nfsstat4::Delay => f,
+                (None, Some(f)) => return Err(status(f.op, path, f.status)),
+                _ => return Err(bad(ops.tag, "reply without a SEQUENCE result".into())),
+            };
+            if !self.opts.backoff.allows(attempt) {
+                return Err(status(retry.op, path, retry.status));
+            }
+            tokio::time::sleep(self.opts.backoff.delay(attempt)).await;
+            attempt += 1;
+        }
+    }
+
+    /// The COMPOUND with SEQUENCE in front.
+    fn encode(&self, b: &mut BytesMut, ops: &Compound<'_>, slot: u32, seqid: u32, highest: u32) {
+        b.put_string(ops.tag);
+        b.put_u32(ops.minorversion);
+        b.put_u32(ops.ops.len() as u32 + 1);
+        ArgOp::Sequence {
+            sessionid: self.sessionid,
+            sequenceid: seqid,
+            slotid: slot,
+            highest_slotid: highest,
+            cachethis: false,
+        }
+        .encode(b);
+        for op in &ops.ops {
+            op.encode(b);
+        }
+    }
+
+    async fn send(
+        &self,
+        call: dbio_rpc::conn::CallBuf,
+        what: &str,
+        path: &str,
+    ) -> Result<Results, NfsError> {
+        let reply = self
+            .conn
+            .call(call)
+            .await
+            .map_err(|source| NfsError::Transport {
+                what: what.into(),
+                path: path.into(),
+                source,
+            })?;
+        Results::from_record(reply.record).map_err(|source| NfsError::Rpc {
+            what: what.into(),
+            path: path.into(),
+            source,
+        })
+    }
+
+    /// A free slot (the lowest at or below the target), waiting for one if all are
+    /// busy, at most `slot_wait`.
+    async fn take_slot(&self, path: &str) -> Result<(u32, u32), NfsError> {
+        let deadline = Instant::now() + self.opts.slot_wait;
+        loop {
+            let freed = self.freed.notified();
+            if let Some(s) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return Ok(s);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, freed).await.is_err() {
+                return Err(NfsError::Invalid {
+                    path: path.into(),
+                    reason: format!(
+                        "no NFSv4.1 session slot free within {:.1} s",
+                        self.opts.slot_wait.as_secs_f64()
+                    ),
+                });
+            }
+        }
+    }
+
+    /// DESTROY_SESSION and DESTROY_CLIENTID (after the calls in flight ended).
+    pub async fn close(self) -> Result<(), NfsError> {
+        let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(self.sessionid);
+        plain_call(&self.conn, &self.cred, &c).await?;
+        let c = Compound::new("destroy_clientid", MINOR_VERSION).destroy_clientid(self.clientid);
+        plain_call(&self.conn, &self.cred, &c).await?;
+        Ok(())
+    }
+}
+
+/// Frees a slot when the call holding it ends (also when its future is dropped).
+/// A slot whose request got no reply (transport failure, or the caller dropped the
+/// call) is retired instead: its sequence id on the server is unknown, and re-using it
+/// could return another request's cached reply.
+struct SlotGuard<'a> {
+    session: &'a Session,
+    slot: u32,
+    settled: bool,
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        let mut t = self.session.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if self.settled {
+            t.free(self.slot);
+        } else {
+            t.retired += 1;
+        }
+        drop(t);
+        self.session.freed.notify_waiters();
+    }
+}
+
+/// A COMPOUND without SEQUENCE (EXCHANGE_ID, CREATE_SESSION, DESTROY_*), alone in its
+/// request; NFS4ERR_DELAY is retried with the default back-off.
+async fn plain_call(
+    conn: &Connection,
+    cred: &Credential,
+    c: &Compound<'_>,
+) -> Result<Reply, NfsError> {
+    let backoff = Backoff::default();
+    let mut attempt = 0;
+    loop {
+        let call = build_call(
+            PROGRAM,
+            VERSION,
+            PROC_COMPOUND,
+            cred,
+            |b| c.encode(b),
+            bytes::Bytes::new(),
+        );
+        let reply = conn
+            .call(call)
+            .await
+            .map_err(|source| NfsError::Transport {
+                what: c.tag.into(),
+                path: conn.addr().to_string(),
+                source,
+            })?;
+        let results = Results::from_record(reply.record).map_err(|source| NfsError::Rpc {
+            what: c.tag.into(),
+            path: conn.addr().to_string(),
+            source,
+        })?;
+        let res = decode_compound(results.bytes()).map_err(|e| bad(c.tag, e.to_string()))?;
+        match res.failure {
+            None => {
+                res.check_ops(c.opnums())
+                    .map_err(|e| bad(c.tag, e.to_string()))?;
+                drop(res);
+                return Ok(Reply { results });
+            }
+            Some(f) if f.status == Nfsstat4::Delay && backoff.allows(attempt) => {
+                tokio::time::sleep(backoff.delay(attempt)).await;
+                attempt += 1;
+            }
+            Some(f) => return Err(status(f.op, &conn.addr().to_string(), f.status)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(slot: u32, highest: u32, target: u32) -> SequenceOk {
+        SequenceOk {
+            sessionid: [0; 16],
+            sequenceid: 1,
+            slotid: slot,
+            highest_slotid: highest,
+            target_highest_slotid: target,
+            status_flags: 0,
+        }
+    }
+
+    #[test]
+    fn slots_are_taken_lowest_first_and_bounded_by_the_target() {
+        let mut t = SlotTable::new(4);
+        assert_eq!(t.take(), Some((0, 1)));
+        assert_eq!(t.take(), Some((1, 1)));
+        t.used(0, 1);
+        t.free(0);
+        assert_eq!(t.take(), Some((0, 2)));
+        assert_eq!(t.highest_busy(), 1);
+        // The server lowers the target to slot 1: slots 2 and 3 are not used.
+        t.honour(&seq(0, 3, 1));
+        assert_eq!(t.take(), None);
+        t.free(1);
+        assert_eq!(t.take(), Some((1, 1)));
+        // A target above the table is capped.
+        t.honour(&seq(0, 100, 100));
+        assert_eq!(t.target, 3);
+        assert_eq!(SlotTable::new(0).busy.len(), 1);
+        assert_eq!(SlotTable::new(u32::MAX).busy.len(), MAX_SLOTS as usize);
+    }
+}
