@@ -55,6 +55,8 @@ mod types;
 #[cfg(test)]
 mod cb_tests;
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod tests;
 
 pub use args::*;
