@@ -118,6 +118,7 @@ macro_rules! xdr_bytes {
     };
 }
 
+pub mod handle;
 pub mod mount3;
 pub mod nfs3;
 pub mod nfs4;

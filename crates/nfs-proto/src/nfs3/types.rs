@@ -1,6 +1,6 @@
 //! NFSv3 data types (RFC 1813 section 2.5 and 2.6).
 
-use dbio_xdr::{BufMut, Decoder, XdrDecode, XdrEncode, XdrError, XdrPut};
+use dbio_xdr::{BufMut, Decoder, XdrDecode, XdrEncode, XdrError};
 use std::fmt;
 
 /// Largest file handle (NFS3_FHSIZE).
@@ -36,64 +36,12 @@ pub mod fsf {
     pub const CANSETTIME: u32 = 0x0010;
 }
 
-/// `nfs_fh3`: an opaque file handle of at most 64 bytes, stored inline so that copying
-/// one never allocates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FileHandle {
-    len: u8,
-    data: [u8; FHSIZE],
-}
-
-impl FileHandle {
-    /// A handle from its bytes; `None` if longer than 64 bytes.
-    pub fn new(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() > FHSIZE {
-            return None;
-        }
-        let mut data = [0u8; FHSIZE];
-        data[..bytes.len()].copy_from_slice(bytes);
-        Some(FileHandle {
-            len: bytes.len() as u8,
-            data,
-        })
-    }
-
-    /// The handle's bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.data[..usize::from(self.len)]
-    }
-}
-
-impl Default for FileHandle {
-    fn default() -> Self {
-        FileHandle {
-            len: 0,
-            data: [0; FHSIZE],
-        }
-    }
-}
-
-impl fmt::Debug for FileHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("FileHandle(")?;
-        for b in self.as_bytes() {
-            write!(f, "{b:02x}")?;
-        }
-        f.write_str(")")
-    }
-}
-
-impl XdrEncode for FileHandle {
-    fn encode<B: BufMut>(&self, out: &mut B) {
-        out.put_opaque(self.as_bytes());
-    }
-}
+/// `nfs_fh3`: an opaque file handle of at most 64 bytes.
+pub type FileHandle = crate::handle::InlineHandle<FHSIZE>;
 
 impl<'a> XdrDecode<'a> for FileHandle {
     fn decode(d: &mut Decoder<'a>) -> dbio_xdr::Result<Self> {
-        let b = d.opaque("nfs_fh3", FHSIZE)?;
-        // The bound above guarantees the length fits.
-        Ok(FileHandle::new(b).unwrap_or_default())
+        FileHandle::decode_named(d, "nfs_fh3")
     }
 }
 

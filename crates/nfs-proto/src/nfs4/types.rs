@@ -33,63 +33,12 @@ pub type DeviceId = [u8; 16];
 /// `clientid4`.
 pub type ClientId = u64;
 
-/// `nfs_fh4`: an opaque file handle of at most 128 bytes, stored inline so that copying
-/// one never allocates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Fh4 {
-    len: u8,
-    data: [u8; FHSIZE],
-}
-
-impl Fh4 {
-    /// A handle from its bytes; `None` if longer than 128 bytes.
-    pub fn new(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() > FHSIZE {
-            return None;
-        }
-        let mut data = [0u8; FHSIZE];
-        data[..bytes.len()].copy_from_slice(bytes);
-        Some(Fh4 {
-            len: bytes.len() as u8,
-            data,
-        })
-    }
-
-    /// The handle's bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.data[..usize::from(self.len)]
-    }
-}
-
-impl Default for Fh4 {
-    fn default() -> Self {
-        Fh4 {
-            len: 0,
-            data: [0; FHSIZE],
-        }
-    }
-}
-
-impl fmt::Debug for Fh4 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Fh4(")?;
-        for b in self.as_bytes() {
-            write!(f, "{b:02x}")?;
-        }
-        f.write_str(")")
-    }
-}
-
-impl XdrEncode for Fh4 {
-    fn encode<B: BufMut>(&self, out: &mut B) {
-        out.put_opaque(self.as_bytes());
-    }
-}
+/// `nfs_fh4`: an opaque file handle of at most 128 bytes.
+pub type Fh4 = crate::handle::InlineHandle<FHSIZE>;
 
 impl<'a> XdrDecode<'a> for Fh4 {
     fn decode(d: &mut Decoder<'a>) -> dbio_xdr::Result<Self> {
-        let b = d.opaque("nfs_fh4", FHSIZE)?;
-        Ok(Fh4::new(b).unwrap_or_default())
+        Fh4::decode_named(d, "nfs_fh4")
     }
 }
 
