@@ -3,9 +3,14 @@
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
+pub(crate) mod data;
+mod mount;
 mod session;
+mod slots;
 
-pub use session::{Reply, Session, SessionOptions, SlotStats, MAX_SLOTS};
+pub use mount::V41Mount;
+pub use session::{Reply, Session, SessionOptions, SlotStats};
+pub use slots::{SlotLease, MAX_SLOTS};
 
 use bytes::Bytes;
 
@@ -91,6 +96,11 @@ impl Client {
             session,
             server: addr.to_string(),
         })
+    }
+
+    /// A client over an established session with the server named `server`.
+    pub fn from_session(session: Session, server: String) -> Client {
+        Client { session, server }
     }
 
     pub fn session(&self) -> &Session {
