@@ -358,6 +358,21 @@ impl Client {
         }
     }
 
+    /// Looks up one name in a directory (PUTFH, LOOKUP, GETFH, GETATTR).
+    pub async fn lookup(&self, dir: Fh4, name: &str, path: &str) -> Result<(Fh4, Attr), NfsError> {
+        let c = Compound::new("lookup", MINOR_VERSION)
+            .putfh(dir)
+            .lookup(name)
+            .getfh()
+            .getattr(attr_mask());
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match &res.results[..] {
+            [.., OpResult::Getfh(fh), OpResult::Getattr(a)] => Ok((*fh, Attr::from_fattr(a))),
+            _ => Err(bad(path, "LOOKUP reply without handle or attributes")),
+        }
+    }
+
     /// Removes `name` from `dir` (a file, or an empty directory).
     pub async fn remove(&self, dir: Fh4, name: &str, path: &str) -> Result<(), NfsError> {
         let c = Compound::new("remove", MINOR_VERSION)
