@@ -3,6 +3,7 @@
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
+pub mod layout;
 mod session;
 
 pub use session::{Reply, Session, SessionOptions, SlotStats, MAX_SLOTS};
