@@ -3,7 +3,8 @@
 //! both hosts data servers). A file of known content goes in through Gluster; the
 //! client gets a layout and the device from the metadata server, opens a session to
 //! the named data server and reads the file through it. Then the lab moves the file's
-//! brick to the other host and a fresh layout must name that host. The VFS ganesha of
+//! brick to the other host: a fresh layout must name that host, and the old data
+//! server and the other ganesha still read the file right. The VFS ganesha of
 //! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout".
 //! Skips without root, GlusterFS or ganesha unless DBIO_REQUIRE_PEERS=1.
 
@@ -210,6 +211,32 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
         let (got, used) = read_through_layout(&q, fh, data.len()).await;
         assert!(got == data, "read {} bytes through {used:?}", got.len());
         assert_eq!(used, [format!("{moved_to}:2049")]);
+        // The old layout's data server still serves the file: ganesha's Gluster
+        // backend reads through the whole volume, not only its own brick.
+        let old = StripeMap::new(&p.grant.layout, &p.device)
+            .unwrap()
+            .locate(0)
+            .unwrap();
+        let ds = Client::connect_data_server(
+            old.addrs,
+            &ClientOptions::default(),
+            SessionOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(ds.server(), format!("{before}:2049"));
+        let (b, _) = ds.read(old.fh.unwrap_or(fh), 0, 65536, path).await.unwrap();
+        assert!(b[..] == data[..65536], "old data server after the move");
+        ds.close().await.unwrap();
+        // And so does the ganesha of host 2, which is no metadata server.
+        let other = connect("10.231.0.2", "/gv0").await;
+        let (fh2, _) = other.lookup_path(path).await.unwrap();
+        let (b, _) = other.read(fh2, 1 << 20, 65536, path).await.unwrap();
+        assert!(
+            b[..] == data[1 << 20..(1 << 20) + 65536],
+            "host 2 after the move"
+        );
+        other.close().await.unwrap();
         mds.layoutreturn(fh, &q.grant, path).await.unwrap();
         mds.layout_close(fh, q.open, path).await.unwrap();
         mds.close().await.unwrap();
