@@ -239,6 +239,34 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
         other.close().await.unwrap();
         mds.layoutreturn(fh, &q.grant, path).await.unwrap();
         mds.layout_close(fh, q.open, path).await.unwrap();
+
+        // The data server's ganesha dies (Gluster stays up): the metadata server
+        // still names it, connecting fails at once with an error naming it, and the
+        // metadata server itself still reads the file (the fallback).
+        if moved_to == "10.231.0.2" {
+            lab.run(&["down", "2"]);
+            let r = place(&mds, fh, path).await;
+            let t = StripeMap::new(&r.grant.layout, &r.device)
+                .unwrap()
+                .locate(0)
+                .unwrap();
+            let e = Client::connect_data_server(
+                t.addrs,
+                &ClientOptions::default(),
+                SessionOptions::default(),
+            )
+            .await
+            .err()
+            .expect("a session to a dead data server");
+            assert!(e.to_string().contains("10.231.0.2:2049"), "{e}");
+            let (b, _) = mds.read(fh, 0, 65536, path).await.unwrap();
+            assert!(b[..] == data[..65536], "through the metadata server");
+            mds.layout_close(fh, r.open, path).await.unwrap();
+        } else {
+            eprintln!(
+                "note: the file moved to {moved_to}, the dead-data-server check needs host 2"
+            );
+        }
         mds.close().await.unwrap();
     });
 }
