@@ -18,8 +18,6 @@ use dbio_nfs::v41::layout::{FileLayoutGrant, LayoutReply, NoLayout, StripeMap};
 use dbio_nfs::v41::{Client, SessionOptions};
 use dbio_nfs::{ClientOptions, NfsUrl};
 
-const MDS: &str = "10.231.0.1";
-
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -31,20 +29,40 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pnfs-lab")
 }
 
-/// The lab, stopped when dropped (also when the test fails).
+/// The lab, stopped when dropped (also when the test fails; a lab left by a test
+/// that crashed is stopped by the next `start`, its owner being gone).
 struct Lab {
     name: String,
+    /// The hosts' addresses; host 1 is the metadata server.
+    hosts: Vec<String>,
 }
 
 impl Lab {
     fn start() -> Option<Lab> {
-        let name = format!("t{}", std::process::id());
+        let pid = std::process::id().to_string();
+        let name = format!("t{pid}");
         let out = Command::new(script())
-            .args(["start", "--name", &name])
+            .args(["start", "--name", &name, "--owner", &pid])
             .output();
-        let lab = Lab { name };
+        let mut lab = Lab {
+            name,
+            hosts: Vec::new(),
+        };
         match out {
-            Ok(o) if o.status.success() => Some(lab),
+            Ok(o) if o.status.success() => {
+                let env = lab.run(&["env"]);
+                let hosts = env
+                    .lines()
+                    .find_map(|l| l.strip_prefix("PNFS_HOSTS="))
+                    .expect("PNFS_HOSTS in the lab's env");
+                lab.hosts = hosts
+                    .trim_matches('"')
+                    .split(' ')
+                    .map(String::from)
+                    .collect();
+                assert_eq!(lab.hosts.len(), 2, "{env}");
+                Some(lab)
+            }
             other => {
                 let why = match other {
                     Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -75,9 +93,15 @@ impl Lab {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// The address of host `n` (1 or 2, as the script prints them).
+    fn host(&self, n: &str) -> String {
+        let i: usize = n.parse().expect("a host number");
+        self.hosts[i - 1].clone()
+    }
+
     /// The address of the host whose brick holds `file`.
     fn holder(&self, file: &str) -> String {
-        format!("10.231.0.{}", self.run(&["where", file]))
+        self.host(&self.run(&["where", file]))
     }
 }
 
@@ -189,7 +213,7 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
     let before = lab.holder("data.bin");
     let path = "/gv0/data.bin";
     rt().block_on(async {
-        let mds = connect(MDS, "/gv0").await;
+        let mds = connect(&lab.hosts[0], "/gv0").await;
         let (fh, attr) = mds.lookup_path(path).await.unwrap();
         assert_eq!(attr.size, data.len() as u64);
 
@@ -203,7 +227,7 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
         mds.layout_close(fh, p.open, path).await.unwrap();
 
         // The volume moves: the file's brick empties onto the other host.
-        let moved_to = format!("10.231.0.{}", lab.run(&["move", "data.bin"]));
+        let moved_to = lab.host(&lab.run(&["move", "data.bin"]));
         assert_ne!(moved_to, before);
         assert_eq!(lab.holder("data.bin"), moved_to);
         let q = place(&mds, fh, path).await;
@@ -229,7 +253,7 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
         assert!(b[..] == data[..65536], "old data server after the move");
         ds.close().await.unwrap();
         // And so does the ganesha of host 2, which is no metadata server.
-        let other = connect("10.231.0.2", "/gv0").await;
+        let other = connect(&lab.hosts[1], "/gv0").await;
         let (fh2, _) = other.lookup_path(path).await.unwrap();
         let (b, _) = other.read(fh2, 1 << 20, 65536, path).await.unwrap();
         assert!(
@@ -243,7 +267,7 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
         // The data server's ganesha dies (Gluster stays up): the metadata server
         // still names it, connecting fails at once with an error naming it, and the
         // metadata server itself still reads the file (the fallback).
-        if moved_to == "10.231.0.2" {
+        if moved_to == lab.hosts[1] {
             lab.run(&["down", "2"]);
             let r = place(&mds, fh, path).await;
             let t = StripeMap::new(&r.grant.layout, &r.device)
@@ -258,7 +282,7 @@ fn layout_from_the_metadata_server_reads_through_the_data_server_and_follows_a_m
             .await
             .err()
             .expect("a session to a dead data server");
-            assert!(e.to_string().contains("10.231.0.2:2049"), "{e}");
+            assert!(e.to_string().contains(&format!("{moved_to}:2049")), "{e}");
             let (b, _) = mds.read(fh, 0, 65536, path).await.unwrap();
             assert!(b[..] == data[..65536], "through the metadata server");
             mds.layout_close(fh, r.open, path).await.unwrap();
