@@ -174,16 +174,17 @@ impl Client {
         );
         let r = match self.session.compound(&c, path).await {
             Ok(r) => r,
-            Err(NfsError::Status4 {
-                op: Opnum::Layoutget,
-                status,
-                ..
-            }) if NoLayout::from_status(status).is_some() => {
-                return Ok(LayoutReply::NoLayout(
-                    NoLayout::from_status(status).unwrap(),
-                ));
+            Err(e) => {
+                let no_layout = match &e {
+                    NfsError::Status4 {
+                        op: Opnum::Layoutget,
+                        status,
+                        ..
+                    } => NoLayout::from_status(*status),
+                    _ => None,
+                };
+                return no_layout.map(LayoutReply::NoLayout).ok_or(e);
             }
-            Err(e) => return Err(e),
         };
         let res = r.res()?;
         let Some(OpResult::Layoutget(ok)) = res.results.last() else {
