@@ -1,5 +1,5 @@
-//! `dbio nfs`: a direct NFSv3 client (ping, ls, stat, cat, cp, df, mkdir, rm); ls, stat
-//! and cat also over NFSv4.1 (`?version=4.1`, see `cmd_nfs_v41.rs`).
+//! `dbio nfs`: a direct NFS client (ping, ls, stat, cat, cp, df, mkdir, rm) over NFSv3,
+//! or over NFSv4.1 with `?version=4.1` (`cmd_nfs_v41.rs`, `cmd_nfs_v41_files.rs`).
 //!
 //! Every command mounts the export named by its URL, does its work over
 //! dbio's own connections and prints the outcome; any failure is one line
@@ -20,7 +20,8 @@ use crate::common::{duration_arg, size_arg};
 #[command(after_help = "URLs look like libnfs's: \
     nfs://HOST[:PORT]/EXPORT/PATH?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N \
     (ports not given are asked from the server's portmapper). version=4.1 (or 4) speaks \
-    NFSv4.1 sessions on port 2049 (or nfsport=N) for ls, stat and cat.\n\nExamples:\n  \
+    NFSv4.1 (a session on port 2049, or nfsport=N) for every subcommand; ping then times \
+    SEQUENCE round trips.\n\nExamples:\n  \
     dbio nfs ls 'nfs://127.0.0.1/export/?version=3&mountport=20048&nfsport=2049'\n  \
     dbio nfs ls 'nfs://127.0.0.1/export/?version=4.1'")]
 pub struct Args {
@@ -185,18 +186,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
             depth,
             io_size,
             stable,
-        } => {
-            let opts = TransferOptions {
-                depth: (*depth).clamp(1, 1024),
-                max_io: (*io_size).clamp(4096, 16 << 20) as u32,
-                stable: *stable,
-                ..TransferOptions::default()
-            };
-            cp(conn, src, dst, opts).await
-        }
+        } => cp(conn, src, dst, cp_options(*depth, *io_size, *stable)).await,
         Sub::Df { url } => df(conn, url).await,
         Sub::Mkdir { url, parents } => mkdir(conn, url, *parents).await,
         Sub::Rm { url } => rm(conn, url).await,
+    }
+}
+
+fn cp_options(depth: usize, io_size: u64, stable: StableHow) -> TransferOptions {
+    TransferOptions {
+        depth: depth.clamp(1, 1024),
+        max_io: io_size.clamp(4096, 16 << 20) as u32,
+        stable,
+        ..TransferOptions::default()
     }
 }
 
@@ -216,15 +218,15 @@ fn keep_freed_memory() {
 /// The subcommand over NFSv4.1 when its URL asks for it (`None`: NFSv3).
 async fn run_v41(args: &Args) -> Option<anyhow::Result<()>> {
     use dbio_nfs::url::NfsVersion;
-    let (name, urls): (&str, Vec<&String>) = match &args.command {
-        Sub::Ping { url, .. } => ("ping", vec![url]),
-        Sub::Ls { url } => ("ls", vec![url]),
-        Sub::Stat { url } => ("stat", vec![url]),
-        Sub::Cat { url } => ("cat", vec![url]),
-        Sub::Cp { src, dst, .. } => ("cp", vec![src, dst]),
-        Sub::Df { url } => ("df", vec![url]),
-        Sub::Mkdir { url, .. } => ("mkdir", vec![url]),
-        Sub::Rm { url } => ("rm", vec![url]),
+    let urls: Vec<&String> = match &args.command {
+        Sub::Ping { url, .. }
+        | Sub::Ls { url }
+        | Sub::Stat { url }
+        | Sub::Cat { url }
+        | Sub::Df { url }
+        | Sub::Mkdir { url, .. }
+        | Sub::Rm { url } => vec![url],
+        Sub::Cp { src, dst, .. } => vec![src, dst],
     };
     let parsed = urls
         .iter()
@@ -232,15 +234,32 @@ async fn run_v41(args: &Args) -> Option<anyhow::Result<()>> {
         .find(|u| u.version == NfsVersion::V41)?;
     let conn = &args.conn;
     Some(match &args.command {
+        Sub::Ping {
+            count,
+            outstanding,
+            read,
+            ..
+        } => v41_files::ping(conn, &parsed, *count, *outstanding, *read).await,
         Sub::Ls { .. } => v41::ls(conn, &parsed).await,
         Sub::Stat { .. } => v41::stat(conn, &parsed).await,
         Sub::Cat { .. } => v41::cat(conn, &parsed).await,
-        _ => Err(v41::not_yet(name)),
+        Sub::Cp {
+            src,
+            dst,
+            depth,
+            io_size,
+            stable,
+        } => v41_files::cp(conn, src, dst, cp_options(*depth, *io_size, *stable)).await,
+        Sub::Df { .. } => v41_files::df(conn, &parsed).await,
+        Sub::Mkdir { parents, .. } => v41_files::mkdir(conn, &parsed, *parents).await,
+        Sub::Rm { .. } => v41_files::rm(conn, &parsed).await,
     })
 }
 
 #[path = "cmd_nfs_v41.rs"]
 mod v41;
+#[path = "cmd_nfs_v41_files.rs"]
+mod v41_files;
 
 /// Client options from the command line and the URL.
 fn client_options(conn: &ConnArgs, parsed: &NfsUrl) -> ClientOptions {

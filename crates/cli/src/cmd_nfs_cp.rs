@@ -20,7 +20,7 @@ pub(super) async fn cp(
     }
 }
 
-fn base_name(path: &Path) -> anyhow::Result<String> {
+pub(super) fn base_name(path: &Path) -> anyhow::Result<String> {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| anyhow!("cp: {} has no file name", path.display()))
@@ -119,7 +119,7 @@ async fn download(
 }
 
 /// A progress line on standard error, only when it is a terminal.
-struct Progress {
+pub(super) struct Progress {
     total: u64,
     label: String,
     start: Instant,
@@ -128,7 +128,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total: u64, label: &str) -> Progress {
+    pub(super) fn new(total: u64, label: &str) -> Progress {
         let now = Instant::now();
         Progress {
             total,
@@ -143,7 +143,7 @@ impl Progress {
         done as f64 / self.start.elapsed().as_secs_f64().max(1e-6) / 1e6
     }
 
-    fn update(&mut self, done: u64) {
+    pub(super) fn update(&mut self, done: u64) {
         if !self.tty || self.last.elapsed() < Duration::from_millis(100) {
             return;
         }
@@ -162,7 +162,7 @@ impl Progress {
         );
     }
 
-    fn finish(&self, done: u64) {
+    pub(super) fn finish(&self, done: u64) {
         if self.tty {
             eprintln!(
                 "\r{}: {} bytes in {:.2} s ({:.0} MB/s){}",

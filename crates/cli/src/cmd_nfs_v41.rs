@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use dbio_nfs::proto::nfs4::Ftype4;
 use dbio_nfs::v41::{Attr, Client, SessionOptions};
 use dbio_nfs::NfsUrl;
@@ -114,9 +114,4 @@ pub async fn cat(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
     }
     out.flush()?;
     client.close().await.map_err(flat)
-}
-
-/// The one-line refusal for subcommands that do not speak NFSv4.1 yet.
-pub fn not_yet(sub: &str) -> anyhow::Error {
-    anyhow!("dbio nfs {sub}: not with NFSv4.1 yet (ls, stat and cat are; use version=3)")
 }

@@ -191,7 +191,7 @@ impl<F: FnMut(u64, &mut [u8]) -> Result<usize, NfsError>> ReadAt for F {
 }
 
 /// Reads up to `len` bytes at `offset` (fewer only at the end of the source).
-fn fill(source: &mut impl ReadAt, offset: u64, len: usize) -> Result<Bytes, NfsError> {
+pub(crate) fn fill(source: &mut impl ReadAt, offset: u64, len: usize) -> Result<Bytes, NfsError> {
     let mut buf = vec![0u8; len];
     let mut filled = 0;
     while filled < len {

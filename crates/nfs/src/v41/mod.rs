@@ -1,12 +1,25 @@
 //! NFSv4.1 client (RFC 8881): a [`Session`] (slots, SEQUENCE, retries) and a small
-//! file API over it ([`Client`]: look up a path, attributes, directory listing, READ).
+//! file API over it ([`Client`]: look up a path, attributes, directory listing; OPEN,
+//! exclusive create, READ, WRITE, COMMIT, CLOSE, REMOVE, RENAME, directories, SETATTR,
+//! ACCESS, free space in `files.rs`; whole-file copies in [`transfer`]).
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
+pub(crate) mod data;
+mod files;
 pub mod layout;
+mod mount;
 mod session;
+mod slots;
+pub mod transfer;
 
-pub use session::{Reply, Session, SessionOptions, SlotStats, MAX_SLOTS};
+pub use files::{
+    create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,
+    OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_RESULT_PRESERVE_UNLINKED,
+};
+pub use mount::V41Mount;
+pub use session::{Reply, Session, SessionOptions, SlotStats};
+pub use slots::{SlotLease, MAX_SLOTS};
 
 use bytes::Bytes;
 
@@ -92,6 +105,11 @@ impl Client {
             session,
             server: addr.to_string(),
         })
+    }
+
+    /// A client over an established session with the server named `server`.
+    pub fn from_session(session: Session, server: String) -> Client {
+        Client { session, server }
     }
 
     pub fn session(&self) -> &Session {
