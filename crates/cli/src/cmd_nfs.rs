@@ -217,7 +217,6 @@ fn keep_freed_memory() {
 
 /// The subcommand over NFSv4.1 when its URL asks for it (`None`: NFSv3).
 async fn run_v41(args: &Args) -> Option<anyhow::Result<()>> {
-    use dbio_nfs::url::NfsVersion;
     let urls: Vec<&String> = match &args.command {
         Sub::Ping { url, .. }
         | Sub::Ls { url }
@@ -231,7 +230,7 @@ async fn run_v41(args: &Args) -> Option<anyhow::Result<()>> {
     let parsed = urls
         .iter()
         .filter_map(|u| NfsUrl::parse(u).ok())
-        .find(|u| u.version == NfsVersion::V41)?;
+        .find(|u| u.version.is_v41())?;
     let conn = &args.conn;
     Some(match &args.command {
         Sub::Ping {

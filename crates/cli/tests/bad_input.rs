@@ -92,7 +92,7 @@ const CASES: &[(&[&str], &str)] = &[
     (&["run", "--target", "nfs:///export"],
      "dbio: --target nfs:///export: NFS URL has no host: nfs:///export"),
     (&["run", "--target", "nfs://127.0.0.1/export?version=5"],
-     "dbio: --target nfs://127.0.0.1/export?version=5: NFS version 5 is not supported (version=3, 4 or 4.1)"),
+     "dbio: --target nfs://127.0.0.1/export?version=5: NFS version 5 is not supported (version=3, 4, 4.1 or pnfs)"),
     (
         &["verify", "nfs://127.0.0.1:99999/export/ds"],
         "dbio: --target nfs://127.0.0.1:99999/export/ds: NFS URL port 99999 out of range (1-65535) in host:port",

@@ -46,7 +46,7 @@ impl NfsEngine {
                 source: std::io::Error::other(why),
             };
             let fh = target
-                .handle_bytes(&rel)
+                .data_handle(&rel)
                 .map_err(|e| open_error(e.to_string()))?;
             path.add_file(&fh)
                 .ok_or_else(|| open_error("file handle too long".into()))?;

@@ -183,6 +183,21 @@ impl NfsTarget {
         Ok(fh.as_bytes().to_vec())
     }
 
+    /// The handle of data file `rel` for the engine; with pNFS its layout is fetched
+    /// (once), so that the data servers are known before the first I/O.
+    pub fn data_handle(&self, rel: &str) -> Result<Vec<u8>, NfsError> {
+        let bytes = self.handle_bytes(rel)?;
+        if let (Some(layouts), Some(fh)) =
+            (self.pool.v41().and_then(|m| m.layouts()), Fh4::new(&bytes))
+        {
+            if layouts.route(&fh).is_none() {
+                let path = format!("/{}", rel.trim_matches('/'));
+                self.pool.block_on(layouts.fetch(fh, &path, "first use"))?;
+            }
+        }
+        Ok(bytes)
+    }
+
     /// Records an NFSv4.1 handle obtained another way (OPEN with create).
     pub fn remember41(&self, rel: &str, fh: Fh4) {
         if let Ok(mut h) = self.handles41.lock() {

@@ -2,8 +2,8 @@
 
 use dbio_nfs::ConnStats;
 use dbio_stats::{
-    NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsSession, NfsStats,
-    RunResult,
+    NfsChannel, NfsDataServer, NfsEvent, NfsFile, NfsFileServer, NfsLayoutEvent, NfsProcCount,
+    NfsSection, NfsServer, NfsSession, NfsStats, RunResult,
 };
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -30,7 +30,7 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
     }
     if let Some(m) = t.pool.v41() {
         let fore = m.client().session().fore_channel();
-        row.nfs_version = "4.1".into();
+        row.nfs_version = t.pool.version().label().into();
         // What one COMPOUND may carry, as the session granted it.
         row.rtmax = fore.maxresponsesize;
         row.wtmax = fore.maxrequestsize;
@@ -130,7 +130,47 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
         files: files(result, t),
         stats: nfs_stats(t),
         events: events(t),
+        ..Default::default()
     }));
+    if let (Some(nfs), Some(l)) = (
+        result.nfs.as_deref_mut(),
+        t.pool.v41().and_then(|m| m.layouts()),
+    ) {
+        nfs.data_servers = l
+            .servers()
+            .into_iter()
+            .map(|(address, ios, bytes)| NfsDataServer {
+                address,
+                ios,
+                bytes,
+            })
+            .collect();
+        nfs.file_servers = l
+            .file_servers()
+            .into_iter()
+            .map(
+                |(file, server, ios, bytes, first_s, last_s)| NfsFileServer {
+                    file,
+                    server,
+                    ios,
+                    bytes,
+                    first_s,
+                    last_s,
+                },
+            )
+            .collect();
+        nfs.layout_events = l
+            .events()
+            .into_iter()
+            .map(|e| NfsLayoutEvent {
+                t_s: e.t_s,
+                file: e.file,
+                from: e.from,
+                to: e.to,
+                why: e.why,
+            })
+            .collect();
+    }
 }
 
 /// A compact multi-line text of the live views (for `--views`).

@@ -174,6 +174,8 @@ pub struct DataPath {
     waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
     /// Outcomes found outside a reply (parts failed while waiting for a slot).
     ready: Vec<Outcome>,
+    /// pNFS: layouts, links to data servers.
+    pnfs: Option<v41::PnfsPath>,
     ops: Vec<Op>,
     /// Largest READ and WRITE sent in one RPC.
     rsize: u32,
@@ -203,6 +205,7 @@ impl DataPath {
             v41: None,
             waiting: std::collections::VecDeque::new(),
             ready: Vec::new(),
+            pnfs: None,
             ops: (0..depth).map(|_| Op::default()).collect(),
             rsize: rsize.max(1),
             wsize: wsize.max(1),
@@ -239,12 +242,24 @@ impl DataPath {
         path
     }
 
+    /// pNFS: READ and WRITE go to the data servers the files' layouts name.
+    pub fn with_layouts(mut self, layouts: std::sync::Arc<crate::v41::pnfs::Layouts>) -> Self {
+        self.pnfs = Some(v41::PnfsPath::new(layouts, self.ops.len() as u32));
+        self
+    }
+
     /// Adds a file by its handle (as the server gave it); `None` if the handle is not
     /// one of this protocol's.
     pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
         match &mut self.files {
             Files::V3(f) => f.push(v3::handle(handle)?),
-            Files::V41(f) => f.push(v41::File::new(handle)?),
+            Files::V41(f) => {
+                let file = v41::File::new(handle)?;
+                if let Some(p) = &mut self.pnfs {
+                    p.add_file(file.fh);
+                }
+                f.push(file);
+            }
         }
         Some(FileId(self.files.len() as u32 - 1))
     }
@@ -365,6 +380,13 @@ impl DataPath {
                 self.router.submit_batch(ch, batch);
             }
         }
+        if let Some(p) = &mut self.pnfs {
+            for link in p.links() {
+                if !link.batch.is_empty() {
+                    link.conn.submit_batch(&mut link.batch);
+                }
+            }
+        }
     }
 
     fn part_size(&self, dir: Dir) -> u32 {
@@ -404,11 +426,46 @@ impl DataPath {
                 (call, 0)
             }
             (Files::V41(files), Some(wire)) => {
+                let file = &files[io.file.0 as usize];
+                if let (None, Some(p)) = (ch, &mut self.pnfs) {
+                    // pNFS: to the data server the file's layout names, if any.
+                    if let Some((pl, open)) = p.place(io.file, offset, len) {
+                        let Some(link) = p.link(pl.server) else {
+                            return;
+                        };
+                        let Some((index, sslot, seqid)) = link.wire.take() else {
+                            self.waiting.push_back((slot, part, ch));
+                            return;
+                        };
+                        let f = v41::File {
+                            fh: pl.fh,
+                            stateid: open,
+                        };
+                        let (dir, stable) = (io.dir, io.stable);
+                        let call = link.wire.call(
+                            router,
+                            (sslot, seqid),
+                            &f,
+                            dir,
+                            pl.offset,
+                            len,
+                            data,
+                            stable,
+                        );
+                        let t = tag(slot, part, index, v41::DS_CHANNEL + pl.server);
+                        link.batch.push(call, ReplyTo::Sink(self.queue.clone(), t));
+                        p.count(io.file, Some(pl.server), len);
+                        router.procs().count(proc_);
+                        return;
+                    }
+                }
                 let Some((index, sslot, seqid)) = wire.take() else {
                     self.waiting.push_back((slot, part, ch));
                     return;
                 };
-                let file = &files[io.file.0 as usize];
+                if let Some(p) = &mut self.pnfs {
+                    p.count(io.file, None, len);
+                }
                 let call = wire.call(
                     router,
                     (sslot, seqid),
@@ -432,7 +489,8 @@ impl DataPath {
     /// NFSv4.1: sends parts that waited for a session slot, oldest first, while slots
     /// are free.
     fn send_waiting(&mut self) {
-        while self.v41.as_ref().is_some_and(|w| w.has_free()) {
+        // Each goes out or back to the end of the queue (its server has no free slot).
+        for _ in 0..self.waiting.len() {
             let Some((slot, part, ch)) = self.waiting.pop_front() else {
                 break;
             };
@@ -485,6 +543,9 @@ impl DataPath {
     /// Handles one RPC reply; returns the outcome when it was the last part of its I/O.
     fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Outcome> {
         let (slot, part, sslot, ch) = untag(t);
+        if ch >= v41::DS_CHANNEL {
+            return self.on_data_server_reply(t, ch - v41::DS_CHANNEL, result);
+        }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
             if let Some(w) = &mut self.v41 {
@@ -530,6 +591,56 @@ impl DataPath {
                 None
             }
             Err(e) => self.end_part(slot, io, Err(e)),
+        }
+    }
+
+    /// pNFS: a reply from data server `server`. A failure (transport or status) sends
+    /// the part through the metadata server and has the file's layout fetched again.
+    fn on_data_server_reply(
+        &mut self,
+        t: u64,
+        server: usize,
+        result: CallResult,
+    ) -> Option<Outcome> {
+        let (slot, part, sslot, _) = untag(t);
+        let io = self.ops.get(slot as usize).and_then(|op| op.io);
+        let want = io.map(|io| {
+            let size = self.part_size(io.dir);
+            size.min(io.len - part * size)
+        });
+        let p = self.pnfs.as_mut()?;
+        let link = p.link(server)?;
+        let decoded = match (result, io, want) {
+            (Ok(reply), Some(io), Some(want)) => {
+                link.wire.decode(sslot, io.dir, reply.record, want)
+            }
+            (Ok(_), _, _) => {
+                link.wire.lost(sslot);
+                return None;
+            }
+            (Err(e), _, _) => {
+                link.wire.lost(sslot);
+                Err(e.to_string())
+            }
+        };
+        let io = io?;
+        match decoded {
+            Ok(reply) => match self.apply(slot, part, io, Ok(reply)) {
+                Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
+                Ok(PartResult::Retry) => {
+                    self.defer(t, slot, part);
+                    None
+                }
+                Err(e) => self.end_part(slot, io, Err(e)),
+            },
+            Err(why) => {
+                if let Some(p) = self.pnfs.as_mut() {
+                    p.failed(io.file, server, why);
+                }
+                let ch = self.router.pick(Route::META, None);
+                self.send_part(slot, part, Some(ch));
+                None
+            }
         }
     }
 
@@ -637,6 +748,20 @@ impl DataPath {
             None => v3::decode(io.dir, record, want),
             Some(w) => w.decode(sslot, io.dir, record, want),
         };
+        self.apply(slot, part, io, decoded)
+    }
+
+    /// What a decoded reply means for part `part` of the I/O on `slot`.
+    fn apply(
+        &mut self,
+        slot: u32,
+        part: u32,
+        io: Io,
+        decoded: Result<PartReply, String>,
+    ) -> Result<PartResult, DataError> {
+        let size = self.part_size(io.dir);
+        let start = part * size;
+        let want = size.min(io.len - start);
         let procs = self.router.procs();
         match decoded {
             Err(why) => Err(self.io_error(io, part, why)),

@@ -38,6 +38,8 @@ pub use crate::router::{Channel, ProcCounters};
 use crate::url::{NfsUrl, NfsVersion};
 use crate::v41::{SessionOptions, V41Mount};
 
+/// pNFS: seconds between fetches of every file's layout, unless the URL says.
+pub const LAYOUT_REFRESH_S: u32 = 10;
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
 /// With several paths: time without any reply before a path counts as
@@ -75,7 +77,7 @@ pub struct Pool {
 /// The protocol's side of a pool.
 enum Proto {
     /// NFSv3: the MOUNTed export's client.
-    V3(Nfs3Client),
+    V3(Box<Nfs3Client>),
     /// NFSv4.1: the sessions.
     V41(V41Mount),
 }
@@ -204,7 +206,7 @@ impl Pool {
             reason: e.to_string(),
         })?;
         let cred = options.client.credential()?;
-        let v41 = url.version == NfsVersion::V41;
+        let v41 = url.version.is_v41();
         let (proto, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
@@ -234,7 +236,12 @@ impl Pool {
                 };
                 sopts.conn.siblings = None;
                 let server = first.addr().to_string();
-                let mount = V41Mount::open(first, cred.clone(), sopts, server).await?;
+                let pnfs = (url.version == NfsVersion::Pnfs).then(|| {
+                    let secs = url.layout_refresh.unwrap_or(LAYOUT_REFRESH_S);
+                    let refresh = (secs > 0).then(|| Duration::from_secs(u64::from(secs)));
+                    (options.client.clone(), refresh)
+                });
+                let mount = V41Mount::open(first, cred.clone(), sopts, server, pnfs).await?;
                 let rest = url.path.trim_matches('/').to_string();
                 return Ok::<_, NfsError>((Proto::V41(mount), rest, paths, channels, port, down));
             }
@@ -242,7 +249,7 @@ impl Pool {
             // The port the mount found (from the URL or the portmapper).
             let port = client.router().server_addr(0).port();
             let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
-            Ok((Proto::V3(client), rest, paths, channels, port, down))
+            Ok((Proto::V3(Box::new(client)), rest, paths, channels, port, down))
         })?;
         let (prog, vers, procs) = if v41 {
             (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])
@@ -277,6 +284,20 @@ impl Pool {
                 router.credential().clone(),
                 (prog, vers),
             ));
+        }
+        if let Some(layouts) = match &proto {
+            Proto::V41(m) => m.layouts().cloned(),
+            Proto::V3(_) => None,
+        } {
+            if let Some(every) = layouts.refresh {
+                // Follows data that moved: the servers tested recall no layouts.
+                rt.spawn(async move {
+                    loop {
+                        tokio::time::sleep(every).await;
+                        layouts.refresh_all("periodic refresh").await;
+                    }
+                });
+            }
         }
         let proto = match proto {
             Proto::V3(mut client) => {
@@ -324,6 +345,7 @@ impl Pool {
     pub fn version(&self) -> NfsVersion {
         match &self.proto {
             Proto::V3(_) => NfsVersion::V3,
+            Proto::V41(m) if m.layouts().is_some() => NfsVersion::Pnfs,
             Proto::V41(_) => NfsVersion::V41,
         }
     }
@@ -392,9 +414,11 @@ impl Pool {
                 let ch = router.pick(crate::router::Route::META, None);
                 let conn = router.channels()[ch].conn.clone();
                 let lease = self.rt.block_on(m.lease(depth, conn))?;
-                Ok(DataPath::new_v41(
-                    router, lease, depth, rsize, wsize, self.retry,
-                ))
+                let path = DataPath::new_v41(router, lease, depth, rsize, wsize, self.retry);
+                Ok(match m.layouts() {
+                    Some(l) => path.with_layouts(l.clone()),
+                    None => path,
+                })
             }
         }
     }

@@ -28,10 +28,10 @@ pub enum UrlError {
     #[error("NFS URL port {value} out of range (1-65535) in {name}")]
     PortRange { name: String, value: String },
     #[error(
-        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo)"
+        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo, layout_refresh)"
     )]
     UnknownParam(String),
-    #[error("NFS version {0} is not supported (version=3, 4 or 4.1)")]
+    #[error("NFS version {0} is not supported (version=3, 4, 4.1 or pnfs)")]
     Version(String),
     #[error("NFS URL has a bad %-escape in '{0}'")]
     Escape(String),
@@ -61,8 +61,12 @@ pub struct NfsUrl {
     pub paths: Vec<crate::path::PathSpec>,
     /// Reply timeout in tenths of a second (`timeo=`).
     pub timeo: Option<u32>,
-    /// The protocol (`version=3`, the default, or `version=4.1`; `4` means 4.1).
+    /// The protocol (`version=3`, the default, or `version=4.1`; `4` means 4.1;
+    /// `pnfs`: 4.1 with layouts).
     pub version: NfsVersion,
+    /// pNFS: seconds between fetches of every file's layout (`layout_refresh=`; 0:
+    /// only after a data server fails).
+    pub layout_refresh: Option<u32>,
 }
 
 /// The NFS protocol a URL asks for.
@@ -73,6 +77,25 @@ pub enum NfsVersion {
     V3,
     /// NFSv4.1 sessions (RFC 8881), on port 2049 unless the URL names another.
     V41,
+    /// NFSv4.1 with pNFS files layouts: READ and WRITE go to the data server a file's
+    /// layout names (through the metadata server where there is none).
+    Pnfs,
+}
+
+impl NfsVersion {
+    /// NFSv4.1, with or without layouts.
+    pub fn is_v41(self) -> bool {
+        matches!(self, NfsVersion::V41 | NfsVersion::Pnfs)
+    }
+
+    /// As in results and views: "3", "4.1", "pnfs".
+    pub fn label(self) -> &'static str {
+        match self {
+            NfsVersion::V3 => "3",
+            NfsVersion::V41 => "4.1",
+            NfsVersion::Pnfs => "pnfs",
+        }
+    }
 }
 
 impl NfsUrl {
@@ -102,6 +125,7 @@ impl NfsUrl {
             paths: Vec::new(),
             timeo: None,
             version: NfsVersion::V3,
+            layout_refresh: None,
         };
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -110,6 +134,7 @@ impl NfsUrl {
                     parsed.version = match value {
                         "3" => NfsVersion::V3,
                         "4" | "4.1" => NfsVersion::V41,
+                        "pnfs" => NfsVersion::Pnfs,
                         _ => return Err(UrlError::Version(value.to_string())),
                     };
                 }
@@ -129,6 +154,13 @@ impl NfsUrl {
                         return Err(bad(name, value, "path (at most 16 in a URL)"));
                     }
                     parsed.paths.push(parse_path(name, value)?);
+                }
+                "layout_refresh" => {
+                    let n = parse_num(name, value, "seconds (0-86400)")?;
+                    if n > 86_400 {
+                        return Err(bad(name, value, "seconds (0-86400)"));
+                    }
+                    parsed.layout_refresh = Some(n);
                 }
                 "timeo" => {
                     let n = parse_num(name, value, "timeout (1-6000 tenths of a second)")?;
@@ -341,7 +373,7 @@ mod tests {
             ("nfs://h:99999/x", "out of range"),
             ("nfs://h/x?nfsport=abc", "not a valid port"),
             ("nfs://h/x?color=red", "unknown NFS URL parameter 'color'"),
-            ("nfs://h/x?version=4.2", "version=3, 4 or 4.1"),
+            ("nfs://h/x?version=4.2", "version=3, 4, 4.1 or pnfs"),
             ("nfs://h/x?uid=-1", "not a valid user id"),
             ("nfs://h/x?conns=0", "connection count"),
             ("nfs://h/x?path=host.example", "not a valid path"),

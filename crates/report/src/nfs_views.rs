@@ -109,7 +109,69 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         }
         out.push(("NFS path events", t));
     }
+    pnfs_tables(nfs, &mut out);
     out
+}
+
+/// pNFS: sessions, data servers, each file's servers over time, layout changes (only
+/// the ones the result has).
+fn pnfs_tables(nfs: &dbio_stats::NfsSection, out: &mut Vec<(&'static str, Table)>) {
+    if nfs.servers.iter().any(|s| !s.sessions.is_empty()) {
+        let mut t = Table::new(&["<Server", "Session", "Slots", "In use"]);
+        for s in &nfs.servers {
+            for (i, x) in s.sessions.iter().enumerate() {
+                t.row(vec![
+                    s.name.clone(),
+                    i.to_string(),
+                    fmt::int(u64::from(x.slots)),
+                    fmt::int(u64::from(x.in_use)),
+                ]);
+            }
+        }
+        out.push(("NFSv4.1 sessions", t));
+    }
+    if !nfs.data_servers.is_empty() {
+        let mut t = Table::new(&["<Data server", "I/Os", "MB"]);
+        for d in &nfs.data_servers {
+            t.row(vec![
+                d.address.clone(),
+                fmt::int(d.ios),
+                fmt::mbps(d.bytes as f64 / 1e6),
+            ]);
+        }
+        out.push(("pNFS data servers", t));
+    }
+    if !nfs.file_servers.is_empty() {
+        let mut t = Table::new(&["<File", "<Server", "I/Os", "MB", "First (s)", "Last (s)"]);
+        for f in &nfs.file_servers {
+            t.row(vec![
+                f.file.clone(),
+                f.server.clone(),
+                fmt::int(f.ios),
+                fmt::mbps(f.bytes as f64 / 1e6),
+                fmt::secs(f.first_s),
+                fmt::secs(f.last_s),
+            ]);
+        }
+        out.push(("pNFS files by server", t));
+    }
+    if !nfs.layout_events.is_empty() {
+        let mut t = Table::new(&["Time (s)", "<File", "<From", "<To", "<Why"]);
+        for e in &nfs.layout_events {
+            t.row(vec![
+                fmt::secs(e.t_s),
+                e.file.clone(),
+                if e.from.is_empty() {
+                    "-".into()
+                } else {
+                    e.from.clone()
+                },
+                e.to.clone(),
+                e.why.clone(),
+            ]);
+        }
+        out.push(("pNFS layout events", t));
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +230,7 @@ mod tests {
                 requests_moved: 17,
                 recovered_after_s: None,
             }],
+            ..Default::default()
         };
         r.nfs = Some(Box::new(nfs));
         let any = AnyResult::Run(r.clone());

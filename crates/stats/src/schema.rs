@@ -242,6 +242,54 @@ pub struct NfsSection {
     pub stats: NfsStats,
     /// Path events (failover), oldest first.
     pub events: Vec<NfsEvent>,
+    /// pNFS: the data servers (and the metadata server, "MDS", for I/O that went
+    /// through it), with the I/Os (RPCs) and bytes each served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_servers: Vec<NfsDataServer>,
+    /// pNFS: per file and server, the I/Os served and when (first and last).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_servers: Vec<NfsFileServer>,
+    /// pNFS: every change of a file's data server (layout fetched, moved, fell back
+    /// to the metadata server), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout_events: Vec<NfsLayoutEvent>,
+}
+
+/// A pNFS data server and what it served.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsDataServer {
+    /// Address (or "MDS").
+    pub address: String,
+    /// READ and WRITE RPCs sent to it.
+    pub ios: u64,
+    pub bytes: u64,
+}
+
+/// The I/O of one file on one server (pNFS).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsFileServer {
+    pub file: String,
+    /// Data server address, or "MDS".
+    pub server: String,
+    /// READ and WRITE RPCs.
+    pub ios: u64,
+    pub bytes: u64,
+    /// Seconds since the NFS client started, of the first and last I/O.
+    pub first_s: f64,
+    pub last_s: f64,
+}
+
+/// A change of a file's data server (pNFS).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsLayoutEvent {
+    /// Seconds since the NFS client started.
+    pub t_s: f64,
+    pub file: String,
+    /// Data servers before and after ("" before the first layout, "MDS": through the
+    /// metadata server).
+    pub from: String,
+    pub to: String,
+    pub why: String,
 }
 
 /// One data file on NFS (dNFS view "files", like V$DNFS_FILES).

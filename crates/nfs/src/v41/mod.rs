@@ -9,6 +9,7 @@ pub(crate) mod data;
 mod files;
 pub mod layout;
 mod mount;
+pub mod pnfs;
 mod session;
 mod slots;
 pub mod transfer;
@@ -110,6 +111,11 @@ impl Client {
     /// A client over an established session with the server named `server`.
     pub fn from_session(session: Session, server: String) -> Client {
         Client { session, server }
+    }
+
+    /// The session, for a client that is done with file operations.
+    pub fn into_session(self) -> Session {
+        self.session
     }
 
     pub fn session(&self) -> &Session {

@@ -7,12 +7,15 @@
 //! no state protection, a server binds a connection to a session the first time a
 //! SEQUENCE of that session comes over it: RFC 8881 section 2.10.3.1).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use dbio_rpc::conn::Connection;
 
 use crate::error::NfsError;
+use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
+use crate::ClientOptions;
 
 /// Slots of the metadata session kept for metadata calls while data paths run.
 const METADATA_SLOTS: u32 = 4;
@@ -22,26 +25,40 @@ const COMPOUND_OVERHEAD: u32 = 1024;
 pub const MAX_MESSAGE: u32 = (1 << 20) + 4096;
 
 pub struct V41Mount {
-    client: Client,
+    client: Arc<Client>,
+    /// pNFS: the files' layouts and the data servers.
+    layouts: Option<Arc<Layouts>>,
     /// Sessions opened for data paths when the metadata session's slots ran out.
     extra: Mutex<Vec<Session>>,
 }
 
 impl V41Mount {
     /// Sets up a session over `conn` (EXCHANGE_ID, CREATE_SESSION asking for
-    /// `slots`) for the server named `server` in messages.
+    /// `slots`) for the server named `server` in messages. With `pnfs`, files get
+    /// layouts (fetched again every `refresh`) and data servers sessions of their own.
     pub async fn open(
         conn: Connection,
         cred: dbio_rpc::Credential,
         mut opts: SessionOptions,
         server: String,
+        pnfs: Option<(ClientOptions, Option<Duration>)>,
     ) -> Result<V41Mount, NfsError> {
         opts.max_message = opts.max_message.max(MAX_MESSAGE);
-        let session = Session::establish(conn, cred, opts).await?;
+        let session = Session::establish(conn, cred, opts.clone()).await?;
+        let client = Arc::new(Client::from_session(session, server));
+        let layouts = pnfs.map(|(options, refresh)| {
+            Arc::new(Layouts::new(client.clone(), options, opts, refresh))
+        });
         Ok(V41Mount {
-            client: Client::from_session(session, server),
+            client,
+            layouts,
             extra: Mutex::new(Vec::new()),
         })
+    }
+
+    /// pNFS: the layouts (`None` for plain NFSv4.1).
+    pub fn layouts(&self) -> Option<&Arc<Layouts>> {
+        self.layouts.as_ref()
     }
 
     /// The metadata client (LOOKUP, GETATTR, READDIR, ...).

@@ -1,0 +1,462 @@
+//! pNFS for the data path: which data server each file's I/O goes to now.
+//!
+//! [`Layouts`] is shared by every data path of a pool. Per file it keeps a
+//! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file) and its device
+//! (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
+//! session of their own, once. A route is fetched again when a data server fails an
+//! I/O (the data path re-issues it through the metadata server meanwhile) and every
+//! `refresh` interval: that is how I/O follows data that moved, since the servers
+//! tested recall no layouts. Each change is an event, and I/Os and bytes are counted
+//! per file and server for the views.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::error::NfsError;
+use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, Stateid};
+use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
+use crate::v41::{Client, Session, SessionOptions, SlotLease};
+use crate::ClientOptions;
+
+/// The metadata server, where a counter or an event names no data server.
+pub const MDS: &str = "MDS";
+
+/// A data server: its session (on one connection) and its counters.
+pub struct DataServer {
+    pub addr: SocketAddr,
+    session: Session,
+}
+
+impl DataServer {
+    pub fn connection(&self) -> &dbio_rpc::conn::Connection {
+        self.session.connection()
+    }
+
+    /// Up to `want` slots of the data server's session for one data path.
+    pub fn lease(&self, want: u32) -> Option<SlotLease> {
+        self.session.lease(want)
+    }
+}
+
+/// Where one file's I/O goes now.
+pub struct FileRoute {
+    /// The file's handle on the metadata server.
+    pub fh: Fh4,
+    /// The open stateid the layout was asked with (I/O to data servers carries it).
+    pub open: Stateid,
+    /// The layout and its device, or `None`: through the metadata server.
+    layout: Option<(FileLayoutGrant, FileDsAddr)>,
+    /// Per data server of the device, its index in the pool's table (`None`: not
+    /// reachable, so through the metadata server).
+    servers: Vec<Option<usize>>,
+    /// Why I/O goes through the metadata server, when it does.
+    pub through_mds: Option<String>,
+}
+
+/// Where a part of an I/O goes.
+pub struct Placement {
+    /// Index of the data server in the pool's table.
+    pub server: usize,
+    /// Handle and offset to send.
+    pub fh: Fh4,
+    pub offset: u64,
+}
+
+impl FileRoute {
+    /// The data server for `len` bytes at `offset`, if the layout has one for the
+    /// whole range (a range across stripe units of different servers goes through the
+    /// metadata server).
+    pub fn place(&self, offset: u64, len: u32) -> Option<Placement> {
+        let (grant, device) = self.layout.as_ref()?;
+        if offset < grant.offset
+            || (grant.length != u64::MAX && offset - grant.offset >= grant.length)
+        {
+            return None;
+        }
+        let map = StripeMap::new(&grant.layout, device).ok()?;
+        let t: StripeTarget<'_> = map.locate(offset).ok()?;
+        if u64::from(len) > t.unit_left {
+            let end = map.locate(offset + u64::from(len) - 1).ok()?;
+            if end.data_server != t.data_server || device.stripe_indices.len() > 1 {
+                return None;
+            }
+        }
+        let server = (*self.servers.get(t.data_server as usize)?)?;
+        Some(Placement {
+            server,
+            fh: t.fh.unwrap_or(self.fh),
+            offset: t.ds_offset,
+        })
+    }
+
+    /// The data servers (pool indices) the layout names.
+    pub fn servers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.servers.iter().flatten().copied()
+    }
+}
+
+/// A layout change or a fallback, for the views.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayoutEvent {
+    /// Seconds since the pool opened.
+    pub t_s: f64,
+    pub file: String,
+    /// Data servers before and after ("MDS": through the metadata server).
+    pub from: String,
+    pub to: String,
+    pub why: String,
+}
+
+/// I/Os and bytes of one file on one server.
+#[derive(Debug, Default)]
+pub struct IoCount {
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Milliseconds since the pool opened of the first and last I/O (+1; 0: none).
+    pub first_ms: AtomicU64,
+    pub last_ms: AtomicU64,
+}
+
+impl IoCount {
+    pub fn add(&self, bytes: u32, now_ms: u64) {
+        self.ios.fetch_add(1, Relaxed);
+        self.bytes.fetch_add(u64::from(bytes), Relaxed);
+        let _ = self
+            .first_ms
+            .compare_exchange(0, now_ms + 1, Relaxed, Relaxed);
+        self.last_ms.store(now_ms + 1, Relaxed);
+    }
+}
+
+/// The layouts of a pool's files and its data servers.
+pub struct Layouts {
+    mds: Arc<Client>,
+    options: ClientOptions,
+    session: SessionOptions,
+    files: Mutex<HashMap<Fh4, (String, Arc<FileRoute>)>>,
+    opens: Mutex<HashMap<Fh4, Stateid>>,
+    servers: RwLock<Vec<Arc<DataServer>>>,
+    /// Bumped whenever a route changes: data paths look their routes up again.
+    generation: AtomicU64,
+    events: Mutex<Vec<LayoutEvent>>,
+    counts: Mutex<HashMap<(String, String), Arc<IoCount>>>,
+    opened: Instant,
+    /// How often every route is fetched again (`None`: only after a failure).
+    pub refresh: Option<Duration>,
+}
+
+impl Layouts {
+    pub fn new(
+        mds: Arc<Client>,
+        options: ClientOptions,
+        session: SessionOptions,
+        refresh: Option<Duration>,
+    ) -> Layouts {
+        Layouts {
+            mds,
+            options,
+            session,
+            files: Mutex::new(HashMap::new()),
+            opens: Mutex::new(HashMap::new()),
+            servers: RwLock::new(Vec::new()),
+            generation: AtomicU64::new(0),
+            events: Mutex::new(Vec::new()),
+            counts: Mutex::new(HashMap::new()),
+            opened: Instant::now(),
+            refresh,
+        }
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Relaxed)
+    }
+
+    /// Milliseconds since the pool opened.
+    pub fn now_ms(&self) -> u64 {
+        self.opened.elapsed().as_millis() as u64
+    }
+
+    pub fn route(&self, fh: &Fh4) -> Option<Arc<FileRoute>> {
+        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        files.get(fh).map(|(_, r)| r.clone())
+    }
+
+    pub fn server(&self, i: usize) -> Option<Arc<DataServer>> {
+        let s = self.servers.read().unwrap_or_else(|e| e.into_inner());
+        s.get(i).cloned()
+    }
+
+    /// A server's name for views and events: its address, or "MDS".
+    pub fn server_name(&self, i: Option<usize>) -> String {
+        match i.and_then(|i| self.server(i)) {
+            Some(s) => s.addr.to_string(),
+            None => MDS.to_string(),
+        }
+    }
+
+    /// The counter of `file`'s I/O on server `server` (`None`: the metadata server).
+    pub fn counter(&self, file: &Fh4, server: Option<usize>) -> Arc<IoCount> {
+        let name = self
+            .files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(file)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default();
+        let key = (name, self.server_name(server));
+        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.entry(key).or_default().clone()
+    }
+
+    /// Data servers: address, I/Os, bytes (over every file).
+    pub fn servers(&self) -> Vec<(String, u64, u64)> {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<(String, u64, u64)> = Vec::new();
+        let servers = self.servers.read().unwrap_or_else(|e| e.into_inner());
+        for s in servers.iter() {
+            out.push((s.addr.to_string(), 0, 0));
+        }
+        for ((_, server), c) in counts.iter() {
+            let row = match out.iter_mut().find(|r| &r.0 == server) {
+                Some(r) => r,
+                None => {
+                    out.push((server.clone(), 0, 0));
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            row.1 += c.ios.load(Relaxed);
+            row.2 += c.bytes.load(Relaxed);
+        }
+        out
+    }
+
+    /// Per file and server: I/Os, bytes, first and last I/O (seconds since open).
+    pub fn file_servers(&self) -> Vec<(String, String, u64, u64, f64, f64)> {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<_> = counts
+            .iter()
+            .filter(|(_, c)| c.ios.load(Relaxed) > 0)
+            .map(|((file, server), c)| {
+                let s = |ms: &AtomicU64| ms.load(Relaxed).saturating_sub(1) as f64 / 1000.0;
+                (
+                    file.clone(),
+                    server.clone(),
+                    c.ios.load(Relaxed),
+                    c.bytes.load(Relaxed),
+                    s(&c.first_ms),
+                    s(&c.last_ms),
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.0, a.4)
+                .partial_cmp(&(&b.0, b.4))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        out
+    }
+
+    pub fn events(&self) -> Vec<LayoutEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Fetches `fh`'s route (named `path`) from the metadata server: OPEN once,
+    /// LAYOUTGET (read/write, whole file), GETDEVICEINFO, a session with each data
+    /// server not yet known. No layout, or a data server that cannot be reached, routes
+    /// the file through the metadata server; only a failing metadata server is an error.
+    pub async fn fetch(&self, fh: Fh4, path: &str, why: &str) -> Result<Arc<FileRoute>, NfsError> {
+        // Whatever goes wrong short of the metadata server failing sends the file's
+        // I/O through the metadata server, with the reason as an event.
+        let got = match self.open_stateid(fh, path).await {
+            Ok(open) => self.get_layout(fh, path).await.map(|l| (open, l)),
+            Err(e) => Err(e),
+        };
+        let (open, layout) = match got {
+            Ok(x) => x,
+            Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+            Err(e) => (Stateid::ANONYMOUS, Err(e.to_string())),
+        };
+        let route = match layout {
+            Ok((grant, device)) => {
+                let mut servers = Vec::with_capacity(device.multipath_ds_list.len());
+                let mut unreachable = None;
+                for addrs in &device.multipath_ds_list {
+                    match self.data_server(addrs).await {
+                        Ok(i) => servers.push(Some(i)),
+                        Err(e) => {
+                            unreachable.get_or_insert(e.to_string());
+                            servers.push(None);
+                        }
+                    }
+                }
+                FileRoute {
+                    fh,
+                    open,
+                    layout: Some((grant, device)),
+                    servers,
+                    through_mds: unreachable.map(|e| format!("data server: {e}")),
+                }
+            }
+            Err(no) => FileRoute {
+                fh,
+                open,
+                layout: None,
+                servers: Vec::new(),
+                through_mds: Some(no),
+            },
+        };
+        let route = Arc::new(route);
+        let before = {
+            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            files
+                .insert(fh, (path.to_string(), route.clone()))
+                .map(|(_, r)| r)
+        };
+        let names = |r: &FileRoute| -> String {
+            let v: Vec<String> = r.servers().map(|i| self.server_name(Some(i))).collect();
+            if v.is_empty() {
+                MDS.to_string()
+            } else {
+                v.join(",")
+            }
+        };
+        let to = names(&route);
+        let from = before.as_deref().map(names);
+        if from.as_deref() != Some(to.as_str()) {
+            let why = match &route.through_mds {
+                Some(r) => format!("{why}; through the metadata server: {r}"),
+                None => why.to_string(),
+            };
+            self.event(path, from.unwrap_or_default(), to, why);
+            self.generation.fetch_add(1, Relaxed);
+        }
+        Ok(route)
+    }
+
+    /// Fetches `fh`'s route again after a data server failed it (a file not known
+    /// here is left alone).
+    pub async fn refetch(&self, fh: Fh4, why: String) {
+        let path = {
+            let f = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            f.get(&fh).map(|(p, _)| p.clone())
+        };
+        if let Some(path) = path {
+            if let Err(e) = self.fetch(fh, &path, &why).await {
+                self.event(
+                    &path,
+                    String::new(),
+                    MDS.into(),
+                    format!("{why}; refetch failed: {e}"),
+                );
+            }
+        }
+    }
+
+    /// Fetches every known file's route again (the periodic refresh).
+    pub async fn refresh_all(&self, why: &str) {
+        let files: Vec<(Fh4, String)> = {
+            let f = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            f.iter().map(|(fh, (p, _))| (*fh, p.clone())).collect()
+        };
+        for (fh, path) in files {
+            if let Err(e) = self.fetch(fh, &path, why).await {
+                self.event(
+                    &path,
+                    String::new(),
+                    MDS.into(),
+                    format!("refresh failed: {e}"),
+                );
+            }
+        }
+    }
+
+    fn event(&self, file: &str, from: String, to: String, why: String) {
+        let t_s = self.opened.elapsed().as_secs_f64();
+        let mut ev = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded: a flapping server must not grow the views without end.
+        if ev.len() < 10_000 {
+            ev.push(LayoutEvent {
+                t_s,
+                file: file.to_string(),
+                from,
+                to,
+                why,
+            });
+        }
+    }
+
+    /// LAYOUTGET and GETDEVICEINFO; `Err` (inside `Ok`) says why there is no layout.
+    async fn get_layout(
+        &self,
+        fh: Fh4,
+        path: &str,
+    ) -> Result<Result<(FileLayoutGrant, FileDsAddr), String>, NfsError> {
+        let stateid = self.open_stateid(fh, path).await?;
+        let reply = self
+            .mds
+            .layoutget(fh, stateid, LayoutIomode::Rw, 0, u64::MAX, path)
+            .await?;
+        let grant = match reply {
+            LayoutReply::Files(g) => g,
+            LayoutReply::NoLayout(no) => return Ok(Err(no.to_string())),
+        };
+        let device = self.mds.getdeviceinfo(grant.layout.deviceid, path).await?;
+        if let Err(e) = StripeMap::new(&grant.layout, &device) {
+            return Ok(Err(e.to_string()));
+        }
+        Ok(Ok((grant, device)))
+    }
+
+    /// The open stateid layouts of `fh` are asked with (one OPEN per file).
+    async fn open_stateid(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
+        if let Some(s) = self
+            .opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh)
+        {
+            return Ok(*s);
+        }
+        let s = self.mds.layout_open(fh, LayoutIomode::Rw, path).await?;
+        self.opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fh, s);
+        Ok(s)
+    }
+
+    /// The pool index of the data server at `addrs` (the first TCP address that
+    /// takes a session), connecting once.
+    async fn data_server(&self, addrs: &[crate::proto::nfs4::NetAddr]) -> Result<usize, NfsError> {
+        let known: Vec<SocketAddr> = addrs.iter().filter_map(tcp_addr).collect();
+        {
+            let s = self.servers.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = s.iter().position(|d| known.contains(&d.addr)) {
+                return Ok(i);
+            }
+        }
+        let mut opts = self.session.clone();
+        opts.slots = crate::v41::MAX_SLOTS;
+        let client = Client::connect_data_server(addrs, &self.options, opts).await?;
+        let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
+            path: client.server().to_string(),
+            reason: "data server address".into(),
+        })?;
+        let ds = Arc::new(DataServer {
+            addr,
+            session: client.into_session(),
+        });
+        let mut s = self.servers.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = s.iter().position(|d| d.addr == addr) {
+            return Ok(i);
+        }
+        s.push(ds);
+        Ok(s.len() - 1)
+    }
+}
