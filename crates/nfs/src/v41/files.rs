@@ -108,10 +108,11 @@ impl Client {
         o
     }
 
-    /// Largest WRITE this session allows in one COMPOUND.
+    /// Largest WRITE this session allows in one COMPOUND (room for the other ops, in
+    /// whole 4 KiB pages, so that a copy's WRITEs stay page-aligned).
     pub fn max_write(&self) -> u32 {
         let granted = self.session.fore_channel().maxrequestsize;
-        granted.saturating_sub(1024).clamp(4096, MAX_WRITE)
+        (granted.saturating_sub(1024) & !4095).clamp(4096, MAX_WRITE)
     }
 
     async fn open_with(
