@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use dbio_engine::{Backend, EngineKind};
 use dbio_nfs::proto::nfs3::{CreateHow, FileHandle, Ftype3, Nfsstat3, Sattr3, StableHow};
-use dbio_nfs::NfsError;
+use dbio_nfs::{Nfs3Client, NfsError};
 use dbio_workload::namespace::{Entry, Namespace, MAX_SMALL_FILE};
 use dbio_workload::{Dataset, DatasetError, DatasetSpec, PrepareOptions};
 
@@ -73,6 +73,13 @@ impl NfsDir {
         NfsDir { t: target.clone() }
     }
 
+    /// The NFSv3 client (an NFSv4.1 target has its own namespace).
+    fn c(&self) -> Result<&Nfs3Client, DatasetError> {
+        self.t
+            .v3()
+            .map_err(nfs_err("cannot open the data set", self.place()))
+    }
+
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.t.pool.block_on(f)
     }
@@ -93,7 +100,7 @@ impl NfsDir {
     fn lookup(&self, name: &str) -> Result<Option<(FileHandle, Entry)>, DatasetError> {
         let dir_fh = self.dir_fh()?;
         let rel = self.rel(name);
-        let c = self.t.pool.client();
+        let c = self.c()?;
         let (fh, attrs) = match self.block_on(c.lookup(dir_fh, name, &rel)) {
             Ok(x) => x,
             Err(e) if is_status(&e, Nfsstat3::NoEnt) => return Ok(None),
@@ -114,7 +121,7 @@ impl NfsDir {
 
     /// Up to `size` bytes from the start of a file.
     fn read_upto(&self, fh: FileHandle, rel: &str, size: u64) -> Result<Vec<u8>, NfsError> {
-        let c = self.t.pool.client();
+        let c = self.t.v3()?;
         let mut out = Vec::new();
         while (out.len() as u64) < size {
             let want = (size - out.len() as u64).min(u64::from(c.read_size(1 << 20))) as u32;
@@ -128,7 +135,7 @@ impl NfsDir {
     }
 
     fn set_attrs(&self, fh: FileHandle, attrs: Sattr3, name: &str) -> Result<(), DatasetError> {
-        let c = self.t.pool.client();
+        let c = self.c()?;
         self.block_on(c.setattr(fh, attrs, &self.rel(name)))
             .map_err(nfs_err(
                 "cannot set the size and mode of",
@@ -157,7 +164,7 @@ impl Namespace for NfsDir {
     /// Creates the directory and its missing parents (mode 0700): the
     /// export root is the only thing known to exist.
     fn ensure_dir(&self) -> Result<(), DatasetError> {
-        let c = self.t.pool.client();
+        let c = self.c()?;
         let mut fh = c.root();
         let mut walked = String::new();
         for name in self.t.dir.split('/').filter(|s| !s.is_empty()) {
@@ -193,7 +200,7 @@ impl Namespace for NfsDir {
     }
 
     fn open_dir(&self) -> Result<(), DatasetError> {
-        let c = self.t.pool.client();
+        let c = self.c()?;
         let (fh, attrs) = self
             .block_on(c.lookup_path(&self.t.dir))
             .map_err(nfs_err("cannot open the data set", self.place()))?;
@@ -236,7 +243,7 @@ impl Namespace for NfsDir {
         let path = self.path_of(name);
         let tmp_name = format!(".{name}.tmp");
         let tmp_rel = self.rel(&tmp_name);
-        let c = self.t.pool.client();
+        let c = self.c()?;
         // The file aside is dbio's by its name: truncated if a crash left it.
         let attrs = Sattr3 {
             mode: Some(0o600),
@@ -289,7 +296,7 @@ impl Namespace for NfsDir {
 
     fn free_bytes(&self) -> Result<Option<u64>, DatasetError> {
         let dir_fh = self.dir_fh()?;
-        let c = self.t.pool.client();
+        let c = self.c()?;
         let st = self
             .block_on(c.fsstat(dir_fh, &self.t.dir))
             .map_err(nfs_err("cannot read free space", self.place()))?;
@@ -302,7 +309,7 @@ impl Namespace for NfsDir {
     fn create(&self, name: &str, size: u64) -> Result<(), DatasetError> {
         let dir_fh = self.dir_fh()?;
         let rel = self.rel(name);
-        let c = self.t.pool.client();
+        let c = self.c()?;
         let verifier = dbio_workload::dataset::new_id().to_be_bytes();
         let fh = self
             .block_on(c.create(dir_fh, name, CreateHow::Exclusive(verifier), &rel))
@@ -320,7 +327,7 @@ impl Namespace for NfsDir {
     fn remove(&self, name: &str) -> Result<(), DatasetError> {
         let dir_fh = self.dir_fh()?;
         let rel = self.rel(name);
-        let c = self.t.pool.client();
+        let c = self.c()?;
         self.t.forget(&rel);
         self.block_on(c.remove(dir_fh, name, &rel))
             .map_err(nfs_err("cannot remove", self.path_of(name)))
@@ -334,7 +341,7 @@ impl Namespace for NfsDir {
             .t
             .handle(&rel)
             .map_err(nfs_err("cannot commit", path.clone()))?;
-        let c = self.t.pool.client();
+        let c = self.c()?;
         self.block_on(c.commit(fh, 0, 0, &rel))
             .map(|_| ())
             .map_err(nfs_err("cannot commit", path))

@@ -34,7 +34,10 @@ pub struct NfsEngine {
 impl NfsEngine {
     pub fn open(target: Arc<NfsTarget>, cfg: &EngineConfig) -> Result<NfsEngine, EngineError> {
         let depth = cfg.depth.max(1);
-        let mut path = target.pool.data_path(depth, target.max_transfer());
+        let mut path = target
+            .pool
+            .data_path(depth, target.max_transfer())
+            .map_err(|e| EngineError::Other(format!("{}: {e}", target.url)))?;
         let mut names = Vec::with_capacity(cfg.files.len());
         for f in &cfg.files {
             let rel = f.path.to_string_lossy().into_owned();
@@ -42,8 +45,10 @@ impl NfsEngine {
                 path: target.display_path(&rel),
                 source: std::io::Error::other(why),
             };
-            let fh = target.handle(&rel).map_err(|e| open_error(e.to_string()))?;
-            path.add_file(fh.as_bytes())
+            let fh = target
+                .handle_bytes(&rel)
+                .map_err(|e| open_error(e.to_string()))?;
+            path.add_file(&fh)
                 .ok_or_else(|| open_error("file handle too long".into()))?;
             names.push(rel);
         }

@@ -18,7 +18,9 @@ use dbio_nfs::client::ClientOptions;
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs3::FileHandle;
-use dbio_nfs::{NfsError, NfsUrl};
+use dbio_nfs::proto::nfs4::Fh4;
+use dbio_nfs::url::NfsVersion;
+use dbio_nfs::{Nfs3Client, NfsError, NfsUrl};
 
 pub mod dataset;
 pub mod engine;
@@ -95,6 +97,7 @@ pub struct NfsTarget {
     pub dir: String,
     max_transfer: u32,
     handles: Mutex<HashMap<String, FileHandle>>,
+    handles41: Mutex<HashMap<String, Fh4>>,
 }
 
 impl std::fmt::Debug for NfsTarget {
@@ -136,18 +139,54 @@ impl NfsTarget {
             dir: rest.trim_matches('/').to_string(),
             max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
             handles: Mutex::new(HashMap::new()),
+            handles41: Mutex::new(HashMap::new()),
         }))
     }
 
-    /// The file handle of `rel` (relative to the export root), looked up
+    /// The NFSv3 client, or an error naming the target for an NFSv4.1 one.
+    pub fn v3(&self) -> Result<&Nfs3Client, NfsError> {
+        self.pool.v3().ok_or_else(|| NfsError::Invalid {
+            path: self.url.clone(),
+            reason: "this needs NFSv3 (version=3)".into(),
+        })
+    }
+
+    /// The NFS version of the target.
+    pub fn version(&self) -> NfsVersion {
+        self.pool.version()
+    }
+
+    /// The NFSv3 file handle of `rel` (relative to the export root), looked up
     /// once and then cached for every user.
     pub fn handle(&self, rel: &str) -> Result<FileHandle, NfsError> {
         if let Some(fh) = self.handles.lock().ok().and_then(|h| h.get(rel).copied()) {
             return Ok(fh);
         }
-        let (fh, _) = self.pool.block_on(self.pool.client().lookup_path(rel))?;
+        let (fh, _) = self.pool.block_on(self.v3()?.lookup_path(rel))?;
         self.remember(rel, fh);
         Ok(fh)
+    }
+
+    /// The file handle of `rel` in the target's protocol (cached for every user).
+    pub fn handle_bytes(&self, rel: &str) -> Result<Vec<u8>, NfsError> {
+        let Some(m) = self.pool.v41() else {
+            return Ok(self.handle(rel)?.as_bytes().to_vec());
+        };
+        if let Some(fh) = self.handles41.lock().ok().and_then(|h| h.get(rel).copied()) {
+            return Ok(fh.as_bytes().to_vec());
+        }
+        let (fh, _) = self
+            .pool
+            .block_on(m.client().lookup_path(&format!("/{rel}")))?;
+        self.remember41(rel, fh);
+        Ok(fh.as_bytes().to_vec())
+    }
+
+    /// Records an NFSv4.1 handle obtained another way (OPEN with create).
+    pub fn remember41(&self, rel: &str, fh: Fh4) {
+        if let Ok(mut h) = self.handles41.lock() {
+            h.insert(rel.to_string(), fh);
+        }
     }
 
     /// Records a handle obtained another way (CREATE).
@@ -162,20 +201,26 @@ impl NfsTarget {
         if let Ok(mut h) = self.handles.lock() {
             h.remove(rel);
         }
+        if let Ok(mut h) = self.handles41.lock() {
+            h.remove(rel);
+        }
     }
 
     /// `server:/export/rel`, for messages and the files view.
     pub fn display_path(&self, rel: &str) -> String {
-        format!("{}:{}", self.server, self.pool.client().full_path(rel))
+        match self.pool.v3() {
+            Some(c) => format!("{}:{}", self.server, c.full_path(rel)),
+            None => format!("{}:/{}", self.server, rel.trim_matches('/')),
+        }
     }
 
-    /// READ and WRITE sizes: the server's rtmax and wtmax (multiples of
-    /// rtmult/wtmult), at most 1 MiB. Larger I/Os are split.
+    /// READ and WRITE sizes: the server's limits (NFSv3 rtmax and wtmax, multiples
+    /// of rtmult/wtmult; NFSv4.1 what the session allows), at most 1 MiB. Larger I/Os
+    /// are split.
     pub fn transfer_sizes(&self) -> (u32, u32) {
-        let c = self.pool.client();
         (
-            c.read_size(self.max_transfer),
-            c.write_size(self.max_transfer),
+            self.pool.read_size(self.max_transfer),
+            self.pool.write_size(self.max_transfer),
         )
     }
 

@@ -2,7 +2,8 @@
 
 use dbio_nfs::ConnStats;
 use dbio_stats::{
-    NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsStats, RunResult,
+    NfsChannel, NfsEvent, NfsFile, NfsProcCount, NfsSection, NfsServer, NfsSession, NfsStats,
+    RunResult,
 };
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -10,21 +11,44 @@ use crate::NfsTarget;
 
 /// The "servers" view: one row (one server per target for now).
 pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
-    let c = t.pool.client();
-    let fsinfo = c.fsinfo();
     let (rsize, wsize) = t.transfer_sizes();
-    vec![NfsServer {
+    let mut row = NfsServer {
         name: t.server.clone(),
-        export: c.export().to_string(),
-        nfs_version: "3".into(),
+        export: export(t),
         nfs_port: t.pool.nfs_port(),
         mount_port: t.pool.mount_port(),
-        rtmax: fsinfo.rtmax,
-        wtmax: fsinfo.wtmax,
         rsize,
         wsize,
         paths: t.pool.paths().iter().map(|p| p.spec.label()).collect(),
-    }]
+        ..Default::default()
+    };
+    if let Some(c) = t.pool.v3() {
+        let fsinfo = c.fsinfo();
+        row.nfs_version = "3".into();
+        row.rtmax = fsinfo.rtmax;
+        row.wtmax = fsinfo.wtmax;
+    }
+    if let Some(m) = t.pool.v41() {
+        let fore = m.client().session().fore_channel();
+        row.nfs_version = "4.1".into();
+        // What one COMPOUND may carry, as the session granted it.
+        row.rtmax = fore.maxresponsesize;
+        row.wtmax = fore.maxrequestsize;
+        row.sessions = m
+            .sessions()
+            .into_iter()
+            .map(|(slots, in_use)| NfsSession { slots, in_use })
+            .collect();
+    }
+    vec![row]
+}
+
+/// The export (NFSv3) or the path looked up from the root (NFSv4.1).
+fn export(t: &NfsTarget) -> String {
+    match t.pool.v3() {
+        Some(c) => c.export().to_string(),
+        None => format!("/{}", t.dir),
+    }
 }
 
 /// The "channels" view: one row per connection.
@@ -123,7 +147,7 @@ pub fn live_text(t: &NfsTarget) -> String {
         s,
         "  nfs {}:{}  {}  read {:.1} MB  written {:.1} MB",
         t.server,
-        t.pool.client().export(),
+        export(t),
         calls.join(", "),
         st.read_bytes as f64 / 1e6,
         st.write_bytes as f64 / 1e6

@@ -12,8 +12,8 @@
 //! thread. A READ done in one RPC hands its data on as a slice of the reply record (no
 //! copy); WRITE data is sent from the caller's `Bytes`, never copied.
 //!
-//! The wire format is NFSv3 (module `v3` below); NFSv4.1 adds its own encoding of the
-//! same operations behind the same API.
+//! The wire format is NFSv3 (module `v3` below) or NFSv4.1 ([`crate::v41::data`]:
+//! COMPOUNDs on slots of the data path's own lease of a session), behind the same API.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 use crate::retry::Backoff;
 pub use crate::router::{FileId, Route};
 use crate::router::{ProcId, Router};
+use crate::v41::data as v41;
 
 /// How durable a WRITE must be when it completes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +79,7 @@ pub struct Outcome {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dir {
+pub(crate) enum Dir {
     Read,
     Write,
 }
@@ -105,17 +106,55 @@ struct Op {
     read: ReadData,
 }
 
-/// Tag of one RPC: slot, part of the slot's I/O, channel it went on.
-fn tag(slot: u32, part: u32, ch: usize) -> u64 {
-    u64::from(slot) << 32 | u64::from(part & 0xffff) << 16 | (ch as u64 & 0xffff)
+/// Most slots (I/Os in flight) of a data path: a slot number fits a tag.
+pub const MAX_DEPTH: u32 = 1 << 16;
+
+/// Tag of one RPC: slot, part of the slot's I/O, session slot (NFSv4.1: index in the
+/// lease), channel it went on, 16 bits each.
+fn tag(slot: u32, part: u32, sslot: u16, ch: usize) -> u64 {
+    u64::from(slot & 0xffff) << 48
+        | u64::from(part & 0xffff) << 32
+        | u64::from(sslot) << 16
+        | (ch as u64 & 0xffff)
 }
 
-fn untag(t: u64) -> (u32, u32, usize) {
+fn untag(t: u64) -> (u32, u32, u16, usize) {
     (
-        (t >> 32) as u32,
-        (t >> 16 & 0xffff) as u32,
+        (t >> 48) as u32,
+        (t >> 32 & 0xffff) as u32,
+        (t >> 16 & 0xffff) as u16,
         (t & 0xffff) as usize,
     )
+}
+
+/// The key of an RPC across re-sends: its slot and part.
+fn part_key(t: u64) -> u64 {
+    t & !0xffff_ffff
+}
+
+/// What the server said to one RPC of an I/O, whatever the protocol version.
+pub(crate) enum PartReply {
+    /// Try again later (NFS3ERR_JUKEBOX, NFS4ERR_DELAY).
+    Busy,
+    /// READ data (at most what was asked).
+    Read(Bytes),
+    /// Bytes a WRITE wrote.
+    Written(u32),
+}
+
+/// The files of a data path, in the protocol's terms.
+enum Files {
+    V3(Vec<v3::Handle>),
+    V41(Vec<v41::File>),
+}
+
+impl Files {
+    fn len(&self) -> usize {
+        match self {
+            Files::V3(f) => f.len(),
+            Files::V41(f) => f.len(),
+        }
+    }
 }
 
 /// What one RPC's reply means for its I/O.
@@ -129,7 +168,12 @@ enum PartResult {
 pub struct DataPath {
     router: Arc<Router>,
     queue: Arc<CompletionQueue>,
-    files: Vec<v3::Handle>,
+    files: Files,
+    /// NFSv4.1: the session slots, and the parts waiting for one.
+    v41: Option<v41::Wire>,
+    waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
+    /// Outcomes found outside a reply (parts failed while waiting for a slot).
+    ready: Vec<Outcome>,
     ops: Vec<Op>,
     /// Largest READ and WRITE sent in one RPC.
     rsize: u32,
@@ -152,10 +196,13 @@ impl DataPath {
     /// A data path with `depth` slots on `router`, sending at most `rsize`/`wsize`
     /// bytes per READ/WRITE, re-sending after `retry`.
     pub fn new(router: Arc<Router>, depth: u32, rsize: u32, wsize: u32, retry: Backoff) -> Self {
-        let depth = depth.max(1) as usize;
+        let depth = depth.clamp(1, MAX_DEPTH) as usize;
         DataPath {
             queue: Arc::new(CompletionQueue::new()),
-            files: Vec::new(),
+            files: Files::V3(Vec::new()),
+            v41: None,
+            waiting: std::collections::VecDeque::new(),
+            ready: Vec::new(),
             ops: (0..depth).map(|_| Op::default()).collect(),
             rsize: rsize.max(1),
             wsize: wsize.max(1),
@@ -172,12 +219,54 @@ impl DataPath {
         }
     }
 
+    /// A data path speaking NFSv4.1 on the slots of `lease` (a session of the router's
+    /// server); otherwise like [`DataPath::new`].
+    pub fn new_v41(
+        router: Arc<Router>,
+        lease: crate::v41::SlotLease,
+        depth: u32,
+        rsize: u32,
+        wsize: u32,
+        retry: Backoff,
+    ) -> Self {
+        let mut path = DataPath::new(router, depth, rsize, wsize, retry);
+        path.procs = (
+            path.router.proc_id(v41::READ),
+            path.router.proc_id(v41::WRITE),
+        );
+        path.files = Files::V41(Vec::new());
+        path.v41 = Some(v41::Wire::new(lease));
+        path
+    }
+
     /// Adds a file by its handle (as the server gave it); `None` if the handle is not
     /// one of this protocol's.
     pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
-        let fh = v3::handle(handle)?;
-        self.files.push(fh);
+        match &mut self.files {
+            Files::V3(f) => f.push(v3::handle(handle)?),
+            Files::V41(f) => f.push(v41::File::new(handle)?),
+        }
         Some(FileId(self.files.len() as u32 - 1))
+    }
+
+    /// NFSv4.1: the stateid `file`'s I/O carries (an OPEN's); anonymous until set.
+    /// False for an NFSv3 data path or an unknown file.
+    pub fn set_stateid(&mut self, file: FileId, stateid: crate::proto::nfs4::Stateid) -> bool {
+        match &mut self.files {
+            Files::V41(f) => match f.get_mut(file.0 as usize) {
+                Some(f) => {
+                    f.stateid = stateid;
+                    true
+                }
+                None => false,
+            },
+            Files::V3(_) => false,
+        }
+    }
+
+    /// NFSv4.1: session slots this data path holds and can still use.
+    pub fn session_slots(&self) -> Option<u32> {
+        self.v41.as_ref().map(|w| w.usable())
     }
 
     pub fn depth(&self) -> u32 {
@@ -285,7 +374,8 @@ impl DataPath {
         }
     }
 
-    /// Queues part `part` of the I/O on `slot`, on channel `ch` or the one its route picks.
+    /// Queues part `part` of the I/O on `slot`, on channel `ch` or the one its route
+    /// picks; with NFSv4.1 it waits for a free session slot first.
     fn send_part(&mut self, slot: u32, part: u32, ch: Option<usize>) {
         let op = &self.ops[slot as usize];
         let Some(io) = op.io else {
@@ -295,20 +385,59 @@ impl DataPath {
         let start = part * size;
         let len = size.min(io.len - start);
         let offset = io.offset + u64::from(start);
-        let fh = &self.files[io.file.0 as usize];
         let router = &self.router;
-        let ch = ch.unwrap_or_else(|| router.pick(Route::new(io.file, offset), None));
-        let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, ch));
-        let (proc_, call) = match io.dir {
-            Dir::Read => (self.procs.0, v3::read_call(router, fh, offset, len)),
-            Dir::Write => {
-                let data = op.payload.slice(start as usize..(start + len) as usize);
-                let call = v3::write_call(router, fh, offset, data, io.stable);
-                (self.procs.1, call)
-            }
+        let data = match io.dir {
+            Dir::Read => Bytes::new(),
+            Dir::Write => op.payload.slice(start as usize..(start + len) as usize),
         };
+        let proc_ = match io.dir {
+            Dir::Read => self.procs.0,
+            Dir::Write => self.procs.1,
+        };
+        let (call, sslot) = match (&self.files, &mut self.v41) {
+            (Files::V3(files), _) => {
+                let fh = &files[io.file.0 as usize];
+                let call = match io.dir {
+                    Dir::Read => v3::read_call(router, fh, offset, len),
+                    Dir::Write => v3::write_call(router, fh, offset, data, io.stable),
+                };
+                (call, 0)
+            }
+            (Files::V41(files), Some(wire)) => {
+                let Some((index, sslot, seqid)) = wire.take() else {
+                    self.waiting.push_back((slot, part, ch));
+                    return;
+                };
+                let file = &files[io.file.0 as usize];
+                let call = wire.call(
+                    router,
+                    (sslot, seqid),
+                    file,
+                    io.dir,
+                    offset,
+                    len,
+                    data,
+                    io.stable,
+                );
+                (call, index)
+            }
+            (Files::V41(_), None) => return,
+        };
+        let ch = ch.unwrap_or_else(|| router.pick(Route::new(io.file, offset), None));
+        let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, sslot, ch));
         router.reserve(ch, proc_);
         self.batches[ch].push(call, reply);
+    }
+
+    /// NFSv4.1: sends parts that waited for a session slot, oldest first, while slots
+    /// are free.
+    fn send_waiting(&mut self) {
+        while self.v41.as_ref().is_some_and(|w| w.has_free()) {
+            let Some((slot, part, ch)) = self.waiting.pop_front() else {
+                break;
+            };
+            self.send_part(slot, part, ch);
+        }
     }
 
     /// Waits until at least `min` I/Os (at most those in flight) have finished or
@@ -337,6 +466,13 @@ impl DataPath {
                 }
             }
             self.replies = replies;
+            if !self.waiting.is_empty() {
+                self.send_waiting();
+            }
+            for o in self.ready.drain(..) {
+                out.push(o);
+                got += 1;
+            }
             if got >= min || Instant::now() >= deadline {
                 break;
             }
@@ -348,15 +484,30 @@ impl DataPath {
 
     /// Handles one RPC reply; returns the outcome when it was the last part of its I/O.
     fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Outcome> {
-        let (slot, part, ch) = untag(t);
+        let (slot, part, sslot, ch) = untag(t);
         self.router.done(ch);
-        let io = self.ops.get(slot as usize)?.io?;
+        let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
+            if let Some(w) = &mut self.v41 {
+                w.lost(sslot);
+            }
+            return None;
+        };
         let outcome = match result {
             Ok(reply) => {
                 self.router.path_answered(ch);
-                self.part_reply(slot, part, io, reply.record)
+                self.part_reply(slot, part, sslot, io, reply.record)
             }
             Err(e) => {
+                if let Some(w) = &mut self.v41 {
+                    // Whether the server ran it is unknown: its slot is not used again.
+                    w.lost(sslot);
+                    if w.usable() == 0 {
+                        let why = format!("{e}; no NFSv4.1 session slot left");
+                        self.fail_waiting(&why);
+                        let e = self.io_error(io, part, why);
+                        return self.end_part(slot, io, Err(e));
+                    }
+                }
                 // The path is in trouble: re-issue on another path if one is up.
                 if self.may_reissue(t) {
                     if let Some(other) = self.router.path_failed(ch, &e.to_string()) {
@@ -372,16 +523,21 @@ impl DataPath {
                 Err(self.io_error(io, part, e.to_string()))
             }
         };
-        let op = &mut self.ops[slot as usize];
         match outcome {
-            Ok(PartResult::Done) => {}
+            Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
             Ok(PartResult::Retry) => {
                 self.defer(t, slot, part);
-                return None;
+                None
             }
-            Err(e) => {
-                op.error.get_or_insert(e);
-            }
+            Err(e) => self.end_part(slot, io, Err(e)),
+        }
+    }
+
+    /// One RPC of the I/O `io` on `slot` ended; returns the outcome when it was the last.
+    fn end_part(&mut self, slot: u32, io: Io, result: Result<(), DataError>) -> Option<Outcome> {
+        let op = &mut self.ops[slot as usize];
+        if let Err(e) = result {
+            op.error.get_or_insert(e);
         }
         op.parts_left -= 1;
         if op.parts_left > 0 {
@@ -396,9 +552,23 @@ impl DataPath {
         let data = std::mem::take(&mut op.read);
         self.in_flight -= 1;
         if !self.retries.is_empty() {
-            self.retries.retain(|(k, _)| (k >> 32) as u32 != slot);
+            self.retries.retain(|(k, _)| (k >> 48) as u32 != slot);
         }
         Some(Outcome { slot, result, data })
+    }
+
+    /// Fails every part waiting for a session slot (none is left), keeping the
+    /// outcomes for [`DataPath::wait`].
+    fn fail_waiting(&mut self, why: &str) {
+        while let Some((slot, part, _)) = self.waiting.pop_front() {
+            let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
+                continue;
+            };
+            let e = self.io_error(io, part, why);
+            if let Some(o) = self.end_part(slot, io, Err(e)) {
+                self.ready.push(o);
+            }
+        }
     }
 
     /// Re-sends part `part` of `slot` after the back-off.
@@ -409,7 +579,7 @@ impl DataPath {
 
     /// Re-issues so far of the RPC tagged `t`.
     fn retry_count(&self, t: u64) -> u32 {
-        let key = t & !0xffff;
+        let key = part_key(t);
         self.retries
             .iter()
             .find(|(k, _)| *k == key)
@@ -436,7 +606,7 @@ impl DataPath {
 
     /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
     fn may_reissue(&mut self, t: u64) -> bool {
-        let key = t & !0xffff;
+        let key = part_key(t);
         match self.retries.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) if !self.retry.allows(*n) => false,
             Some((_, n)) => {
@@ -456,23 +626,28 @@ impl DataPath {
         &mut self,
         slot: u32,
         part: u32,
+        sslot: u16,
         io: Io,
         record: Bytes,
     ) -> Result<PartResult, DataError> {
         let size = self.part_size(io.dir);
         let start = part * size;
         let want = size.min(io.len - start);
+        let decoded = match &mut self.v41 {
+            None => v3::decode(io.dir, record, want),
+            Some(w) => w.decode(sslot, io.dir, record, want),
+        };
         let procs = self.router.procs();
-        match v3::decode(io.dir, record, want) {
+        match decoded {
             Err(why) => Err(self.io_error(io, part, why)),
-            Ok(v3::Reply::Busy) => {
-                if self.may_reissue(tag(slot, part, 0)) {
+            Ok(PartReply::Busy) => {
+                if self.may_reissue(tag(slot, part, 0, 0)) {
                     Ok(PartResult::Retry)
                 } else {
                     Err(self.io_error(io, part, "server busy (NFS3ERR_JUKEBOX)"))
                 }
             }
-            Ok(v3::Reply::Read(data)) => {
+            Ok(PartReply::Read(data)) => {
                 let got = data.len() as u32;
                 procs.read_bytes.fetch_add(u64::from(got), Relaxed);
                 let op = &mut self.ops[slot as usize];
@@ -489,7 +664,7 @@ impl DataPath {
                 }
                 Ok(PartResult::Done)
             }
-            Ok(v3::Reply::Written(count)) => {
+            Ok(PartReply::Written(count)) => {
                 procs.write_bytes.fetch_add(u64::from(count), Relaxed);
                 if count < want {
                     return Err(DataError::Short {
@@ -515,7 +690,7 @@ mod v3 {
     use dbio_rpc::conn::CallBuf;
     use dbio_xdr::XdrEncode;
 
-    use super::{Dir, Stability};
+    use super::{Dir, PartReply as Reply, Stability};
     use crate::channel::Results;
     use crate::client::{is_jukebox, read_reply_hint};
     use crate::proto::nfs3::{
@@ -561,15 +736,6 @@ mod v3 {
             data: Data(&data[..]),
         };
         router.encode(Proc::Write as u32, |b| args.encode_head(b), data.clone())
-    }
-
-    pub enum Reply {
-        /// JUKEBOX: try again later.
-        Busy,
-        /// READ data (at most what was asked).
-        Read(Bytes),
-        /// Bytes a WRITE wrote.
-        Written(u32),
     }
 
     /// Decodes a READ or WRITE reply of a part of `want` bytes.

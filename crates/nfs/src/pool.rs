@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dbio_rpc::conn::Connection;
+use dbio_rpc::conn::{ConnConfig, Connection};
 
 use crate::channel::CallError;
 use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
@@ -32,10 +32,11 @@ use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::mount::call_error;
 use crate::path::{PathEvent, PathSpec, PathState};
-use crate::proto::nfs3;
+use crate::proto::{nfs3, nfs4};
 use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
-use crate::url::NfsUrl;
+use crate::url::{NfsUrl, NfsVersion};
+use crate::v41::{SessionOptions, V41Mount};
 
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
@@ -64,18 +65,124 @@ pub struct PoolOptions {
 /// Connections to one server over its paths, plus the mounted export.
 pub struct Pool {
     rt: tokio::runtime::Runtime,
-    client: Nfs3Client,
+    proto: Proto,
     router: Arc<Router>,
     nfs_port: u16,
     mount_port: Option<u16>,
+    retry: crate::retry::Backoff,
+}
+
+/// The protocol's side of a pool.
+enum Proto {
+    /// NFSv3: the MOUNTed export's client.
+    V3(Nfs3Client),
+    /// NFSv4.1: the sessions.
+    V41(V41Mount),
+}
+
+/// Data connections of a pool: the options every one gets, and whether there are
+/// several paths.
+fn data_config(url: &NfsUrl, options: &PoolOptions, multipath: bool) -> ConnConfig {
+    let mut cfg = options.client.conn.clone();
+    if multipath {
+        // Fail over quickly instead of waiting on a dead path.
+        let timeout = url
+            .timeo
+            .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
+        cfg.fail_fast = true;
+        cfg.timeout = timeout;
+        cfg.connect_timeout = timeout;
+        cfg.retries =
+            (PATH_CALL_DEADLINE.as_millis() / timeout.as_millis().max(1)).clamp(1, 1000) as u32;
+    }
+    cfg
+}
+
+/// The data connections: `conns_per_path` on every path, to `port`. With several
+/// paths one that cannot be reached starts down (returned with why) and is probed.
+async fn connect_channels(
+    paths: &[PathSpec],
+    port: u16,
+    cfg: &ConnConfig,
+    options: &PoolOptions,
+) -> Result<(Vec<(usize, Connection)>, Vec<(usize, String)>), NfsError> {
+    let multipath = paths.len() > 1;
+    let mut down_at_open = Vec::new();
+    let mut channels = Vec::new();
+    // Callers run every data connection on one thread at a time: a wake-up for one
+    // reads the others too.
+    let siblings = (options.workers == 0).then(|| Arc::new(tokio::sync::Notify::new()));
+    for (i, p) in paths.iter().enumerate() {
+        for _ in 0..options.conns_per_path.max(1) {
+            let mut cfg = cfg.clone();
+            cfg.bind = p.local;
+            cfg.siblings = siblings.clone();
+            let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
+                Ok(c) => c,
+                // With several paths, one down at the start is a failover like any
+                // other: the probe brings it in.
+                Err(e) if multipath => {
+                    down_at_open.push((i, e.to_string()));
+                    Connection::unconnected(p.nfs_addr(port), cfg)
+                }
+                Err(e) => return Err(call_error("NFS", &p.label(), CallError::Transport(e))),
+            };
+            channels.push((i, conn));
+        }
+    }
+    Ok((channels, down_at_open))
+}
+
+/// Mounts the export over the first path that answers (each attempt bounded by
+/// `mnt_timeout`): the client and the path inside the export.
+async fn mount_v3(
+    url: &NfsUrl,
+    paths: &[PathSpec],
+    options: &PoolOptions,
+    data_cfg: &ConnConfig,
+) -> Result<(Nfs3Client, String), NfsError> {
+    let mut first_err = None;
+    for p in paths {
+        let mut first = url.clone();
+        first.host = p.server.to_string();
+        let mut mopts = options.client.clone();
+        mopts.conns = 1;
+        if paths.len() > 1 {
+            mopts.conn = data_cfg.clone();
+        }
+        mopts.conn.bind = p.local;
+        let attempt = Nfs3Client::mount(&first, mopts);
+        let mounted = match options.mount_timeout {
+            None => attempt.await,
+            Some(limit) => tokio::time::timeout(limit, attempt)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(NfsError::Invalid {
+                        path: format!("mount of {} on {}", url.path, p.label()),
+                        reason: format!("no answer within mnt_timeout ({} s)", limit.as_secs_f64()),
+                    })
+                }),
+        };
+        match mounted {
+            Ok(m) => return Ok(m),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_err.unwrap_or_else(|| NfsError::Invalid {
+        path: url.path.clone(),
+        reason: "no path to mount over".into(),
+    }))
 }
 
 impl Pool {
-    /// Mounts the URL's export over the first path that answers and opens
-    /// `conns_per_path` connections on every path (with several paths, one
-    /// that cannot be reached starts down and is probed). With no `paths`,
-    /// the URL's host and its `path=`s are the paths. Returns the pool and the path inside
-    /// the export.
+    /// Opens the URL's export: NFSv3 mounts it over the first path that answers,
+    /// NFSv4.1 sets up a session and looks the path up from the server's root; then
+    /// `conns_per_path` connections on every path (with several paths, one that cannot
+    /// be reached starts down and is probed). With no `paths`, the URL's host and its
+    /// `path=`s are the paths. Returns the pool and the path inside the export (for
+    /// NFSv4.1, the whole URL path).
     pub fn open(
         url: &NfsUrl,
         paths: Vec<PathSpec>,
@@ -97,109 +204,60 @@ impl Pool {
             reason: e.to_string(),
         })?;
         let cred = options.client.credential()?;
-        let (client, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
+        let v41 = url.version == NfsVersion::V41;
+        let (proto, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
                 let addr = crate::mount::resolve(&url.host, NFS_PORT).await?;
                 paths.push(PathSpec::new(addr.ip()));
                 paths.extend(url.paths.iter().cloned());
             }
-            let mut data_cfg = options.client.conn.clone();
-            let multipath = paths.len() > 1;
-            if multipath {
-                // Fail over quickly instead of waiting on a dead path.
-                let timeout = url
-                    .timeo
-                    .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
-                data_cfg.fail_fast = true;
-                data_cfg.timeout = timeout;
-                data_cfg.connect_timeout = timeout;
-                data_cfg.retries = (PATH_CALL_DEADLINE.as_millis() / timeout.as_millis().max(1))
-                    .clamp(1, 1000) as u32;
-            }
-            // MOUNT and metadata calls use the first path that mounts, then the others
-            // when it fails.
-            let mut mounted = None;
-            let mut first_err = None;
-            for (i, p) in paths.iter().enumerate() {
-                let mut first = url.clone();
-                first.host = p.server.to_string();
-                let mut mopts = options.client.clone();
-                mopts.conns = 1;
-                if multipath {
-                    mopts.conn = data_cfg.clone();
-                }
-                mopts.conn.bind = p.local;
-                let attempt = Nfs3Client::mount(&first, mopts);
-                let mounted_or = match options.mount_timeout {
-                    None => attempt.await,
-                    Some(limit) => {
-                        tokio::time::timeout(limit, attempt)
-                            .await
-                            .unwrap_or_else(|_| {
-                                Err(NfsError::Invalid {
-                                    path: format!("mount of {} on {}", url.path, p.label()),
-                                    reason: format!(
-                                        "no answer within mnt_timeout ({} s)",
-                                        limit.as_secs_f64()
-                                    ),
-                                })
-                            })
-                    }
+            let data_cfg = data_config(url, &options, paths.len() > 1);
+            if v41 {
+                let port = url.nfs_port.unwrap_or(NFS_PORT);
+                let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
+                // The session starts on the first connection that is up; metadata calls
+                // stay on it.
+                let first = channels
+                    .iter()
+                    .find(|(i, _)| !down.iter().any(|(d, _)| d == i))
+                    .map(|(_, c)| c.clone())
+                    .ok_or_else(|| NfsError::Invalid {
+                        path: url.host.clone(),
+                        reason: "no path to the server is up".into(),
+                    })?;
+                let mut sopts = SessionOptions {
+                    slots: crate::v41::MAX_SLOTS,
+                    conn: data_cfg.clone(),
+                    backoff: options.client.retry,
+                    ..SessionOptions::default()
                 };
-                match mounted_or {
-                    Ok(m) => {
-                        mounted = Some((i, m));
-                        break;
-                    }
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
-                }
+                sopts.conn.siblings = None;
+                let server = first.addr().to_string();
+                let mount = V41Mount::open(first, cred.clone(), sopts, server).await?;
+                let rest = url.path.trim_matches('/').to_string();
+                return Ok::<_, NfsError>((Proto::V41(mount), rest, paths, channels, port, down));
             }
-            let (_, (client, rest)) = match (mounted, first_err) {
-                (Some(m), _) => m,
-                (None, Some(e)) => return Err(e),
-                (None, None) => unreachable!("a pool has at least one path"),
-            };
+            let (client, rest) = mount_v3(url, &paths, &options, &data_cfg).await?;
             // The port the mount found (from the URL or the portmapper).
             let port = client.router().server_addr(0).port();
-            let mut down_at_open = Vec::new();
-            let mut channels = Vec::new();
-            // Callers run every data connection on one thread at a time: a wake-up for one
-            // reads the others too.
-            let siblings = (options.workers == 0).then(|| Arc::new(tokio::sync::Notify::new()));
-            for (i, p) in paths.iter().enumerate() {
-                for _ in 0..options.conns_per_path.max(1) {
-                    let mut cfg = data_cfg.clone();
-                    cfg.bind = p.local;
-                    cfg.siblings = siblings.clone();
-                    let conn = match Connection::connect(p.nfs_addr(port), cfg.clone()).await {
-                        Ok(c) => c,
-                        // With several paths, one down at the start is a
-                        // failover like any other: the probe brings it in.
-                        Err(e) if multipath => {
-                            down_at_open.push((i, e.to_string()));
-                            Connection::unconnected(p.nfs_addr(port), cfg)
-                        }
-                        Err(e) => {
-                            return Err(call_error("NFS", &p.label(), CallError::Transport(e)))
-                        }
-                    };
-                    channels.push((i, conn));
-                }
-            }
-            Ok::<_, NfsError>((client, rest, paths, channels, port, down_at_open))
+            let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
+            Ok((Proto::V3(client), rest, paths, channels, port, down))
         })?;
+        let (prog, vers, procs) = if v41 {
+            (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])
+        } else {
+            (nfs3::PROGRAM, nfs3::VERSION, nfs3_proc_names())
+        };
         // Metadata and data share the connections: a call that meets a dead path moves
         // to the next one, whichever kind it is.
         let router = Router::new(
-            nfs3::PROGRAM,
-            nfs3::VERSION,
+            prog,
+            vers,
             cred,
             paths.into_iter().map(PathState::new).collect(),
             channels,
-            &nfs3_proc_names(),
+            &procs,
         )
         .with_runs_on_callers(options.workers == 0);
         let router = Arc::new(router);
@@ -219,15 +277,21 @@ impl Pool {
                 router.credential().clone(),
             ));
         }
-        let mut client = client;
-        client.use_router(router.clone());
+        let proto = match proto {
+            Proto::V3(mut client) => {
+                client.use_router(router.clone());
+                Proto::V3(client)
+            }
+            p => p,
+        };
         Ok((
             Pool {
                 rt,
-                client,
+                proto,
                 router,
                 nfs_port,
                 mount_port: url.mount_port,
+                retry: options.client.retry,
             },
             rest,
         ))
@@ -239,9 +303,44 @@ impl Pool {
         self.rt.block_on(f)
     }
 
-    /// The mounted export's client (metadata calls over the first path).
-    pub fn client(&self) -> &Nfs3Client {
-        &self.client
+    /// NFSv3: the mounted export's client (metadata calls over the first path).
+    pub fn v3(&self) -> Option<&Nfs3Client> {
+        match &self.proto {
+            Proto::V3(c) => Some(c),
+            Proto::V41(_) => None,
+        }
+    }
+
+    /// NFSv4.1: the sessions and the metadata client.
+    pub fn v41(&self) -> Option<&V41Mount> {
+        match &self.proto {
+            Proto::V41(m) => Some(m),
+            Proto::V3(_) => None,
+        }
+    }
+
+    /// The protocol version, as in URLs.
+    pub fn version(&self) -> NfsVersion {
+        match &self.proto {
+            Proto::V3(_) => NfsVersion::V3,
+            Proto::V41(_) => NfsVersion::V41,
+        }
+    }
+
+    /// READ size of the data paths: within the server's limits and `cap`.
+    pub fn read_size(&self, cap: u32) -> u32 {
+        match &self.proto {
+            Proto::V3(c) => c.read_size(cap),
+            Proto::V41(m) => m.read_size(cap),
+        }
+    }
+
+    /// WRITE size of the data paths: within the server's limits and `cap`.
+    pub fn write_size(&self, cap: u32) -> u32 {
+        match &self.proto {
+            Proto::V3(c) => c.write_size(cap),
+            Proto::V41(m) => m.write_size(cap),
+        }
     }
 
     /// The connections over every path, shared by metadata and data calls.
@@ -281,15 +380,22 @@ impl Pool {
     }
 
     /// A data path with `depth` slots on the pool's connections, with READs and WRITEs
-    /// of at most `max_transfer` bytes (within the server's rtmax/wtmax).
-    pub fn data_path(&self, depth: u32, max_transfer: u32) -> DataPath {
-        DataPath::new(
-            self.router.clone(),
-            depth,
-            self.client.read_size(max_transfer),
-            self.client.write_size(max_transfer),
-            self.client.options().retry,
-        )
+    /// of at most `max_transfer` bytes (within the server's limits). NFSv4.1: it leases
+    /// up to `depth` session slots, from a new session if the others have too few.
+    pub fn data_path(&self, depth: u32, max_transfer: u32) -> Result<DataPath, NfsError> {
+        let (rsize, wsize) = (self.read_size(max_transfer), self.write_size(max_transfer));
+        let router = self.router.clone();
+        match &self.proto {
+            Proto::V3(_) => Ok(DataPath::new(router, depth, rsize, wsize, self.retry)),
+            Proto::V41(m) => {
+                let ch = router.pick(crate::router::Route::META, None);
+                let conn = router.channels()[ch].conn.clone();
+                let lease = self.rt.block_on(m.lease(depth, conn))?;
+                Ok(DataPath::new_v41(
+                    router, lease, depth, rsize, wsize, self.retry,
+                ))
+            }
+        }
     }
 }
 

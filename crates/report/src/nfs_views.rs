@@ -136,6 +136,7 @@ mod tests {
                 rsize: 1 << 20,
                 wsize: 1 << 20,
                 paths: vec!["10.0.0.2".into()],
+                sessions: Vec::new(),
             }],
             channels: (0..2)
                 .map(|i| NfsChannel {

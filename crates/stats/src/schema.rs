@@ -314,6 +314,18 @@ pub struct NfsServer {
     pub wsize: u32,
     /// Network paths, as "local->server" or "server".
     pub paths: Vec<String>,
+    /// NFSv4.1 sessions (the metadata session first): slots granted and in use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<NfsSession>,
+}
+
+/// One NFSv4.1 session of a server.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsSession {
+    /// Fore-channel slots the server granted (as used by dbio).
+    pub slots: u32,
+    /// Slots busy or leased to data paths when the views were taken.
+    pub in_use: u32,
 }
 
 /// One NFS connection (dNFS view "channels", like V$DNFS_CHANNELS).

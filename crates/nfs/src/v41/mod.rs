@@ -5,15 +5,20 @@
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
+pub(crate) mod data;
 mod files;
+mod mount;
 mod session;
+mod slots;
 pub mod transfer;
 
 pub use files::{
     create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,
     OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_RESULT_PRESERVE_UNLINKED,
 };
-pub use session::{Reply, Session, SessionOptions, SlotStats, MAX_SLOTS};
+pub use mount::V41Mount;
+pub use session::{Reply, Session, SessionOptions, SlotStats};
+pub use slots::{SlotLease, MAX_SLOTS};
 
 use bytes::Bytes;
 
@@ -99,6 +104,11 @@ impl Client {
             session,
             server: addr.to_string(),
         })
+    }
+
+    /// A client over an established session with the server named `server`.
+    pub fn from_session(session: Session, server: String) -> Client {
+        Client { session, server }
     }
 
     pub fn session(&self) -> &Session {

@@ -5,7 +5,8 @@
 //! NFS4ERR_GRACE with the client's [`Backoff`].
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -18,13 +19,10 @@ use crate::channel::{build_call, Results};
 use crate::error::NfsError;
 use crate::proto::nfs4::{
     decode_compound, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound, CompoundRes, Nfsstat4,
-    OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM,
-    VERSION,
+    OpResult, Opnum, RdmaIrd, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM, VERSION,
 };
 use crate::retry::Backoff;
-
-/// Most slots a client asks for (and uses, whatever a server grants).
-pub const MAX_SLOTS: u32 = 1024;
+use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
 
 /// How a session is set up and how its calls wait and retry.
 #[derive(Clone, Debug)]
@@ -62,62 +60,6 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "localhost".into())
 }
 
-/// The fore channel's slots: each slot's last sequence id, which are busy, and the
-/// highest slot the server lets the client use now.
-#[derive(Debug)]
-struct SlotTable {
-    seqids: Vec<u32>,
-    busy: Vec<bool>,
-    /// Highest slot id usable now (the server's `target_highest_slotid`, at most the
-    /// granted table).
-    target: u32,
-    /// Slots retired after a request without reply (they stay busy).
-    retired: u32,
-}
-
-impl SlotTable {
-    fn new(n: u32) -> Self {
-        let n = n.clamp(1, MAX_SLOTS) as usize;
-        SlotTable {
-            seqids: vec![0; n],
-            busy: vec![false; n],
-            target: (n - 1) as u32,
-            retired: 0,
-        }
-    }
-
-    /// The lowest free slot at or below the target: (slot, the sequence id to send).
-    fn take(&mut self) -> Option<(u32, u32)> {
-        let limit = (self.target as usize).min(self.busy.len() - 1);
-        let i = self.busy[..=limit].iter().position(|b| !b)?;
-        self.busy[i] = true;
-        Some((i as u32, self.seqids[i].wrapping_add(1)))
-    }
-
-    /// The highest slot in use (for SEQUENCE's `highest_slotid`).
-    fn highest_busy(&self) -> u32 {
-        self.busy.iter().rposition(|b| *b).unwrap_or(0) as u32
-    }
-
-    fn used(&mut self, slot: u32, seqid: u32) {
-        if let Some(s) = self.seqids.get_mut(slot as usize) {
-            *s = seqid;
-        }
-    }
-
-    fn free(&mut self, slot: u32) {
-        if let Some(b) = self.busy.get_mut(slot as usize) {
-            *b = false;
-        }
-    }
-
-    /// Honours the server's view from a SEQUENCE reply.
-    fn honour(&mut self, ok: &SequenceOk) {
-        let max = (self.busy.len() - 1) as u32;
-        self.target = ok.target_highest_slotid.min(ok.highest_slotid).min(max);
-    }
-}
-
 /// Slot-table figures, for tests and views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlotStats {
@@ -138,9 +80,11 @@ pub struct Session {
     clientid: ClientId,
     sessionid: SessionId,
     fore: ChannelAttrs,
-    slots: Mutex<SlotTable>,
-    freed: Notify,
+    slots: Arc<Mutex<SlotTable>>,
+    freed: Arc<Notify>,
     opts: SessionOptions,
+    /// CREATE_SESSION's sequence id for the client's next session.
+    next_create: Arc<AtomicU32>,
 }
 
 /// A checked COMPOUND reply (SEQUENCE succeeded, every op succeeded, the ops match
@@ -213,6 +157,30 @@ impl Session {
             Some(OpResult::ExchangeId(x)) => (x.clientid, x.sequenceid),
             _ => return Err(bad("EXCHANGE_ID", "no result".into())),
         };
+        let session =
+            Session::create(conn, cred, opts, clientid, Arc::new(AtomicU32::new(seq))).await?;
+        let c = Compound::new("reclaim_complete", MINOR_VERSION).reclaim_complete(false);
+        match session.compound(&c, "").await {
+            Ok(_) => {}
+            // A client that already said so (a re-established session) is fine.
+            Err(NfsError::Status4 {
+                status: Nfsstat4::CompleteAlready,
+                ..
+            }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(session)
+    }
+
+    /// CREATE_SESSION for `clientid` over `conn`, with the client's next CREATE_SESSION
+    /// sequence id taken from `next_create`.
+    async fn create(
+        conn: Connection,
+        cred: Credential,
+        opts: SessionOptions,
+        clientid: ClientId,
+        next_create: Arc<AtomicU32>,
+    ) -> Result<Session, NfsError> {
         let max = opts.max_message.clamp(8192, 16 << 20);
         let fore = ChannelAttrs {
             headerpadsize: 0,
@@ -233,7 +201,7 @@ impl Session {
         };
         let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
             clientid,
-            sequence: seq,
+            sequence: next_create.fetch_add(1, Relaxed),
             flags: 0,
             fore,
             back,
@@ -250,27 +218,42 @@ impl Session {
         }
         // Never more than was asked for, whatever the server says.
         let n = granted.maxrequests.min(fore.maxrequests);
-        let session = Session {
+        Ok(Session {
             conn,
             cred,
             clientid,
             sessionid,
             fore: granted,
-            slots: Mutex::new(SlotTable::new(n)),
-            freed: Notify::new(),
+            slots: Arc::new(Mutex::new(SlotTable::new(n))),
+            freed: Arc::new(Notify::new()),
             opts,
-        };
-        let c = Compound::new("reclaim_complete", MINOR_VERSION).reclaim_complete(false);
-        match session.compound(&c, "").await {
-            Ok(_) => {}
-            // A client that already said so (a re-established session) is fine.
-            Err(NfsError::Status4 {
-                status: Nfsstat4::CompleteAlready,
-                ..
-            }) => {}
-            Err(e) => return Err(e),
-        }
-        Ok(session)
+            next_create,
+        })
+    }
+
+    /// One more session of the same client (its state, e.g. open stateids, is shared)
+    /// over `conn`: for data paths when this session's slots are all leased.
+    pub async fn another(&self, conn: Connection) -> Result<Session, NfsError> {
+        Session::create(
+            conn,
+            self.cred.clone(),
+            self.opts.clone(),
+            self.clientid,
+            self.next_create.clone(),
+        )
+        .await
+    }
+
+    /// Up to `want` slots of this session for one data path (at least one, else
+    /// `None`), given back when the lease is dropped.
+    pub fn lease(&self, want: u32) -> Option<SlotLease> {
+        SlotLease::take_from(&self.slots, &self.freed, self.sessionid, want)
+    }
+
+    /// Slots neither busy nor leased now.
+    pub fn free_slots(&self) -> u32 {
+        let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        t.busy.iter().filter(|b| !**b).count() as u32
     }
 
     pub fn clientid(&self) -> ClientId {
@@ -508,42 +491,5 @@ async fn plain_call(
             }
             Some(f) => return Err(status(f.op, &conn.addr().to_string(), f.status)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn seq(slot: u32, highest: u32, target: u32) -> SequenceOk {
-        SequenceOk {
-            sessionid: [0; 16],
-            sequenceid: 1,
-            slotid: slot,
-            highest_slotid: highest,
-            target_highest_slotid: target,
-            status_flags: 0,
-        }
-    }
-
-    #[test]
-    fn slots_are_taken_lowest_first_and_bounded_by_the_target() {
-        let mut t = SlotTable::new(4);
-        assert_eq!(t.take(), Some((0, 1)));
-        assert_eq!(t.take(), Some((1, 1)));
-        t.used(0, 1);
-        t.free(0);
-        assert_eq!(t.take(), Some((0, 2)));
-        assert_eq!(t.highest_busy(), 1);
-        // The server lowers the target to slot 1: slots 2 and 3 are not used.
-        t.honour(&seq(0, 3, 1));
-        assert_eq!(t.take(), None);
-        t.free(1);
-        assert_eq!(t.take(), Some((1, 1)));
-        // A target above the table is capped.
-        t.honour(&seq(0, 100, 100));
-        assert_eq!(t.target, 3);
-        assert_eq!(SlotTable::new(0).busy.len(), 1);
-        assert_eq!(SlotTable::new(u32::MAX).busy.len(), MAX_SLOTS as usize);
     }
 }
