@@ -10,8 +10,8 @@ use bytes::Bytes;
 use super::{attr_mask, bad, Attr, Client};
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    bit, share, ArgOp, Bitmap4, Compound, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs, StableHow,
-    Stateid, Verifier, MINOR_VERSION,
+    bit, share, ArgOp, Bitmap4, Compound, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs, SetTime,
+    StableHow, Stateid, Verifier, MINOR_VERSION,
 };
 
 /// `OPEN4_RESULT_CONFIRM`: the open-owner must be confirmed (NFSv4.0 only).
@@ -85,6 +85,29 @@ pub struct FsSpace {
     pub maxlink: Option<u32>,
 }
 
+/// What to set once a create is known to have succeeded: the mode asked for if the
+/// server did not set it (always after an exclusive create), and then both times (the server may
+/// keep the verifier in them: ganesha does, an mtime decades ahead). UNCHECKED4 may have
+/// opened an existing file, whose attributes stay as they are.
+fn after_create(how: OpenHow, attrset: Bitmap4) -> SetAttrs {
+    let (want, exclusive) = match how {
+        OpenHow::Exclusive41(_, a) => (a, true),
+        OpenHow::Guarded(a) => (a, false),
+        OpenHow::Unchecked(_) | OpenHow::NoCreate => return SetAttrs::NONE,
+    };
+    let now = exclusive.then_some(SetTime::ServerTime);
+    SetAttrs {
+        // A repeated exclusive create may report the mode as set although the first
+        // one made the file: set it again along with the times.
+        mode: want
+            .mode
+            .filter(|_| exclusive || !attrset.contains(bit::MODE)),
+        time_access: now,
+        time_modify: now,
+        ..SetAttrs::NONE
+    }
+}
+
 /// A verifier for [`Client::create`] that no other create of this process or of another
 /// process on this host uses: process id, time and a counter.
 pub fn create_verifier() -> Verifier {
@@ -101,7 +124,7 @@ impl Client {
     /// This client's open-owner: one per client id, so that the server keeps the opens
     /// of different dbio processes apart. NFSv4.1 ignores the OPEN seqid, so several
     /// OPENs of one owner may be in flight at once.
-    fn open_owner(&self) -> [u8; 16] {
+    pub fn open_owner(&self) -> [u8; 16] {
         let mut o = [0u8; 16];
         o[..8].copy_from_slice(b"dbio-own");
         o[8..].copy_from_slice(&self.session.clientid().to_be_bytes());
@@ -166,7 +189,7 @@ impl Client {
             open.delegation,
             crate::proto::nfs4::Delegation::None | crate::proto::nfs4::Delegation::NoneExt { .. }
         );
-        let file = OpenFile {
+        let mut file = OpenFile {
             fh,
             stateid: open.stateid,
             attr,
@@ -174,20 +197,17 @@ impl Client {
             delegated,
             path: path.to_string(),
         };
-        // Attributes asked for at create time that the server did not set (an
-        // exclusive create may keep its verifier where the mode would go). UNCHECKED4
-        // may have opened an existing file, whose mode stays as it is.
-        let want = match how {
-            OpenHow::Guarded(a) | OpenHow::Exclusive41(_, a) => a,
-            OpenHow::Unchecked(_) | OpenHow::NoCreate => SetAttrs::NONE,
-        };
-        let missing = SetAttrs {
-            size: None,
-            mode: want.mode.filter(|_| !open.attrset.contains(bit::MODE)),
-        };
+        let fix = after_create(how, open.attrset);
         drop(res);
-        if missing.mode.is_some() {
-            self.setattr(fh, file.stateid, missing, path).await?;
+        if !fix.is_empty() {
+            let c = Compound::new("setattr", MINOR_VERSION)
+                .putfh(fh)
+                .setattr(file.stateid, fix)
+                .getattr(attr_mask());
+            let r = self.session.compound(&c, path).await?;
+            if let Some(OpResult::Getattr(a)) = r.res()?.results.last() {
+                file.attr = Attr::from_fattr(a);
+            }
         }
         Ok(file)
     }
@@ -209,7 +229,9 @@ impl Client {
     /// writing (OPEN with EXCLUSIVE4_1): fails with NFS4ERR_EXIST if a file of that name
     /// exists, and never truncates one. The server keeps `verifier` with the new file,
     /// so the same call made again after its reply was lost (same `verifier`, from
-    /// [`create_verifier`]) opens the file it created instead of failing.
+    /// [`create_verifier`]) opens the file it created instead of failing. Once the reply
+    /// is in, a SETATTR gives the file real times (and the mode if the server did not
+    /// set it); a repeat after that SETATTR ran finds another verifier and fails.
     pub async fn create(
         &self,
         dir: Fh4,
@@ -221,6 +243,7 @@ impl Client {
         let attrs = SetAttrs {
             size: None,
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
         self.open_with(
             dir,
@@ -244,6 +267,7 @@ impl Client {
         let attrs = SetAttrs {
             size: Some(0),
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
         self.open_with(dir, name, Access::Both, OpenHow::Unchecked(attrs), path)
             .await
@@ -410,6 +434,7 @@ impl Client {
         let attrs = SetAttrs {
             size: None,
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
         let c = Compound::new("mkdir", MINOR_VERSION)
             .putfh(dir)
