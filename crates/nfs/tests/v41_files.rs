@@ -220,6 +220,14 @@ fn create_write_commit_read_rename_remove_over_v41() {
         let st = status4(e, Opnum::Write, "/export/a.bin");
         assert!(matches!(st, Nfsstat4::Openmode | Nfsstat4::Access), "{st}");
         c.close_file(r).await.unwrap();
+        // By handle (CLAIM_FH): the same file.
+        let h = c
+            .open_handle(f.fh, Access::Read, "/export/a.bin")
+            .await
+            .unwrap();
+        assert_eq!((h.fh, h.attr.size), (f.fh, 1000));
+        assert_eq!(read_all(&c, &h).await, back);
+        c.close_file(h).await.unwrap();
         let e = c
             .open(root, "nothere", Access::Read, "/export/nothere")
             .await

@@ -138,17 +138,19 @@ impl Client {
         (granted.saturating_sub(1024) & !4095).clamp(4096, MAX_WRITE)
     }
 
+    /// OPEN of `claim` relative to `fh` (a directory for CLAIM_NULL, the file itself
+    /// for CLAIM_FH), then its handle and attributes.
     async fn open_with(
         &self,
-        dir: Fh4,
-        name: &str,
+        fh: Fh4,
+        claim: OpenClaim<'_>,
         access: Access,
         how: OpenHow,
         path: &str,
     ) -> Result<OpenFile, NfsError> {
         let owner = self.open_owner();
         let c = Compound::new("open", MINOR_VERSION)
-            .putfh(dir)
+            .putfh(fh)
             .op(ArgOp::Open {
                 seqid: 0,
                 // No delegation: dbio keeps no back channel to have one recalled.
@@ -157,7 +159,7 @@ impl Client {
                 clientid: self.session.clientid(),
                 owner: &owner,
                 how,
-                claim: OpenClaim::Null(name.into()),
+                claim,
             })
             .getfh()
             .getattr(attr_mask());
@@ -221,7 +223,25 @@ impl Client {
         access: Access,
         path: &str,
     ) -> Result<OpenFile, NfsError> {
-        self.open_with(dir, name, access, OpenHow::NoCreate, path)
+        self.open_with(
+            dir,
+            OpenClaim::Null(name.into()),
+            access,
+            OpenHow::NoCreate,
+            path,
+        )
+        .await
+    }
+
+    /// Opens the file of handle `fh` (OPEN, CLAIM_FH: no name needed, e.g. after a
+    /// lookup or with a handle kept from before).
+    pub async fn open_handle(
+        &self,
+        fh: Fh4,
+        access: Access,
+        path: &str,
+    ) -> Result<OpenFile, NfsError> {
+        self.open_with(fh, OpenClaim::Fh, access, OpenHow::NoCreate, path)
             .await
     }
 
@@ -247,7 +267,7 @@ impl Client {
         };
         self.open_with(
             dir,
-            name,
+            OpenClaim::Null(name.into()),
             Access::Both,
             OpenHow::Exclusive41(verifier, attrs),
             path,
@@ -269,8 +289,14 @@ impl Client {
             mode: Some(mode & 0o7777),
             ..SetAttrs::NONE
         };
-        self.open_with(dir, name, Access::Both, OpenHow::Unchecked(attrs), path)
-            .await
+        self.open_with(
+            dir,
+            OpenClaim::Null(name.into()),
+            Access::Both,
+            OpenHow::Unchecked(attrs),
+            path,
+        )
+        .await
     }
 
     /// Releases an open (CLOSE with the open stateid; NFSv4.1 sends seqid 0).
