@@ -32,14 +32,20 @@ pub fn prepare(
         direct: true,
         force_overwrite,
     };
-    dbio_workload::prepare::prepare(&NfsDir::new(target), spec, &opts, stop, progress)
+    match crate::dataset41::Nfs41Dir::new(target) {
+        Some(dir) => dbio_workload::prepare::prepare(&dir, spec, &opts, stop, progress),
+        None => dbio_workload::prepare::prepare(&NfsDir::new(target), spec, &opts, stop, progress),
+    }
 }
 
 /// Reads the manifest of the data set in the target's directory without
 /// creating or changing anything (for `dbio verify`): the data set as
 /// listed, and whether its creation finished.
 pub fn open_existing(target: &Arc<NfsTarget>) -> Result<(Dataset, bool), DatasetError> {
-    dbio_workload::prepare::open_existing(&NfsDir::new(target))
+    match crate::dataset41::Nfs41Dir::new(target) {
+        Some(dir) => dbio_workload::prepare::open_existing(&dir),
+        None => dbio_workload::prepare::open_existing(&NfsDir::new(target)),
+    }
 }
 
 /// The data-set directory of an NFS target (`NfsTarget::dir`).

@@ -23,6 +23,7 @@ use dbio_nfs::url::NfsVersion;
 use dbio_nfs::{Nfs3Client, NfsError, NfsUrl};
 
 pub mod dataset;
+pub mod dataset41;
 pub mod engine;
 pub mod views;
 

@@ -94,9 +94,15 @@ impl Health {
     }
 }
 
-/// Probes dead paths until the runtime that runs it shuts down.
-/// `conns` holds each connection with the index of its path.
-pub async fn probe(health: Arc<Health>, conns: Vec<(usize, Connection)>, cred: Credential) {
+/// Probes dead paths with the NULL procedure of `(program, version)` (the pool's:
+/// a server that speaks only NFSv4 has no NFSv3 to answer) until the runtime that
+/// runs it shuts down. `conns` holds each connection with the index of its path.
+pub async fn probe(
+    health: Arc<Health>,
+    conns: Vec<(usize, Connection)>,
+    cred: Credential,
+    (prog, vers): (u32, u32),
+) {
     let n = health.paths.len();
     let mut next_at = vec![None::<Instant>; n];
     let mut delay = vec![PROBE_FIRST; n];
@@ -114,7 +120,7 @@ pub async fn probe(health: Arc<Health>, conns: Vec<(usize, Connection)>, cred: C
                 continue;
             }
             let calls = conns.iter().filter(|(p, _)| *p == path).map(|(_, c)| {
-                let (c, call) = (c.clone(), null_call(&cred));
+                let (c, call) = (c.clone(), null_call(&cred, prog, vers));
                 async move { c.call(call).await }
             });
             let all_ok = futures_all(calls).await;
@@ -141,10 +147,11 @@ where
     ok
 }
 
-fn null_call(cred: &Credential) -> CallBuf {
+fn null_call(cred: &Credential, prog: u32, vers: u32) -> CallBuf {
+    // NULL is procedure 0 of every version of NFS.
     build_call(
-        nfs3::PROGRAM,
-        nfs3::VERSION,
+        prog,
+        vers,
         nfs3::Proc::Null as u32,
         cred,
         |_| {},

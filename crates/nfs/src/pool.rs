@@ -275,6 +275,7 @@ impl Pool {
                 health,
                 conns,
                 router.credential().clone(),
+                (prog, vers),
             ));
         }
         let proto = match proto {

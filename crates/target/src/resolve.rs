@@ -70,12 +70,24 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         eprintln!("note: {w}");
     }
     let server = m.server;
-    if server.nfs_version != NfsVersion::V3 {
-        return Err(TargetError::Unsupported(format!(
-            "server {}: nfs_version {:?} is not supported yet (only nfsv3)",
-            server.name, server.nfs_version
-        )));
-    }
+    let version = match server.nfs_version {
+        NfsVersion::V3 => "",
+        NfsVersion::V41 => "?version=4.1",
+        NfsVersion::V4 => {
+            eprintln!(
+                "note: server {}: nfs_version nfsv4 is spoken as NFSv4.1 (dbio's NFSv4 client \
+                 uses sessions, minor version 1)",
+                server.name
+            );
+            "?version=4.1"
+        }
+        other => {
+            return Err(TargetError::Unsupported(format!(
+                "server {}: nfs_version {other:?} is not supported yet (nfsv3, nfsv4, nfsv4.1)",
+                server.name
+            )))
+        }
+    };
     let mut paths = Vec::new();
     for p in &server.paths {
         let remote = match p.remote_ip() {
@@ -114,7 +126,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         IpAddr::V4(v4) => v4.to_string(),
     };
     Ok(Resolved::Nfs(NfsPlan {
-        url: format!("nfs://{host}{}", m.remote_path()),
+        url: format!("nfs://{host}{}{version}", m.remote_path()),
         paths,
         server_name: Some(server.name.clone()),
         dontroute: server.dontroute,
@@ -168,5 +180,39 @@ mod tests {
                 Resolved::Local(local.clone())
             );
         }
+    }
+
+    #[test]
+    fn nfs_version_picks_the_protocol_of_the_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let tab = dir.path().join("oranfstab");
+        for (version, suffix) in [
+            ("nfsv4.1", "?version=4.1"),
+            ("nfsv4", "?version=4.1"),
+            ("nfsv3", ""),
+        ] {
+            std::fs::write(
+                &tab,
+                format!("server: f\npath: 10.0.1.2\nexport: /vol/ora mount: /u02\nnfs_version: {version}\n"),
+            )
+            .unwrap();
+            let Resolved::Nfs(plan) = resolve(Path::new("/u02/x"), Some(&tab)).unwrap() else {
+                panic!("not NFS")
+            };
+            assert_eq!(
+                plan.url,
+                format!("nfs://10.0.1.2/vol/ora/x{suffix}"),
+                "{version}"
+            );
+        }
+        std::fs::write(
+            &tab,
+            "server: f\npath: 10.0.1.2\nexport: /vol/ora mount: /u02\nnfs_version: pnfs\n",
+        )
+        .unwrap();
+        let err = resolve(Path::new("/u02/x"), Some(&tab))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("pnfs") || err.contains("Pnfs"), "{err}");
     }
 }

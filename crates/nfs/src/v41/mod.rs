@@ -7,6 +7,7 @@
 
 pub(crate) mod data;
 mod files;
+pub mod layout;
 mod mount;
 mod session;
 mod slots;

@@ -1,0 +1,459 @@
+//! pNFS files layouts (RFC 8881 chapters 12 and 13) on the client side: LAYOUTGET,
+//! GETDEVICEINFO and LAYOUTRETURN against the metadata server, a session to a data
+//! server, and the stripe map that says, for a file offset, which data server, which
+//! file handle and which offset to send.
+//!
+//! A server that hands out no layout (not a metadata server, no files layouts, none
+//! available now) answers with a typed [`NoLayout`], so that the caller goes on through
+//! the metadata server instead of failing.
+
+use std::net::SocketAddr;
+
+use crate::error::NfsError;
+use crate::proto::nfs4::{
+    share, Bitmap4, Compound, DeviceId, Fh4, FileDsAddr, FileLayout, LayoutIomode, LayoutReturn,
+    LayoutType, NetAddr, Nfsstat4, OpResult, OpenClaim, OpenHow, Opnum, Stateid, MINOR_VERSION,
+};
+use crate::ClientOptions;
+
+use super::{Client, Session, SessionOptions};
+
+/// Largest device address asked for in one GETDEVICEINFO (a device of 256 data servers
+/// with 256 addresses each stays far below).
+pub const MAX_DEVICE_INFO: u32 = 256 << 10;
+/// Largest layout asked for in one LAYOUTGET.
+pub const MAX_LAYOUT_REPLY: u32 = 256 << 10;
+/// Open owner of the OPENs that carry layouts.
+const LAYOUT_OPEN_OWNER: &[u8] = b"dbio-layout";
+
+/// Why a server gave no layout: the caller reads and writes through the metadata
+/// server instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoLayout {
+    /// NFS4ERR_LAYOUTUNAVAILABLE: no layout for this file (e.g. the file system has no
+    /// pNFS), now or ever.
+    Unavailable,
+    /// NFS4ERR_LAYOUTTRYLATER: none now; asking again later may give one.
+    TryLater,
+    /// NFS4ERR_UNKNOWN_LAYOUTTYPE: the server does not hand out files layouts.
+    UnknownLayoutType,
+    /// NFS4ERR_NOTSUPP (or another status that says LAYOUTGET is not served): the
+    /// server is not a metadata server.
+    NotMetadataServer(Nfsstat4),
+    /// The server answered with layouts, none of them a files layout covering the
+    /// offset asked for.
+    NoFilesLayout,
+}
+
+impl std::fmt::Display for NoLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoLayout::Unavailable => f.write_str("no layout available (NFS4ERR_LAYOUTUNAVAILABLE)"),
+            NoLayout::TryLater => f.write_str("no layout now (NFS4ERR_LAYOUTTRYLATER)"),
+            NoLayout::UnknownLayoutType => {
+                f.write_str("no files layouts (NFS4ERR_UNKNOWN_LAYOUTTYPE)")
+            }
+            NoLayout::NotMetadataServer(s) => write!(f, "not a pNFS metadata server ({s})"),
+            NoLayout::NoFilesLayout => f.write_str("the reply held no files layout"),
+        }
+    }
+}
+
+impl NoLayout {
+    /// The no-layout reason a LAYOUTGET status stands for, if it is one.
+    pub fn from_status(status: Nfsstat4) -> Option<NoLayout> {
+        match status {
+            Nfsstat4::Layoutunavailable => Some(NoLayout::Unavailable),
+            Nfsstat4::Layouttrylater => Some(NoLayout::TryLater),
+            Nfsstat4::UnknownLayouttype => Some(NoLayout::UnknownLayoutType),
+            Nfsstat4::Notsupp | Nfsstat4::OpIllegal | Nfsstat4::PnfsNoLayout => {
+                Some(NoLayout::NotMetadataServer(status))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A files layout the metadata server granted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileLayoutGrant {
+    /// The layout stateid (LAYOUTRETURN, LAYOUTCOMMIT).
+    pub stateid: Stateid,
+    /// Whether the layout goes when the open that got it is closed.
+    pub return_on_close: bool,
+    /// The byte range the layout covers (`length` u64::MAX: to the end of the file).
+    pub offset: u64,
+    pub length: u64,
+    pub iomode: LayoutIomode,
+    pub layout: FileLayout,
+}
+
+/// The outcome of a LAYOUTGET.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutReply {
+    Files(FileLayoutGrant),
+    NoLayout(NoLayout),
+}
+
+impl Client {
+    /// OPEN of an existing file by handle (CLAIM_FH), for reading or, with
+    /// [`LayoutIomode::Rw`], reading and writing: the stateid a LAYOUTGET is asked with.
+    /// Close it with [`Client::layout_close`].
+    pub async fn layout_open(
+        &self,
+        fh: Fh4,
+        iomode: LayoutIomode,
+        path: &str,
+    ) -> Result<Stateid, NfsError> {
+        let access = match iomode {
+            LayoutIomode::Rw => share::ACCESS_BOTH,
+            _ => share::ACCESS_READ,
+        };
+        let c =
+            Compound::new("open", MINOR_VERSION)
+                .putfh(fh)
+                .op(crate::proto::nfs4::ArgOp::Open {
+                    seqid: 0,
+                    share_access: access,
+                    share_deny: 0,
+                    clientid: self.session.clientid(),
+                    owner: LAYOUT_OPEN_OWNER,
+                    how: OpenHow::NoCreate,
+                    claim: OpenClaim::Fh,
+                });
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match res.results.last() {
+            Some(OpResult::Open(ok)) => Ok(ok.stateid),
+            _ => Err(bad(path, "OPEN reply without a stateid")),
+        }
+    }
+
+    /// CLOSE of an open from [`Client::layout_open`].
+    pub async fn layout_close(
+        &self,
+        fh: Fh4,
+        stateid: Stateid,
+        path: &str,
+    ) -> Result<(), NfsError> {
+        let c = Compound::new("close", MINOR_VERSION)
+            .putfh(fh)
+            .close(0, stateid);
+        self.session.compound(&c, path).await.map(drop)
+    }
+
+    /// LAYOUTGET of a files layout for `fh` over `offset..offset+length` (`length`
+    /// u64::MAX: to the end of the file), with the stateid of an open (or a lock or a
+    /// delegation) of the file. A server that gives none says why in
+    /// [`LayoutReply::NoLayout`]; other failures are errors naming LAYOUTGET and `path`.
+    pub async fn layoutget(
+        &self,
+        fh: Fh4,
+        stateid: Stateid,
+        iomode: LayoutIomode,
+        offset: u64,
+        length: u64,
+        path: &str,
+    ) -> Result<LayoutReply, NfsError> {
+        let maxcount = self
+            .session
+            .fore_channel()
+            .maxresponsesize
+            .min(MAX_LAYOUT_REPLY);
+        let c = Compound::new("layoutget", MINOR_VERSION).putfh(fh).op(
+            crate::proto::nfs4::ArgOp::Layoutget {
+                signal_layout_avail: false,
+                layout_type: LayoutType::NfsV41Files,
+                iomode,
+                offset,
+                length,
+                minlength: 0,
+                stateid,
+                maxcount,
+            },
+        );
+        let r = match self.session.compound(&c, path).await {
+            Ok(r) => r,
+            Err(e) => {
+                let no_layout = match &e {
+                    NfsError::Status4 {
+                        op: Opnum::Layoutget,
+                        status,
+                        ..
+                    } => NoLayout::from_status(*status),
+                    _ => None,
+                };
+                return no_layout.map(LayoutReply::NoLayout).ok_or(e);
+            }
+        };
+        let res = r.res()?;
+        let Some(OpResult::Layoutget(ok)) = res.results.last() else {
+            return Err(bad(path, "LAYOUTGET reply without a layout"));
+        };
+        let Some(lo) = ok.layouts.iter().find(|l| {
+            l.layout_type == LayoutType::NfsV41Files
+                && l.offset <= offset
+                && (l.length == u64::MAX || offset - l.offset < l.length)
+        }) else {
+            return Ok(LayoutReply::NoLayout(NoLayout::NoFilesLayout));
+        };
+        let layout =
+            FileLayout::from_body(lo.body).map_err(|e| bad(path, &format!("files layout: {e}")))?;
+        Ok(LayoutReply::Files(FileLayoutGrant {
+            stateid: ok.stateid,
+            return_on_close: ok.return_on_close,
+            offset: lo.offset,
+            length: lo.length,
+            iomode: lo.iomode,
+            layout,
+        }))
+    }
+
+    /// GETDEVICEINFO of a files-layout device: its data servers and their addresses.
+    pub async fn getdeviceinfo(
+        &self,
+        deviceid: DeviceId,
+        path: &str,
+    ) -> Result<FileDsAddr, NfsError> {
+        let maxcount = self
+            .session
+            .fore_channel()
+            .maxresponsesize
+            .min(MAX_DEVICE_INFO);
+        let c = Compound::new("getdeviceinfo", MINOR_VERSION).op(
+            crate::proto::nfs4::ArgOp::Getdeviceinfo {
+                deviceid,
+                layout_type: LayoutType::NfsV41Files,
+                maxcount,
+                notify_types: Bitmap4::new(),
+            },
+        );
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        let Some(OpResult::Getdeviceinfo(ok)) = res.results.last() else {
+            return Err(bad(path, "GETDEVICEINFO reply without a device"));
+        };
+        if ok.layout_type != LayoutType::NfsV41Files {
+            return Err(bad(path, "GETDEVICEINFO answered for another layout type"));
+        }
+        FileDsAddr::from_body(ok.addr_body).map_err(|e| bad(path, &format!("device address: {e}")))
+    }
+
+    /// LAYOUTRETURN of a granted layout's range.
+    pub async fn layoutreturn(
+        &self,
+        fh: Fh4,
+        grant: &FileLayoutGrant,
+        path: &str,
+    ) -> Result<(), NfsError> {
+        let c = Compound::new("layoutreturn", MINOR_VERSION).putfh(fh).op(
+            crate::proto::nfs4::ArgOp::Layoutreturn {
+                reclaim: false,
+                layout_type: LayoutType::NfsV41Files,
+                iomode: grant.iomode,
+                how: LayoutReturn::File {
+                    offset: grant.offset,
+                    length: grant.length,
+                    stateid: grant.stateid,
+                    body: &[],
+                },
+            },
+        );
+        self.session.compound(&c, path).await.map(drop)
+    }
+
+    /// A session to a data server: the first address of its multipath list that
+    /// accepts one (addresses of another transport than TCP are skipped). The error,
+    /// if none does, is the last address's. The session's client owner is
+    /// `session.owner` + `/ds`: a client id of its own even when the data server is
+    /// the metadata server itself (same owner, same server: same client id, RFC 8881
+    /// 2.4), so that closing it leaves the metadata session's state alone.
+    pub async fn connect_data_server(
+        addrs: &[NetAddr],
+        options: &ClientOptions,
+        mut session: SessionOptions,
+    ) -> Result<Client, NfsError> {
+        session.conn = options.conn.clone();
+        session.owner.push_str("/ds");
+        let cred = options.credential()?;
+        let mut last = None;
+        for a in addrs {
+            let Some(addr) = tcp_addr(a) else { continue };
+            match Session::connect(addr, cred.clone(), session.clone()).await {
+                Ok(s) => {
+                    return Ok(Client {
+                        session: s,
+                        server: addr.to_string(),
+                    })
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| NfsError::Invalid {
+            path: addrs
+                .iter()
+                .map(|a| format!("{} {}", a.netid, a.uaddr))
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: "data server without a TCP address".into(),
+        }))
+    }
+}
+
+/// The socket address of a `tcp`/`tcp6` network address.
+pub fn tcp_addr(a: &NetAddr) -> Option<SocketAddr> {
+    match a.netid.as_str() {
+        "tcp" | "tcp6" => a.socket_addr(),
+        _ => None,
+    }
+}
+
+fn bad(path: &str, reason: &str) -> NfsError {
+    NfsError::BadReply {
+        what: "NFSv4.1 pNFS".into(),
+        path: path.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Where one stripe unit of a file lives (RFC 8881 13.4.2 and 13.4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StripeTarget<'a> {
+    /// The stripe unit number of the offset (counted from the pattern offset).
+    pub stripe_unit: u64,
+    /// `j`: the index into the device's stripe indices.
+    pub stripe_index: u32,
+    /// `idx`: the data server (index into the device's multipath list).
+    pub data_server: u32,
+    /// The addresses of that data server (any of them, multipath).
+    pub addrs: &'a [NetAddr],
+    /// The handle to send; `None`: the handle the metadata server gave (a sparse
+    /// layout without handles).
+    pub fh: Option<Fh4>,
+    /// The offset to send to the data server (dense packing changes it).
+    pub ds_offset: u64,
+    /// Bytes from the offset to the end of its stripe unit: an I/O longer than this
+    /// crosses to another data server.
+    pub unit_left: u64,
+}
+
+/// A malformed layout or device, or an offset the layout does not map.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StripeError {
+    #[error("files layout device has no stripe indices")]
+    NoStripes,
+    #[error("files layout stripe unit is 0 with {0} stripes")]
+    ZeroStripeUnit(usize),
+    #[error(
+        "files layout has {fhs} file handles for {stripes} stripes and {servers} data servers"
+    )]
+    HandleCount {
+        fhs: usize,
+        stripes: usize,
+        servers: usize,
+    },
+    #[error("files layout stripe index {index} names data server {server} of {servers}")]
+    BadStripeIndex {
+        index: usize,
+        server: u32,
+        servers: usize,
+    },
+    #[error("offset {offset} is before the layout's pattern offset {pattern_offset}")]
+    BeforePattern { offset: u64, pattern_offset: u64 },
+}
+
+/// A files layout and its device, checked once, mapping file offsets to data servers.
+#[derive(Clone, Debug)]
+pub struct StripeMap<'a> {
+    layout: &'a FileLayout,
+    device: &'a FileDsAddr,
+}
+
+impl<'a> StripeMap<'a> {
+    /// Checks that `layout` and `device` fit together: at least one stripe, a stripe
+    /// unit when there are several, every stripe index naming a data server, and a
+    /// handle count the RFC allows (sparse: 0, 1 or one per data server; dense: one
+    /// per stripe, or 1, which stands for all).
+    pub fn new(layout: &'a FileLayout, device: &'a FileDsAddr) -> Result<Self, StripeError> {
+        let stripes = device.stripe_indices.len();
+        let servers = device.multipath_ds_list.len();
+        if stripes == 0 {
+            return Err(StripeError::NoStripes);
+        }
+        if stripes > 1 && layout.stripe_unit() == 0 {
+            return Err(StripeError::ZeroStripeUnit(stripes));
+        }
+        if let Some((index, &server)) = device
+            .stripe_indices
+            .iter()
+            .enumerate()
+            .find(|(_, &s)| s as usize >= servers)
+        {
+            return Err(StripeError::BadStripeIndex {
+                index,
+                server,
+                servers,
+            });
+        }
+        let fhs = layout.fh_list.len();
+        let ok = if layout.dense() {
+            fhs == stripes || fhs == 1
+        } else {
+            fhs <= 1 || fhs == servers
+        };
+        if !ok {
+            return Err(StripeError::HandleCount {
+                fhs,
+                stripes,
+                servers,
+            });
+        }
+        Ok(StripeMap { layout, device })
+    }
+
+    /// Where the byte at file offset `offset` lives.
+    pub fn locate(&self, offset: u64) -> Result<StripeTarget<'a>, StripeError> {
+        let l = self.layout;
+        let pattern_offset = l.pattern_offset;
+        let rel = offset
+            .checked_sub(pattern_offset)
+            .ok_or(StripeError::BeforePattern {
+                offset,
+                pattern_offset,
+            })?;
+        let count = self.device.stripe_indices.len() as u64;
+        let unit = u64::from(l.stripe_unit());
+        let (su, within, unit_left) = match rel.checked_div(unit) {
+            Some(su) => (su, rel % unit, unit - rel % unit),
+            // One stripe and no unit: the whole file is one stripe unit.
+            None => (0, rel, (u64::MAX - rel).saturating_add(1)),
+        };
+        let j = ((su + u64::from(l.first_stripe_index)) % count) as u32;
+        let idx = self.device.stripe_indices[j as usize];
+        let fh = match l.fh_list.len() {
+            0 => None,
+            1 => Some(l.fh_list[0]),
+            _ if l.dense() => Some(l.fh_list[j as usize]),
+            _ => Some(l.fh_list[idx as usize]),
+        };
+        let ds_offset = if l.dense() {
+            // Each data server holds only its own stripe units, packed end to end.
+            (su / count) * unit + within
+        } else {
+            offset
+        };
+        Ok(StripeTarget {
+            stripe_unit: su,
+            stripe_index: j,
+            data_server: idx,
+            addrs: &self.device.multipath_ds_list[idx as usize],
+            fh,
+            ds_offset,
+            unit_left,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod tests;
