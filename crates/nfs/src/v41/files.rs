@@ -86,9 +86,9 @@ pub struct FsSpace {
 }
 
 /// What to set once a create is known to have succeeded: the mode asked for if the
-/// server did not set it (always after an exclusive create), and then both times (the server may
-/// keep the verifier in them: ganesha does, an mtime decades ahead). UNCHECKED4 may have
-/// opened an existing file, whose attributes stay as they are.
+/// server did not set it (always after an exclusive create), and after an exclusive
+/// create both times, where the server may keep the verifier (ganesha does: an mtime
+/// decades ahead). UNCHECKED4 may have opened an existing file, left as it is.
 fn after_create(how: OpenHow, attrset: Bitmap4) -> SetAttrs {
     let (want, exclusive) = match how {
         OpenHow::Exclusive41(_, a) => (a, true),
@@ -108,8 +108,8 @@ fn after_create(how: OpenHow, attrset: Bitmap4) -> SetAttrs {
     }
 }
 
-/// A verifier for [`Client::create`] that no other create of this process or of another
-/// process on this host uses: process id, time and a counter.
+/// A verifier for [`Client::create`], different for every call of this process and,
+/// short of a clash of clocks and process ids, of others: process id, time, counter.
 pub fn create_verifier() -> Verifier {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
