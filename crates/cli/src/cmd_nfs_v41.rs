@@ -1,11 +1,11 @@
 //! `dbio nfs ls|stat|cat` over NFSv4.1 (`?version=4.1` or `4` in the URL): one session
-//! (EXCHANGE_ID, CREATE_SESSION), PUTROOTFH + LOOKUPs, READDIR, READ, and
+//! (EXCHANGE_ID, CREATE_SESSION), PUTROOTFH + LOOKUPs, READDIR, ACCESS, READ, and
 //! DESTROY_SESSION + DESTROY_CLIENTID at the end.
 
 use std::io::Write;
 
 use anyhow::bail;
-use dbio_nfs::proto::nfs4::Ftype4;
+use dbio_nfs::proto::nfs4::{access, Ftype4};
 use dbio_nfs::v41::{Attr, Client, SessionOptions};
 use dbio_nfs::NfsUrl;
 
@@ -76,7 +76,26 @@ pub async fn ls(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
 
 pub async fn stat(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
     let client = connect(conn, url).await?;
-    let (_, a) = client.lookup_path(&url.path).await.map_err(flat)?;
+    let (fh, a) = client.lookup_path(&url.path).await.map_err(flat)?;
+    let all = access::READ
+        | access::LOOKUP
+        | access::MODIFY
+        | access::EXTEND
+        | access::DELETE
+        | access::EXECUTE;
+    let (_, granted) = client.access(fh, all, &url.path).await.map_err(flat)?;
+    let granted: Vec<&str> = [
+        (access::READ, "read"),
+        (access::LOOKUP, "lookup"),
+        (access::MODIFY, "modify"),
+        (access::EXTEND, "extend"),
+        (access::DELETE, "delete"),
+        (access::EXECUTE, "execute"),
+    ]
+    .iter()
+    .filter(|(bit, _)| granted & bit != 0)
+    .map(|(_, name)| *name)
+    .collect();
     let mut out = std::io::stdout().lock();
     writeln!(out, "  path: {}:{} (NFSv4.1)", client.server(), url.path)?;
     writeln!(
@@ -88,6 +107,15 @@ pub async fn stat(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
     )?;
     writeln!(out, "  size: {}  nlink: {}", a.size, a.nlink)?;
     writeln!(out, "  fileid: {}  mtime: {} (UTC)", a.fileid, mtime(&a))?;
+    writeln!(
+        out,
+        "  access: {}",
+        if granted.is_empty() {
+            "none".to_string()
+        } else {
+            granted.join(",")
+        }
+    )?;
     out.flush()?;
     client.close().await.map_err(flat)
 }

@@ -21,9 +21,12 @@ use super::{client_options, flat, local_error, ConnArgs};
 
 async fn connect(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<Client> {
     let options = client_options(conn, url);
-    Client::connect(url, &options, SessionOptions::default())
-        .await
-        .map_err(flat)
+    let session = SessionOptions {
+        // Room for a 1 MiB READ or WRITE besides the COMPOUND's other ops.
+        max_message: (1 << 20) + 4096,
+        ..SessionOptions::default()
+    };
+    Client::connect(url, &options, session).await.map_err(flat)
 }
 
 fn parse(url: &str) -> anyhow::Result<NfsUrl> {

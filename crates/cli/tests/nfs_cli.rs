@@ -345,6 +345,7 @@ fn nfs_ls_stat_cat_over_nfs41() {
         out.contains("type: Reg") && out.contains("size: 16"),
         "{out}"
     );
+    assert!(out.contains("access: read,modify,extend"), "{out}");
     assert_eq!(
         ok(dbio(&["nfs", "cat", &url("/export/small.txt")])),
         "hello over v4.1\n"

@@ -334,6 +334,7 @@ fn nfs41_session_and_file_io_against_ganesha() {
             how: OpenHow::Guarded(SetAttrs {
                 size: None,
                 mode: Some(0o600),
+                ..SetAttrs::NONE
             }),
             claim: OpenClaim::Null("dbio-nfs4.dat".into()),
         })
@@ -420,6 +421,7 @@ fn nfs41_session_and_file_io_against_ganesha() {
         SetAttrs {
             size: Some(100),
             mode: None,
+            ..SetAttrs::NONE
         },
     );
     let b = conn.compound(&c);
@@ -436,6 +438,7 @@ fn nfs41_session_and_file_io_against_ganesha() {
             SetAttrs {
                 size: None,
                 mode: Some(0o755),
+                ..SetAttrs::NONE
             },
         )
         .getfh();

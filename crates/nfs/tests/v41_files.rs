@@ -1,5 +1,5 @@
 //! NFSv4.1 file operations against nfs-ganesha (scripts/nfs-server): exclusive create
-//! (and its safe resend), WRITE/COMMIT/READ with the open stateid, SETATTR, ACCESS,
+//! (and its safe resend after a lost reply), WRITE/COMMIT/READ with the open stateid, SETATTR, ACCESS,
 //! RENAME, REMOVE, CREATE of directories, the space figures, the errors a caller meets;
 //! and interop: what dbio writes over NFSv4.1 reads back the same over NFSv3 (dbio's
 //! client and libnfs's nfs-cat), and the other way round. Skips without ganesha unless
@@ -10,7 +10,10 @@ mod common;
 use std::process::Command;
 
 use dbio_nfs::proto::nfs3::{CreateHow, Sattr3};
-use dbio_nfs::proto::nfs4::{access, Fh4, Ftype4, Nfsstat4, Opnum, SetAttrs, StableHow};
+use dbio_nfs::proto::nfs4::{
+    access, share, ArgOp, Compound, Fh4, Ftype4, Nfsstat4, OpenClaim, OpenHow, Opnum, SetAttrs,
+    StableHow, MINOR_VERSION,
+};
 use dbio_nfs::transfer::{self, TransferOptions};
 use dbio_nfs::v41::{self, create_verifier, Access, Client, SessionOptions};
 use dbio_nfs::{ClientOptions, Nfs3Client, NfsError, NfsUrl};
@@ -85,8 +88,29 @@ fn create_write_commit_read_rename_remove_over_v41() {
         let c = connect(&s).await;
         let (root, _) = c.lookup_path("/export").await.unwrap();
 
-        // Exclusive create: a new file with the mode asked for.
+        // Exclusive create whose reply is lost: the OPEN runs on the server, the
+        // caller never learns of it...
         let verf = create_verifier();
+        let owner = c.open_owner();
+        let lost = Compound::new("open", MINOR_VERSION)
+            .putfh(root)
+            .op(ArgOp::Open {
+                seqid: 0,
+                share_access: share::ACCESS_BOTH | share::ACCESS_WANT_NO_DELEG,
+                share_deny: share::DENY_NONE,
+                clientid: c.session().clientid(),
+                owner: &owner,
+                how: OpenHow::Exclusive41(
+                    verf,
+                    SetAttrs {
+                        mode: Some(0o640),
+                        ..SetAttrs::NONE
+                    },
+                ),
+                claim: OpenClaim::Null("a.bin".into()),
+            });
+        c.session().compound(&lost, "/export/a.bin").await.unwrap();
+        // ...and makes the same call again: it opens the file the first one made.
         let f = c
             .create(root, "a.bin", 0o640, verf, "/export/a.bin")
             .await
@@ -96,14 +120,20 @@ fn create_write_commit_read_rename_remove_over_v41() {
             f.rflags, f.delegated
         );
         assert_eq!(f.rflags & v41::OPEN4_RESULT_CONFIRM, 0);
+        let (fh, _) = c.lookup_path("/export/a.bin").await.unwrap();
+        assert_eq!(fh, f.fh);
         let a = c.getattr(f.fh, "/export/a.bin").await.unwrap();
         assert_eq!((a.ftype, a.size, a.mode), (Ftype4::Reg, 0, 0o640));
-        // The same create again (a resend after a lost reply) opens the same file...
-        let again = c
-            .create(root, "a.bin", 0o640, verf, "/export/a.bin")
-            .await
-            .unwrap();
-        assert_eq!(again.fh, f.fh);
+        assert_eq!(f.attr, a);
+        // The times that held the verifier are real times again (within a day of
+        // this host's clock; ganesha keeps the verifier there, decades ahead).
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let mtime = a.mtime.unwrap().seconds;
+        assert!((mtime - now).abs() < 86_400, "mtime {mtime}, now {now}");
+        let again = f.clone();
         // ...another one (another verifier) fails, naming the op and the path.
         let e = c
             .create(root, "a.bin", 0o640, create_verifier(), "/export/a.bin")
@@ -152,7 +182,11 @@ fn create_write_commit_read_rename_remove_over_v41() {
         assert_eq!((w.count, w.committed), (4, StableHow::FileSync));
 
         // SETATTR: size (with the open stateid) and mode.
-        let set = |size, mode| SetAttrs { size, mode };
+        let set = |size, mode| SetAttrs {
+            size,
+            mode,
+            ..SetAttrs::NONE
+        };
         c.setattr(f.fh, again.stateid, set(Some(1000), None), "/export/a.bin")
             .await
             .unwrap();
@@ -186,6 +220,14 @@ fn create_write_commit_read_rename_remove_over_v41() {
         let st = status4(e, Opnum::Write, "/export/a.bin");
         assert!(matches!(st, Nfsstat4::Openmode | Nfsstat4::Access), "{st}");
         c.close_file(r).await.unwrap();
+        // By handle (CLAIM_FH): the same file.
+        let h = c
+            .open_handle(f.fh, Access::Read, "/export/a.bin")
+            .await
+            .unwrap();
+        assert_eq!((h.fh, h.attr.size), (f.fh, 1000));
+        assert_eq!(read_all(&c, &h).await, back);
+        c.close_file(h).await.unwrap();
         let e = c
             .open(root, "nothere", Access::Read, "/export/nothere")
             .await

@@ -48,10 +48,14 @@ pub mod bit {
     pub const SPACE_TOTAL: u32 = 44;
     pub const SPACE_USED: u32 = 45;
     pub const TIME_ACCESS: u32 = 47;
+    /// Write-only: set the access time (SETATTR; never returned by GETATTR).
+    pub const TIME_ACCESS_SET: u32 = 48;
     pub const TIME_CREATE: u32 = 50;
     pub const TIME_DELTA: u32 = 51;
     pub const TIME_METADATA: u32 = 52;
     pub const TIME_MODIFY: u32 = 53;
+    /// Write-only: set the modify time (SETATTR; never returned by GETATTR).
+    pub const TIME_MODIFY_SET: u32 = 54;
     pub const MOUNTED_ON_FILEID: u32 = 55;
     pub const FS_LAYOUT_TYPE: u32 = 62;
     pub const LAYOUT_TYPE: u32 = 64;
@@ -208,14 +212,49 @@ impl<'a> XdrDecode<'a> for Fattr<'a> {
     }
 }
 
+/// `settime4`: how a time attribute is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetTime {
+    /// SET_TO_SERVER_TIME4: the server's clock at the time of the operation.
+    ServerTime,
+    /// SET_TO_CLIENT_TIME4: this time.
+    ClientTime(Nfstime4),
+}
+
+impl SetTime {
+    fn encoded_len(&self) -> usize {
+        match self {
+            SetTime::ServerTime => 4,
+            SetTime::ClientTime(_) => 16,
+        }
+    }
+}
+
+impl XdrEncode for SetTime {
+    fn encode<B: BufMut>(&self, out: &mut B) {
+        match self {
+            SetTime::ServerTime => out.put_u32(0),
+            SetTime::ClientTime(t) => {
+                out.put_u32(1);
+                t.encode(out);
+            }
+        }
+    }
+}
+
 /// Attributes a client sets (SETATTR, CREATE, OPEN with create): the settable
-/// attributes dbio needs, encoded as a `fattr4` in bit order.
+/// attributes dbio needs, encoded as a `fattr4` in bit order. Build one with
+/// `..SetAttrs::NONE` so that fields added later stay unset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SetAttrs {
     /// `size` (truncate or extend).
     pub size: Option<u64>,
     /// `mode` (permission bits).
     pub mode: Option<u32>,
+    /// `time_access_set`.
+    pub time_access: Option<SetTime>,
+    /// `time_modify_set`.
+    pub time_modify: Option<SetTime>,
 }
 
 impl SetAttrs {
@@ -223,6 +262,8 @@ impl SetAttrs {
     pub const NONE: SetAttrs = SetAttrs {
         size: None,
         mode: None,
+        time_access: None,
+        time_modify: None,
     };
 
     /// The bits that will be sent.
@@ -234,21 +275,41 @@ impl SetAttrs {
         if self.mode.is_some() {
             m.set(bit::MODE);
         }
+        if self.time_access.is_some() {
+            m.set(bit::TIME_ACCESS_SET);
+        }
+        if self.time_modify.is_some() {
+            m.set(bit::TIME_MODIFY_SET);
+        }
         m
+    }
+
+    /// Whether no attribute is set.
+    pub fn is_empty(&self) -> bool {
+        self.mask().is_empty()
     }
 }
 
 impl XdrEncode for SetAttrs {
     fn encode<B: BufMut>(&self, out: &mut B) {
         self.mask().encode(out);
-        let len = self.size.map_or(0, |_| 8) + self.mode.map_or(0, |_| 4);
+        let len = self.size.map_or(0, |_| 8)
+            + self.mode.map_or(0, |_| 4)
+            + self.time_access.map_or(0, |t| t.encoded_len())
+            + self.time_modify.map_or(0, |t| t.encoded_len());
         out.put_opaque_len(len);
-        // Bit order: size (4) before mode (33).
+        // Bit order: size (4), mode (33), time_access_set (48), time_modify_set (54).
         if let Some(s) = self.size {
             out.put_u64(s);
         }
         if let Some(m) = self.mode {
             out.put_u32(m);
+        }
+        if let Some(t) = self.time_access {
+            t.encode(out);
+        }
+        if let Some(t) = self.time_modify {
+            t.encode(out);
         }
     }
 }

@@ -20,7 +20,7 @@
 //! | PUTROOTFH, PUTFH, SAVEFH, GETFH | `putrootfh`, `putfh`, `savefh`, `getfh` | `Getfh(`[`Fh4`]`)` |
 //! | LOOKUP, ACCESS | `lookup`, `access` | `Lookup`, `Access` |
 //! | GETATTR | `getattr(`[`Bitmap4`]`)` | `Getattr(`[`Fattr`]`)` |
-//! | SETATTR | `setattr(stateid, `[`SetAttrs`]`)` | `Setattr(bits set)` |
+//! | SETATTR | `setattr(stateid, `[`SetAttrs`]`)` (size, mode, [`SetTime`]s) | `Setattr(bits set)` |
 //! | OPEN | `ArgOp::Open` ([`OpenHow`], [`OpenClaim`], [`share`]) | `Open(`[`OpenOk`]`)` with [`Delegation`] |
 //! | CLOSE | `close` | `Close(stateid)` |
 //! | READ, WRITE, COMMIT | `read`, `write` ([`StableHow`]), `commit` | `Read` (data borrowed), `Write`, `Commit` |
@@ -32,7 +32,7 @@
 //! | LAYOUTRETURN, LAYOUTCOMMIT | `ArgOp::Layoutreturn` ([`LayoutReturn`]), `ArgOp::Layoutcommit` | `Layoutreturn`, `Layoutcommit` |
 //!
 //! Operations: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, SEQUENCE, RECLAIM_COMPLETE, PUTROOTFH, PUTFH,
-//! LOOKUP, GETFH, GETATTR ([`Fattr`]), SETATTR ([`SetAttrs`]: size, mode), ACCESS, OPEN
+//! LOOKUP, GETFH, GETATTR ([`Fattr`]), SETATTR ([`SetAttrs`]: size, mode, access and modify times), ACCESS, OPEN
 //! (UNCHECKED4, GUARDED4, EXCLUSIVE4_1, CLAIM_NULL, CLAIM_FH), CLOSE, READ, WRITE,
 //! COMMIT, REMOVE, RENAME (with SAVEFH), READDIR, CREATE (directories), DESTROY_SESSION,
 //! DESTROY_CLIENTID, and for pNFS LAYOUTGET, GETDEVICEINFO, LAYOUTRETURN, LAYOUTCOMMIT
@@ -60,7 +60,7 @@ mod layout_tests;
 mod tests;
 
 pub use args::*;
-pub use attr::{bit, Fattr, SetAttrs};
+pub use attr::{bit, Fattr, SetAttrs, SetTime};
 pub use cb::*;
 pub use layout::*;
 pub use res::*;

@@ -116,6 +116,7 @@ fn open_guarded_create_bytes() {
         how: OpenHow::Guarded(SetAttrs {
             size: None,
             mode: Some(0o600),
+            ..SetAttrs::NONE
         }),
         claim: OpenClaim::Null("f".into()),
     });
@@ -298,6 +299,7 @@ fn other_ops_bytes() {
             SetAttrs {
                 size: Some(1 << 32),
                 mode: Some(0o644),
+                ..SetAttrs::NONE
             },
         )
         .remove("x")
@@ -530,6 +532,7 @@ fn round_trips() {
     let sa = SetAttrs {
         size: Some(12345),
         mode: Some(0o640),
+        ..SetAttrs::NONE
     };
     let enc = sa.to_xdr();
     let a = Fattr::from_xdr(&enc).unwrap();
@@ -543,6 +546,25 @@ fn round_trips() {
         after: 2,
     };
     assert_eq!(ChangeInfo::from_xdr(&ci.to_xdr()).unwrap(), ci);
+}
+
+#[test]
+fn setattr_times_are_encoded_in_bit_order() {
+    let sa = SetAttrs {
+        mode: Some(0o600),
+        time_access: Some(SetTime::ServerTime),
+        time_modify: Some(SetTime::ClientTime(Nfstime4 {
+            seconds: 5,
+            nseconds: 6,
+        })),
+        ..SetAttrs::NONE
+    };
+    // Bits 33, 48 and 54 in the second word; mode, then SET_TO_SERVER_TIME4, then
+    // SET_TO_CLIENT_TIME4 and its nfstime4.
+    let want = words(&[2, 0, 0x0041_0002, 24, 0o600, 0, 1, 0, 5, 6]);
+    assert_eq!(sa.to_xdr(), want);
+    assert!(!sa.is_empty() && SetAttrs::NONE.is_empty());
+    assert_eq!(SetAttrs::NONE.to_xdr(), words(&[0, 0]));
 }
 
 #[test]

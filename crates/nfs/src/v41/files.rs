@@ -10,8 +10,8 @@ use bytes::Bytes;
 use super::{attr_mask, bad, Attr, Client};
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    bit, share, ArgOp, Bitmap4, Compound, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs, StableHow,
-    Stateid, Verifier, MINOR_VERSION,
+    bit, share, ArgOp, Bitmap4, Compound, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs, SetTime,
+    StableHow, Stateid, Verifier, MINOR_VERSION,
 };
 
 /// `OPEN4_RESULT_CONFIRM`: the open-owner must be confirmed (NFSv4.0 only).
@@ -85,8 +85,31 @@ pub struct FsSpace {
     pub maxlink: Option<u32>,
 }
 
-/// A verifier for [`Client::create`] that no other create of this process or of another
-/// process on this host uses: process id, time and a counter.
+/// What to set once a create is known to have succeeded: the mode asked for if the
+/// server did not set it (always after an exclusive create), and after an exclusive
+/// create both times, where the server may keep the verifier (ganesha does: an mtime
+/// decades ahead). UNCHECKED4 may have opened an existing file, left as it is.
+fn after_create(how: OpenHow, attrset: Bitmap4) -> SetAttrs {
+    let (want, exclusive) = match how {
+        OpenHow::Exclusive41(_, a) => (a, true),
+        OpenHow::Guarded(a) => (a, false),
+        OpenHow::Unchecked(_) | OpenHow::NoCreate => return SetAttrs::NONE,
+    };
+    let now = exclusive.then_some(SetTime::ServerTime);
+    SetAttrs {
+        // A repeated exclusive create may report the mode as set although the first
+        // one made the file: set it again along with the times.
+        mode: want
+            .mode
+            .filter(|_| exclusive || !attrset.contains(bit::MODE)),
+        time_access: now,
+        time_modify: now,
+        ..SetAttrs::NONE
+    }
+}
+
+/// A verifier for [`Client::create`], different for every call of this process and,
+/// short of a clash of clocks and process ids, of others: process id, time, counter.
 pub fn create_verifier() -> Verifier {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -101,30 +124,33 @@ impl Client {
     /// This client's open-owner: one per client id, so that the server keeps the opens
     /// of different dbio processes apart. NFSv4.1 ignores the OPEN seqid, so several
     /// OPENs of one owner may be in flight at once.
-    fn open_owner(&self) -> [u8; 16] {
+    pub fn open_owner(&self) -> [u8; 16] {
         let mut o = [0u8; 16];
         o[..8].copy_from_slice(b"dbio-own");
         o[8..].copy_from_slice(&self.session.clientid().to_be_bytes());
         o
     }
 
-    /// Largest WRITE this session allows in one COMPOUND.
+    /// Largest WRITE this session allows in one COMPOUND (room for the other ops, in
+    /// whole 4 KiB pages, so that a copy's WRITEs stay page-aligned).
     pub fn max_write(&self) -> u32 {
         let granted = self.session.fore_channel().maxrequestsize;
-        granted.saturating_sub(1024).clamp(4096, MAX_WRITE)
+        (granted.saturating_sub(1024) & !4095).clamp(4096, MAX_WRITE)
     }
 
+    /// OPEN of `claim` relative to `fh` (a directory for CLAIM_NULL, the file itself
+    /// for CLAIM_FH), then its handle and attributes.
     async fn open_with(
         &self,
-        dir: Fh4,
-        name: &str,
+        fh: Fh4,
+        claim: OpenClaim<'_>,
         access: Access,
         how: OpenHow,
         path: &str,
     ) -> Result<OpenFile, NfsError> {
         let owner = self.open_owner();
         let c = Compound::new("open", MINOR_VERSION)
-            .putfh(dir)
+            .putfh(fh)
             .op(ArgOp::Open {
                 seqid: 0,
                 // No delegation: dbio keeps no back channel to have one recalled.
@@ -133,7 +159,7 @@ impl Client {
                 clientid: self.session.clientid(),
                 owner: &owner,
                 how,
-                claim: OpenClaim::Null(name.into()),
+                claim,
             })
             .getfh()
             .getattr(attr_mask());
@@ -165,7 +191,7 @@ impl Client {
             open.delegation,
             crate::proto::nfs4::Delegation::None | crate::proto::nfs4::Delegation::NoneExt { .. }
         );
-        let file = OpenFile {
+        let mut file = OpenFile {
             fh,
             stateid: open.stateid,
             attr,
@@ -173,20 +199,17 @@ impl Client {
             delegated,
             path: path.to_string(),
         };
-        // Attributes asked for at create time that the server did not set (an
-        // exclusive create may keep its verifier where the mode would go). UNCHECKED4
-        // may have opened an existing file, whose mode stays as it is.
-        let want = match how {
-            OpenHow::Guarded(a) | OpenHow::Exclusive41(_, a) => a,
-            OpenHow::Unchecked(_) | OpenHow::NoCreate => SetAttrs::NONE,
-        };
-        let missing = SetAttrs {
-            size: None,
-            mode: want.mode.filter(|_| !open.attrset.contains(bit::MODE)),
-        };
+        let fix = after_create(how, open.attrset);
         drop(res);
-        if missing.mode.is_some() {
-            self.setattr(fh, file.stateid, missing, path).await?;
+        if !fix.is_empty() {
+            let c = Compound::new("setattr", MINOR_VERSION)
+                .putfh(fh)
+                .setattr(file.stateid, fix)
+                .getattr(attr_mask());
+            let r = self.session.compound(&c, path).await?;
+            if let Some(OpResult::Getattr(a)) = r.res()?.results.last() {
+                file.attr = Attr::from_fattr(a);
+            }
         }
         Ok(file)
     }
@@ -200,7 +223,25 @@ impl Client {
         access: Access,
         path: &str,
     ) -> Result<OpenFile, NfsError> {
-        self.open_with(dir, name, access, OpenHow::NoCreate, path)
+        self.open_with(
+            dir,
+            OpenClaim::Null(name.into()),
+            access,
+            OpenHow::NoCreate,
+            path,
+        )
+        .await
+    }
+
+    /// Opens the file of handle `fh` (OPEN, CLAIM_FH: no name needed, e.g. after a
+    /// lookup or with a handle kept from before).
+    pub async fn open_handle(
+        &self,
+        fh: Fh4,
+        access: Access,
+        path: &str,
+    ) -> Result<OpenFile, NfsError> {
+        self.open_with(fh, OpenClaim::Fh, access, OpenHow::NoCreate, path)
             .await
     }
 
@@ -208,7 +249,9 @@ impl Client {
     /// writing (OPEN with EXCLUSIVE4_1): fails with NFS4ERR_EXIST if a file of that name
     /// exists, and never truncates one. The server keeps `verifier` with the new file,
     /// so the same call made again after its reply was lost (same `verifier`, from
-    /// [`create_verifier`]) opens the file it created instead of failing.
+    /// [`create_verifier`]) opens the file it created instead of failing. Once the reply
+    /// is in, a SETATTR gives the file real times (and the mode if the server did not
+    /// set it); a repeat after that SETATTR ran finds another verifier and fails.
     pub async fn create(
         &self,
         dir: Fh4,
@@ -220,10 +263,11 @@ impl Client {
         let attrs = SetAttrs {
             size: None,
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
         self.open_with(
             dir,
-            name,
+            OpenClaim::Null(name.into()),
             Access::Both,
             OpenHow::Exclusive41(verifier, attrs),
             path,
@@ -243,9 +287,16 @@ impl Client {
         let attrs = SetAttrs {
             size: Some(0),
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
-        self.open_with(dir, name, Access::Both, OpenHow::Unchecked(attrs), path)
-            .await
+        self.open_with(
+            dir,
+            OpenClaim::Null(name.into()),
+            Access::Both,
+            OpenHow::Unchecked(attrs),
+            path,
+        )
+        .await
     }
 
     /// Releases an open (CLOSE with the open stateid; NFSv4.1 sends seqid 0).
@@ -409,6 +460,7 @@ impl Client {
         let attrs = SetAttrs {
             size: None,
             mode: Some(mode & 0o7777),
+            ..SetAttrs::NONE
         };
         let c = Compound::new("mkdir", MINOR_VERSION)
             .putfh(dir)

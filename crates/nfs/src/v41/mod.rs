@@ -218,10 +218,10 @@ impl Client {
         }
     }
 
-    /// Largest READ this session allows in one COMPOUND.
+    /// Largest READ this session allows in one COMPOUND (room for the COMPOUND's other results, in whole 4 KiB pages).
     pub fn max_read(&self) -> u32 {
         let granted = self.session.fore_channel().maxresponsesize;
-        granted.saturating_sub(1024).clamp(4096, MAX_READ)
+        (granted.saturating_sub(1024) & !4095).clamp(4096, MAX_READ)
     }
 
     /// One READ (anonymous stateid) of at most [`Client::max_read`] bytes: the data

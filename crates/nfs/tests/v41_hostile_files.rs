@@ -1,0 +1,225 @@
+//! The NFSv4.1 file operations against a scripted server on loopback that answers
+//! wrongly in ways ganesha never does: an OPEN that asks for OPEN_CONFIRM (NFSv4.0
+//! only), a READ with more data than was asked for, a WRITE that claims more bytes than
+//! were sent. Each is a one-line error naming the path, never a panic or a hang.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+use bytes::BufMut;
+use dbio_nfs::proto::nfs4::{
+    encode_compound_header, encode_resop_status, ChannelAttrs, CreateSessionOk, Fh4, Ftype4,
+    Nfsstat4, Opnum, RdmaIrd, SequenceOk, StableHow, Stateid,
+};
+use dbio_nfs::v41::{Access, Attr, Client, OpenFile, SessionOptions};
+use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_xdr::{XdrEncode, XdrPut};
+
+const SID: [u8; 16] = *b"dbio-test-sessio";
+/// The extra bytes the hostile READ returns, and the hostile WRITE claims.
+const EXTRA: u32 = 100;
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// Where the op after SEQUENCE and PUTFH starts (tag, minor version, count, SEQUENCE's
+/// 32 bytes of arguments, PUTFH's handle).
+fn third_op(args: &[u8]) -> usize {
+    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 8;
+    let putfh = at + 4 + 32;
+    putfh + 8 + (u32_at(args, putfh + 4) as usize).div_ceil(4) * 4
+}
+
+/// Answers one COMPOUND.
+fn answer(args: &[u8], out: &mut Vec<u8>) {
+    let ok = Nfsstat4::Ok;
+    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
+    let count = u32_at(args, at) as usize;
+    let op = u32_at(args, at + 4);
+    match op {
+        42 => {
+            encode_compound_header(out, ok, b"", 1);
+            encode_resop_status(out, Opnum::ExchangeId, ok);
+            out.put_u64(7); // clientid
+            out.put_u32(1); // sequenceid
+            out.put_u32(0); // flags
+            out.put_u32(0); // SP4_NONE
+            out.put_u64(0); // server owner minor id
+            out.put_opaque(b"srv");
+            out.put_opaque(b"scope");
+            out.put_u32(0); // no impl id
+            return;
+        }
+        43 => {
+            encode_compound_header(out, ok, b"", 1);
+            encode_resop_status(out, Opnum::CreateSession, ok);
+            let fore = ChannelAttrs {
+                headerpadsize: 0,
+                maxrequestsize: 1 << 20,
+                maxresponsesize: 1 << 20,
+                maxresponsesize_cached: 8192,
+                maxoperations: 16,
+                maxrequests: 8,
+                rdma_ird: RdmaIrd(None),
+            };
+            CreateSessionOk {
+                sessionid: SID,
+                sequence: 1,
+                flags: 0,
+                fore,
+                back: fore,
+            }
+            .encode(out);
+            return;
+        }
+        44 | 57 => {
+            encode_compound_header(out, ok, b"", 1);
+            encode_resop_status(out, Opnum::from_u32(op).unwrap(), ok);
+            return;
+        }
+        53 => {}
+        _ => panic!("unexpected op {op}"),
+    }
+    encode_compound_header(out, ok, b"", count);
+    encode_resop_status(out, Opnum::Sequence, ok);
+    SequenceOk {
+        sessionid: SID,
+        sequenceid: u32_at(args, at + 8 + 16),
+        slotid: u32_at(args, at + 8 + 20),
+        highest_slotid: 7,
+        target_highest_slotid: 7,
+        status_flags: 0,
+    }
+    .encode(out);
+    if count == 2 {
+        encode_resop_status(out, Opnum::ReclaimComplete, ok);
+        return;
+    }
+    encode_resop_status(out, Opnum::Putfh, ok);
+    let third = third_op(args);
+    match u32_at(args, third) {
+        // OPEN, GETFH, GETATTR: a stateid, and rflags with OPEN4_RESULT_CONFIRM.
+        18 => {
+            encode_resop_status(out, Opnum::Open, ok);
+            Stateid {
+                seqid: 1,
+                other: [9; 12],
+            }
+            .encode(out);
+            out.put_u32(1); // change_info4: atomic, before, after
+            out.put_u64(1);
+            out.put_u64(2);
+            out.put_u32(0x2 | 0x4); // CONFIRM | LOCKTYPE_POSIX
+            out.put_u32(0); // attrset: empty bitmap
+            out.put_u32(0); // OPEN_DELEGATE_NONE
+            encode_resop_status(out, Opnum::Getfh, ok);
+            out.put_opaque(b"file");
+            encode_resop_status(out, Opnum::Getattr, ok);
+            out.put_u32(1); // bitmap of one word: type (1), size (4)
+            out.put_u32((1 << 1) | (1 << 4));
+            out.put_u32(12);
+            out.put_u32(1); // NF4REG
+            out.put_u64(0);
+        }
+        // READ: more data than asked for.
+        25 => {
+            let want = u32_at(args, third + 4 + 16 + 8);
+            encode_resop_status(out, Opnum::Read, ok);
+            out.put_u32(0); // eof false
+            out.put_opaque(&vec![7u8; (want + EXTRA) as usize]);
+        }
+        // WRITE: a count beyond the data sent.
+        38 => {
+            let len = u32_at(args, third + 4 + 16 + 8 + 4);
+            encode_resop_status(out, Opnum::Write, ok);
+            out.put_u32(len + EXTRA);
+            out.put_u32(2); // FILE_SYNC4
+            out.put_slice(&[5; 8]);
+        }
+        other => panic!("unexpected third op {other}"),
+    }
+}
+
+fn serve(l: TcpListener) {
+    let (mut s, _) = l.accept().unwrap();
+    loop {
+        let mut h = [0u8; 4];
+        if s.read_exact(&mut h).is_err() {
+            return;
+        }
+        let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
+        let mut rec = vec![0; len];
+        s.read_exact(&mut rec).unwrap();
+        let call = dbio_rpc::decode_call(&rec).unwrap();
+        let mut body = Vec::new();
+        dbio_rpc::encode_reply_success(&mut body, call.xid);
+        answer(call.args, &mut body);
+        let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
+        out.extend_from_slice(&body);
+        if s.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn wrong_answers_to_file_operations_are_one_line_errors() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || serve(l));
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export?version=4.1")).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let opts = ClientOptions::default().with_url(&url);
+        let c = Client::connect(&url, &opts, SessionOptions::default())
+            .await
+            .unwrap();
+        let dir = Fh4::new(b"dir").unwrap();
+        let e = c
+            .open(dir, "f", Access::Both, "/export/f")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "NFSv4.1 /export/f: malformed reply: OPEN asks for OPEN_CONFIRM, \
+             which NFSv4.1 does not have"
+        );
+        let file = OpenFile {
+            fh: Fh4::new(b"file").unwrap(),
+            stateid: Stateid::ANONYMOUS,
+            attr: Attr {
+                ftype: Ftype4::Reg,
+                size: 0,
+                mode: 0o644,
+                fileid: 1,
+                nlink: 1,
+                mtime: None,
+            },
+            rflags: 0,
+            delegated: false,
+            path: "/export/f".into(),
+        };
+        let e = c.read_open(&file, 0, 4096).await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "NFSv4.1 /export/f: malformed reply: READ returned more data than asked for"
+        );
+        let e = c
+            .write(&file, 0, &[1; 4096], StableHow::FileSync)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "NFSv4.1 /export/f: malformed reply: WRITE wrote more bytes than were sent"
+        );
+        c.close().await.unwrap();
+    });
+    drop(rt);
+    server.join().unwrap();
+}
