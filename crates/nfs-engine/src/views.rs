@@ -164,6 +164,7 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
             .into_iter()
             .map(|e| NfsLayoutEvent {
                 t_s: e.t_s,
+                unix_s: e.unix_s,
                 file: e.file,
                 from: e.from,
                 to: e.to,

@@ -249,7 +249,14 @@ impl Pool {
             // The port the mount found (from the URL or the portmapper).
             let port = client.router().server_addr(0).port();
             let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
-            Ok((Proto::V3(Box::new(client)), rest, paths, channels, port, down))
+            Ok((
+                Proto::V3(Box::new(client)),
+                rest,
+                paths,
+                channels,
+                port,
+                down,
+            ))
         })?;
         let (prog, vers, procs) = if v41 {
             (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])

@@ -284,6 +284,9 @@ pub struct NfsFileServer {
 pub struct NfsLayoutEvent {
     /// Seconds since the NFS client started.
     pub t_s: f64,
+    /// Wall-clock time, seconds since the Unix epoch.
+    #[serde(default)]
+    pub unix_s: f64,
     pub file: String,
     /// Data servers before and after ("" before the first layout, "MDS": through the
     /// metadata server).

@@ -21,6 +21,10 @@ use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, Stri
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
 
+/// How long a data server may stay silent before its calls fail (and go through the
+/// metadata server).
+const DS_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The metadata server, where a counter or an event names no data server.
 pub const MDS: &str = "MDS";
 
@@ -103,6 +107,9 @@ impl FileRoute {
 pub struct LayoutEvent {
     /// Seconds since the pool opened.
     pub t_s: f64,
+    /// Wall-clock time (seconds since the Unix epoch), to set against outside events
+    /// such as the moment data was moved.
+    pub unix_s: f64,
     pub file: String,
     /// Data servers before and after ("MDS": through the metadata server).
     pub from: String,
@@ -378,11 +385,15 @@ impl Layouts {
 
     fn event(&self, file: &str, from: String, to: String, why: String) {
         let t_s = self.opened.elapsed().as_secs_f64();
+        let unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
         let mut ev = self.events.lock().unwrap_or_else(|e| e.into_inner());
         // Bounded: a flapping server must not grow the views without end.
         if ev.len() < 10_000 {
             ev.push(LayoutEvent {
                 t_s,
+                unix_s,
                 file: file.to_string(),
                 from,
                 to,
@@ -443,6 +454,12 @@ impl Layouts {
         }
         let mut opts = self.session.clone();
         opts.slots = crate::v41::MAX_SLOTS;
+        // A dead data server must fail its calls at once: they go to the metadata
+        // server instead of waiting out the connection's retries.
+        opts.conn.fail_fast = true;
+        opts.conn.timeout = DS_TIMEOUT;
+        opts.conn.connect_timeout = DS_TIMEOUT;
+        opts.conn.retries = 1;
         let client = Client::connect_data_server(addrs, &self.options, opts).await?;
         let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
             path: client.server().to_string(),
