@@ -211,6 +211,27 @@ pub fn live_text(t: &NfsTarget) -> String {
             c.reconnects
         );
     }
+    if let Some(l) = t.pool.v41().and_then(|m| m.layouts()) {
+        for (addr, ios, bytes) in l.servers() {
+            let _ = writeln!(
+                s,
+                "  data server {addr:<21} I/Os {ios:>9}  {:.1} MB",
+                bytes as f64 / 1e6
+            );
+        }
+        let shown = l.events();
+        for e in shown.iter().rev().take(3).rev() {
+            let _ = writeln!(
+                s,
+                "  layout {:.1}s {} {} -> {} ({})",
+                e.t_s,
+                e.file,
+                if e.from.is_empty() { "-" } else { &e.from },
+                e.to,
+                e.why
+            );
+        }
+    }
     for e in events(t) {
         let _ = writeln!(
             s,
