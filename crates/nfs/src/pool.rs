@@ -38,6 +38,8 @@ pub use crate::router::{Channel, ProcCounters};
 use crate::url::{NfsUrl, NfsVersion};
 use crate::v41::{SessionOptions, V41Mount};
 
+/// pNFS: longest the end of a pool waits to return its layouts.
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
 /// pNFS: seconds between fetches of every file's layout, unless the URL says.
 pub const LAYOUT_REFRESH_S: u32 = 10;
 /// Default NFS port when the URL gives none and no portmapper is asked.
@@ -292,6 +294,9 @@ impl Pool {
                 (prog, vers),
             ));
         }
+        if let Proto::V41(m) = &proto {
+            rt.spawn(V41Mount::renew_lease(m.shared_client()));
+        }
         if let Some(layouts) = match &proto {
             Proto::V41(m) => m.layouts().cloned(),
             Proto::V3(_) => None,
@@ -427,6 +432,21 @@ impl Pool {
                     None => path,
                 })
             }
+        }
+    }
+}
+
+impl Drop for Pool {
+    /// pNFS: layouts are returned and their opens closed, within a bound.
+    fn drop(&mut self) {
+        // Not from inside a runtime, where blocking on this one is not allowed.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return;
+        }
+        if let Some(l) = self.v41().and_then(|m| m.layouts()).cloned() {
+            let _ = self
+                .rt
+                .block_on(async { tokio::time::timeout(RELEASE_WAIT, l.release()).await });
         }
     }
 }

@@ -246,6 +246,20 @@ impl Client {
         }
     }
 
+    /// The server's lease time in seconds (`lease_time` attribute of `fh`), if it
+    /// says.
+    pub async fn lease_time(&self, fh: Fh4) -> Result<Option<u32>, NfsError> {
+        let c = Compound::new("getattr", MINOR_VERSION)
+            .putfh(fh)
+            .getattr(Bitmap4::from_bits(&[bit::LEASE_TIME]));
+        let r = self.session.compound(&c, "lease_time").await?;
+        let res = r.res()?;
+        Ok(match res.results.last() {
+            Some(OpResult::Getattr(a)) => a.lease_time,
+            _ => None,
+        })
+    }
+
     /// Destroys the session and the client id.
     pub async fn close(self) -> Result<(), NfsError> {
         self.session.close().await

@@ -56,6 +56,28 @@ impl V41Mount {
         })
     }
 
+    /// Keeps the client's lease (RFC 8881 8.3) while nothing else renews it: a
+    /// SEQUENCE-only COMPOUND every third of the server's lease time (`lease_time`
+    /// attribute; 90 s if it does not say). Runs until the runtime stops.
+    pub async fn renew_lease(client: Arc<Client>) {
+        let lease = match client.lookup_path("/").await {
+            Ok((root, _)) => client.lease_time(root).await.unwrap_or(None),
+            Err(_) => None,
+        };
+        let every = Duration::from_secs(u64::from(lease.unwrap_or(90).clamp(3, 3600)) / 3);
+        loop {
+            tokio::time::sleep(every).await;
+            let c = crate::proto::nfs4::Compound::new("renew", crate::proto::nfs4::MINOR_VERSION);
+            // A failure here shows up, with its reason, on the next real call.
+            let _ = client.session().compound(&c, "lease renewal").await;
+        }
+    }
+
+    /// The metadata client, shared (for tasks of the pool's runtime).
+    pub fn shared_client(&self) -> Arc<Client> {
+        self.client.clone()
+    }
+
     /// pNFS: the layouts (`None` for plain NFSv4.1).
     pub fn layouts(&self) -> Option<&Arc<Layouts>> {
         self.layouts.as_ref()

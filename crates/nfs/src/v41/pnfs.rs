@@ -365,6 +365,27 @@ impl Layouts {
         }
     }
 
+    /// LAYOUTRETURN of every layout and CLOSE of the opens that asked for them (the
+    /// end of the pool); errors are left: the server drops them with the lease.
+    pub async fn release(&self) {
+        let files: Vec<(Fh4, String, Arc<FileRoute>)> = {
+            let mut f = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            f.drain().map(|(fh, (p, r))| (fh, p, r)).collect()
+        };
+        for (fh, path, route) in &files {
+            if let Some((grant, _)) = &route.layout {
+                let _ = self.mds.layoutreturn(*fh, grant, path).await;
+            }
+        }
+        let opens: Vec<(Fh4, Stateid)> = {
+            let mut o = self.opens.lock().unwrap_or_else(|e| e.into_inner());
+            o.drain().collect()
+        };
+        for (fh, stateid) in opens {
+            let _ = self.mds.layout_close(fh, stateid, "").await;
+        }
+    }
+
     /// Fetches every known file's route again (the periodic refresh).
     pub async fn refresh_all(&self, why: &str) {
         let files: Vec<(Fh4, String)> = {
