@@ -573,6 +573,9 @@ mod tests {
         c.add(8192, 1500);
         assert_eq!(c.ios.load(Relaxed), 2);
         assert_eq!(c.bytes.load(Relaxed), 16384);
-        assert_eq!((c.first_ms.load(Relaxed), c.last_ms.load(Relaxed)), (1, 1501));
+        assert_eq!(
+            (c.first_ms.load(Relaxed), c.last_ms.load(Relaxed)),
+            (1, 1501)
+        );
     }
 }
