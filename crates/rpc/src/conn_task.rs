@@ -471,6 +471,7 @@ impl Task {
             Some(p) => {
                 self.delivered = true;
                 self.coalesce.remove(p.reply_hint);
+                self.coalesce.observed(p.reply_hint, record.len() + 4);
                 self.stats.replies.fetch_add(1, Relaxed);
                 let result = Ok(ReplyRecord { xid, record });
                 match p.reply {
