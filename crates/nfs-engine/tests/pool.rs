@@ -196,7 +196,7 @@ fn reused_slots_never_change_data_in_flight() {
             len: BLOCK as u32,
             dir: IoDir::Write,
             slot,
-            sync: n % 2 == 0,
+            sync: n.is_multiple_of(2),
             tag: u64::from(slot),
         };
         e.submit(req).unwrap();
