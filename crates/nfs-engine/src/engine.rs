@@ -154,7 +154,7 @@ impl Engine for NfsEngine {
                     buf: self.bufs[s].clone(),
                     len: req.len as usize,
                 });
-                let stable = if req.sync {
+                let stable = if req.sync || self.target.sync_writes() {
                     Stability::FileSync
                 } else {
                     Stability::Unstable
