@@ -3,8 +3,9 @@
 //! retries) is the client's [`DataPath`]; the engine owns the slot buffers and turns
 //! requests and outcomes into the engine interface's terms.
 //!
-//! WRITE data is copied once, from the slot into the call. A READ done in one RPC
-//! leaves its data in the receive buffer; it is copied into the slot only if someone
+//! WRITE data is never copied: a slot's buffer is shared (an `Arc`) with the calls that
+//! send it, and handed back to the caller once they are done with it. A READ done in one
+//! RPC leaves its data in the receive buffer; it is copied into the slot only if someone
 //! asks for the slot's buffer (most runs never look at read data).
 
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dbio_engine::{
-    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
+    Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
 };
 use dbio_nfs::datapath::{DataError, DataPath, FileId, Outcome, ReadData, Stability};
 
@@ -21,7 +22,8 @@ use crate::NfsTarget;
 pub struct NfsEngine {
     target: Arc<NfsTarget>,
     path: DataPath,
-    bufs: Vec<AlignedBuf>,
+    /// The slot buffers; a write's calls hold a second reference until they are done.
+    bufs: Vec<Arc<Vec<u8>>>,
     /// Data of a completed one-RPC read, still in the receive buffer.
     read_data: Vec<Option<Bytes>>,
     /// The request on each slot, while it is in flight.
@@ -55,7 +57,7 @@ impl NfsEngine {
         Ok(NfsEngine {
             path,
             bufs: (0..depth)
-                .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
+                .map(|_| Arc::new(vec![0; cfg.max_io.max(1) as usize]))
                 .collect(),
             read_data: vec![None; depth as usize],
             reqs: vec![None; depth as usize],
@@ -73,7 +75,7 @@ impl NfsEngine {
             ReadData::None => {}
             ReadData::One(data) => self.read_data[slot as usize] = Some(data),
             ReadData::Parts(parts) => {
-                let buf = self.bufs[slot as usize].as_mut_slice();
+                let buf = slot_mut(&mut self.bufs[slot as usize]);
                 for (start, data) in parts {
                     let start = start as usize;
                     buf[start..start + data.len()].copy_from_slice(&data);
@@ -131,7 +133,7 @@ impl Engine for NfsEngine {
     }
 
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        let buf = self.bufs[slot as usize].as_mut_slice();
+        let buf = slot_mut(&mut self.bufs[slot as usize]);
         if let Some(data) = self.read_data[slot as usize].take() {
             buf[..data.len()].copy_from_slice(&data);
         }
@@ -153,8 +155,11 @@ impl Engine for NfsEngine {
         let started = match req.dir {
             IoDir::Read => self.path.read(req.slot, file, req.offset, req.len),
             IoDir::Write => {
-                let data = Bytes::copy_from_slice(&self.bufs[s].as_slice()[..req.len as usize]);
-                let stable = if req.sync {
+                let data = Bytes::from_owner(SlotData {
+                    buf: self.bufs[s].clone(),
+                    len: req.len as usize,
+                });
+                let stable = if req.sync || self.target.sync_writes() {
                     Stability::FileSync
                 } else {
                     Stability::Unstable
@@ -200,4 +205,23 @@ impl Engine for NfsEngine {
     fn in_flight(&self) -> u32 {
         self.path.in_flight()
     }
+}
+
+/// The first `len` bytes of a slot's buffer, as a WRITE's payload.
+struct SlotData {
+    buf: Arc<Vec<u8>>,
+    len: usize,
+}
+
+impl AsRef<[u8]> for SlotData {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// A slot's buffer for writing into. Its last write's calls are normally gone by the
+/// time the slot is reused; a call still queued for a resend (a reply that overtook its
+/// retransmission) keeps the old buffer, and the slot gets a copy of it.
+fn slot_mut(buf: &mut Arc<Vec<u8>>) -> &mut [u8] {
+    Arc::make_mut(buf).as_mut_slice()
 }

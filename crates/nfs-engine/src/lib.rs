@@ -97,6 +97,8 @@ pub struct NfsTarget {
     /// Data-set directory, relative to the export root.
     pub dir: String,
     max_transfer: u32,
+    /// Every WRITE FILE_SYNC (the URL's `sync=1`).
+    sync_writes: bool,
     handles: Mutex<HashMap<String, FileHandle>>,
     handles41: Mutex<HashMap<String, Fh4>>,
 }
@@ -139,6 +141,7 @@ impl NfsTarget {
             server: opts.server_name.clone().unwrap_or(parsed.host.clone()),
             dir: rest.trim_matches('/').to_string(),
             max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
+            sync_writes: parsed.sync,
             handles: Mutex::new(HashMap::new()),
             handles41: Mutex::new(HashMap::new()),
         }))
@@ -243,6 +246,11 @@ impl NfsTarget {
     /// Largest READ/WRITE per RPC asked for (before the server's limits).
     pub fn max_transfer(&self) -> u32 {
         self.max_transfer
+    }
+
+    /// Every WRITE goes FILE_SYNC, whether or not the workload asks (the URL's `sync=1`).
+    pub fn sync_writes(&self) -> bool {
+        self.sync_writes
     }
 
     /// The backend that opens one engine per user on this target.

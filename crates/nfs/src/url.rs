@@ -3,7 +3,8 @@
 //! Multipath: each `path=SERVER` or `path=LOCAL->SERVER` (IP addresses)
 //! adds a network path to the same storage after the host's own; `timeo=N`
 //! (tenths of a second, like the mount option) is the reply timeout, after
-//! which a silent path counts as dead.
+//! which a silent path counts as dead; `sync=1` makes every WRITE FILE_SYNC, like the
+//! `sync` mount option.
 //!
 //! The path holds both the export and the path inside it; where one ends
 //! is learnt from the server's export list when mounting.
@@ -28,7 +29,7 @@ pub enum UrlError {
     #[error("NFS URL port {value} out of range (1-65535) in {name}")]
     PortRange { name: String, value: String },
     #[error(
-        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo, layout_refresh)"
+        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo, sync, layout_refresh)"
     )]
     UnknownParam(String),
     #[error("NFS version {0} is not supported (version=3, 4, 4.1 or pnfs)")]
@@ -61,6 +62,8 @@ pub struct NfsUrl {
     pub paths: Vec<crate::path::PathSpec>,
     /// Reply timeout in tenths of a second (`timeo=`).
     pub timeo: Option<u32>,
+    /// Every WRITE FILE_SYNC (`sync=1`), not only those the workload asks to be.
+    pub sync: bool,
     /// The protocol (`version=3`, the default, or `version=4.1`; `4` means 4.1;
     /// `pnfs`: 4.1 with layouts).
     pub version: NfsVersion,
@@ -124,6 +127,7 @@ impl NfsUrl {
             conns: None,
             paths: Vec::new(),
             timeo: None,
+            sync: false,
             version: NfsVersion::V3,
             layout_refresh: None,
         };
@@ -168,6 +172,13 @@ impl NfsUrl {
                         return Err(bad(name, value, "timeout (1-6000 tenths of a second)"));
                     }
                     parsed.timeo = Some(n);
+                }
+                "sync" => {
+                    parsed.sync = match value {
+                        "1" => true,
+                        "0" => false,
+                        _ => return Err(bad(name, value, "switch (0 or 1)")),
+                    };
                 }
                 _ => return Err(UrlError::UnknownParam(name.to_string())),
             }
@@ -361,6 +372,8 @@ mod tests {
             "fd00::2".parse::<std::net::IpAddr>().unwrap()
         );
         assert_eq!(u.timeo, Some(15));
+        assert!(!u.sync);
+        assert!(NfsUrl::parse("nfs://h/x?sync=1").unwrap().sync);
     }
 
     #[test]
@@ -379,6 +392,7 @@ mod tests {
             ("nfs://h/x?path=host.example", "not a valid path"),
             ("nfs://h/x?path=1.2.3.4->", "not a valid path"),
             ("nfs://h/x?timeo=0", "not a valid timeout"),
+            ("nfs://h/x?sync=yes", "not a valid switch"),
             ("nfs://h/x/../y", "must be absolute"),
             ("nfs://h/x%zz", "%-escape"),
             ("nfs://h h/x", "bad host"),

@@ -25,6 +25,13 @@ pub const FALLBACK: Duration = Duration::from_millis(2);
 /// Calls outstanding per reply gathered: a wake-up waits for at most half of them.
 const SHARE: usize = 2;
 
+/// Replies over which the smallest surplus (bytes beyond the hint) is taken before it may
+/// rise; a smaller one lowers it at once.
+const SURPLUS_WINDOW: u32 = 16;
+
+/// Largest surplus believed per reply: attributes and verifiers, not data.
+const MAX_SURPLUS: u64 = 4096;
+
 /// Tracks the bytes the outstanding calls should bring back and picks the mark.
 #[derive(Debug)]
 pub(crate) struct Coalescer {
@@ -40,6 +47,14 @@ pub(crate) struct Coalescer {
     /// The fallback timer found the mark unreached: no gathering until data comes again
     /// (a stalled server must not cost a timer wake-up every few milliseconds).
     paused: bool,
+    /// Bytes every recent reply brought beyond its hint, at least. Hints are lower bounds
+    /// from the protocol (a WRITE's says nothing of the attributes a server may add: 112
+    /// of ganesha's 140 bytes); without this the mark would hold a fifth of the replies
+    /// meant.
+    surplus: u64,
+    /// Smallest surplus of the current window, and replies seen in it.
+    window_min: u64,
+    window_seen: u32,
 }
 
 impl Coalescer {
@@ -50,6 +65,25 @@ impl Coalescer {
             lowat: 1,
             cap: 1,
             paused: false,
+            surplus: 0,
+            window_min: u64::MAX,
+            window_seen: 0,
+        }
+    }
+
+    /// A reply of `len` bytes (with its record mark) came to a call with this hint.
+    pub(crate) fn observed(&mut self, hint: u32, len: usize) {
+        let extra = (len as u64)
+            .saturating_sub(Self::reply_bytes(hint))
+            .min(MAX_SURPLUS);
+        // Lower at once: the mark must stay reachable by the replies that come.
+        self.surplus = self.surplus.min(extra);
+        self.window_min = self.window_min.min(extra);
+        self.window_seen += 1;
+        if self.window_seen == SURPLUS_WINDOW {
+            self.surplus = self.window_min;
+            self.window_min = u64::MAX;
+            self.window_seen = 0;
         }
     }
 
@@ -106,7 +140,7 @@ impl Coalescer {
             return 1;
         }
         let batch = (pending / SHARE).min(self.max_batch) as u64;
-        let per_reply = self.expected / pending as u64;
+        let per_reply = self.expected / pending as u64 + self.surplus;
         let bytes = batch * per_reply;
         (bytes.min(self.cap as u64) as usize).max(1)
     }
@@ -118,7 +152,8 @@ impl Coalescer {
     pub(crate) fn retune(&mut self, pending: usize) -> Option<usize> {
         let want = self.want(pending);
         let old = self.lowat;
-        let reachable = usize::try_from(self.expected * 3 / 4).unwrap_or(usize::MAX);
+        let coming = self.expected + self.surplus * pending as u64;
+        let reachable = usize::try_from(coming * 3 / 4).unwrap_or(usize::MAX);
         let change = if old == 1 {
             want > 1
         } else if want == 1 || old > reachable {
@@ -220,6 +255,28 @@ mod tests {
         assert!(!c.holding());
         c.clear();
         assert_eq!(c.retune(0), None);
+    }
+
+    #[test]
+    fn the_mark_learns_what_replies_bring_beyond_their_hints() {
+        // WRITE replies: no hint, 140 bytes each with the server's attributes.
+        let mut c = with(16, &[0; 32]);
+        assert_eq!(c.want(32), 16 * MIN_REPLY as usize);
+        for _ in 0..SURPLUS_WINDOW - 1 {
+            c.observed(0, 140);
+        }
+        // A window must pass before the surplus rises.
+        assert_eq!(c.want(32), 16 * MIN_REPLY as usize);
+        c.observed(0, 140);
+        assert_eq!(c.want(32), 16 * 140);
+        // One shorter reply (an error) lowers it at once.
+        c.observed(0, 60);
+        assert_eq!(c.want(32), 16 * 60);
+        // Never more than MAX_SURPLUS per reply.
+        for _ in 0..2 * SURPLUS_WINDOW {
+            c.observed(0, 1 << 20);
+        }
+        assert_eq!(c.want(32), 16 * (MIN_REPLY + MAX_SURPLUS) as usize);
     }
 
     #[test]

@@ -485,6 +485,59 @@ fn replies_are_gathered_while_many_are_outstanding() {
     }
 }
 
+/// Replies larger than their hints (a WRITE's, which carry the server's attributes) are
+/// gathered by the bytes they really bring: a handful of replies per read, not two. The
+/// same 128 calls and replies with the surplus unlearned (hint equal to the reply) set the
+/// bar.
+#[test]
+fn replies_beyond_their_hints_are_gathered_too() {
+    let reads_for = |hint: u32| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            // Each reply its own segment, as a server sends them.
+            s.set_nodelay(true).unwrap();
+            let recs: Vec<Vec<u8>> = (0..128).map(|_| read_record(&mut s).unwrap()).collect();
+            for r in recs {
+                let mut body = r[..4].to_vec();
+                body.resize(136, 7);
+                s.write_all(&record(&body)).unwrap();
+                thread::sleep(Duration::from_micros(1500));
+            }
+        });
+        let rt = runtime();
+        let config = ConnConfig {
+            reply_batch: 8,
+            reply_wait: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+            ..quick()
+        };
+        let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+        let q = Arc::new(CompletionQueue::new());
+        let mut calls = CallBatch::with_capacity(128);
+        for tag in 0..128u64 {
+            let mut call = call_with(&tag.to_be_bytes());
+            call.reply_hint = hint;
+            calls.push(call, ReplyTo::Sink(q.clone(), tag));
+        }
+        conn.submit_batch(&mut calls);
+        let mut done = Vec::new();
+        while done.len() < 128 {
+            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+        }
+        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        server.join().unwrap();
+        ConnStats::get(&conn.stats().reads)
+    };
+    let exact = reads_for(140);
+    let unhinted = reads_for(0);
+    eprintln!("{exact} reads with exact hints, {unhinted} without hints, 128 replies");
+    // Without learning, a mark of 8 x 28 bytes is reached by every second reply: about 70
+    // reads (tried). Learning costs the first window of 16 replies (8 reads).
+    assert!(unhinted <= exact + 12, "{unhinted} reads vs {exact}");
+}
+
 /// Replies much shorter than their hints never reach the mark: they are read after the
 /// fallback delay, well before the call timeout, and nothing is retransmitted.
 #[test]
