@@ -40,7 +40,10 @@ use crate::nfs_target::views_printer;
 pub struct Args {
     /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
     /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL drives the server
-    /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS
+    /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS;
+    /// `version=4.1` speaks NFSv4.1 (sessions, port 2049), `version=pnfs` sends each
+    /// file's I/O to the data server its layout names (`layout_refresh=SECONDS`, default
+    /// 10: how often layouts are fetched again, so that I/O follows data that moved)
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     #[command(flatten)]

@@ -182,7 +182,8 @@ impl OutputArgs {
 pub struct StorageArgs {
     /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
     /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL measures the server
-    /// through dbio's own NFS client (engine "nfs")
+    /// through dbio's own NFS client (engine "nfs"); `version=4.1` speaks NFSv4.1,
+    /// `version=pnfs` sends each file's I/O to the data server its layout names
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     #[command(flatten)]
