@@ -60,6 +60,28 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
+    // Several users, each with more outstanding I/O than a data server session has
+    // slots for half of: every one still reaches the data servers (more sessions).
+    let many = tmp.path().join("many.json").display().to_string();
+    let st = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .args(["run", "--target", &url, "--size", "16MiB", "--workload"])
+        .args(["single-block-read", "--users", "3", "--outstanding", "48"])
+        .args(["--loops", "200", "--json", &many])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let r = json(&many);
+    assert_eq!(r["failed_ios"], 0);
+    let rows = file_servers(&r);
+    assert!(
+        !rows.is_empty() && rows.iter().all(|f| f.1 != "MDS"),
+        "I/O through the metadata server: {rows:?}"
+    );
+
     let file = "dbio/dbio-data-01.dbf";
     let before = lab.holder(file);
 

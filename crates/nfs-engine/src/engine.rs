@@ -36,23 +36,28 @@ pub struct NfsEngine {
 impl NfsEngine {
     pub fn open(target: Arc<NfsTarget>, cfg: &EngineConfig) -> Result<NfsEngine, EngineError> {
         let depth = cfg.depth.max(1);
+        // Handles first: with pNFS they bring the layouts, so the data path finds the
+        // data servers known and can have slots reserved on them.
+        let mut names = Vec::with_capacity(cfg.files.len());
+        let mut handles = Vec::with_capacity(cfg.files.len());
+        for f in &cfg.files {
+            let rel = f.path.to_string_lossy().into_owned();
+            let fh = target.data_handle(&rel).map_err(|e| EngineError::Open {
+                path: target.display_path(&rel),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            handles.push(fh);
+            names.push(rel);
+        }
         let mut path = target
             .pool
             .data_path(depth, target.max_transfer())
             .map_err(|e| EngineError::Other(format!("{}: {e}", target.url)))?;
-        let mut names = Vec::with_capacity(cfg.files.len());
-        for f in &cfg.files {
-            let rel = f.path.to_string_lossy().into_owned();
-            let open_error = |why: String| EngineError::Open {
-                path: target.display_path(&rel),
-                source: std::io::Error::other(why),
-            };
-            let fh = target
-                .data_handle(&rel)
-                .map_err(|e| open_error(e.to_string()))?;
-            path.add_file(&fh)
-                .ok_or_else(|| open_error("file handle too long".into()))?;
-            names.push(rel);
+        for (fh, rel) in handles.iter().zip(&names) {
+            path.add_file(fh).ok_or_else(|| EngineError::Open {
+                path: target.display_path(rel),
+                source: std::io::Error::other("file handle too long"),
+            })?;
         }
         Ok(NfsEngine {
             path,

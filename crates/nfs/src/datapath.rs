@@ -243,8 +243,11 @@ impl DataPath {
     }
 
     /// pNFS: READ and WRITE go to the data servers the files' layouts name.
+    /// Slots are leased at once on the data servers known now.
     pub fn with_layouts(mut self, layouts: std::sync::Arc<crate::v41::pnfs::Layouts>) -> Self {
-        self.pnfs = Some(v41::PnfsPath::new(layouts, self.ops.len() as u32));
+        let mut p = v41::PnfsPath::new(layouts, self.ops.len() as u32);
+        p.link_all();
+        self.pnfs = Some(p);
         self
     }
 

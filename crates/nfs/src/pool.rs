@@ -426,6 +426,10 @@ impl Pool {
                 let ch = router.pick(crate::router::Route::META, None);
                 let conn = router.channels()[ch].conn.clone();
                 let lease = self.rt.block_on(m.lease(depth, conn))?;
+                if let Some(l) = m.layouts() {
+                    // Slots on every known data server for this data path.
+                    self.rt.block_on(l.reserve_slots(depth));
+                }
                 let path = DataPath::new_v41(router, lease, depth, rsize, wsize, self.retry);
                 Ok(match m.layouts() {
                     Some(l) => path.with_layouts(l.clone()),

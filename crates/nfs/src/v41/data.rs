@@ -254,6 +254,14 @@ impl PnfsPath {
         self.links[i].as_mut()
     }
 
+    /// Leases slots on every data server known now (so that data paths made one after
+    /// another each find their slots, or a new session is made for them).
+    pub fn link_all(&mut self) {
+        for i in 0..self.layouts.server_count() {
+            self.link(i);
+        }
+    }
+
     pub fn links(&mut self) -> impl Iterator<Item = &mut DsLink> {
         self.links.iter_mut().flatten()
     }

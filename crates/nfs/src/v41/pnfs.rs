@@ -28,20 +28,62 @@ const DS_TIMEOUT: Duration = Duration::from_secs(2);
 /// The metadata server, where a counter or an event names no data server.
 pub const MDS: &str = "MDS";
 
-/// A data server: its session (on one connection) and its counters.
+/// A data server: its sessions (of one client id, on one connection).
 pub struct DataServer {
     pub addr: SocketAddr,
-    session: Session,
+    conn: dbio_rpc::conn::Connection,
+    /// The first session, then more when data paths need more slots than it has.
+    sessions: Mutex<Vec<Session>>,
 }
 
 impl DataServer {
-    pub fn connection(&self) -> &dbio_rpc::conn::Connection {
-        self.session.connection()
+    fn new(addr: SocketAddr, session: Session) -> DataServer {
+        DataServer {
+            addr,
+            conn: session.connection().clone(),
+            sessions: Mutex::new(vec![session]),
+        }
     }
 
-    /// Up to `want` slots of the data server's session for one data path.
+    pub fn connection(&self) -> &dbio_rpc::conn::Connection {
+        &self.conn
+    }
+
+    /// Slots a session grants (the most one data path leases from it).
+    fn granted(&self) -> u32 {
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        s.first().map_or(1, |s| s.slot_stats().granted.max(1))
+    }
+
+    /// Up to `want` slots (at most a session's grant) of a session with that many
+    /// free, for one data path; `None` if no session has them.
     pub fn lease(&self, want: u32) -> Option<SlotLease> {
-        self.session.lease(want)
+        let want = want.min(self.granted());
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        s.iter()
+            .filter(|s| s.free_slots() >= want)
+            .find_map(|s| s.lease(want))
+    }
+
+    /// Makes sure a data path of `want` slots finds them: one more session of the same
+    /// client when no session has that many free.
+    async fn reserve(&self, want: u32) -> Result<(), NfsError> {
+        let want = want.min(self.granted());
+        let first_or_none = {
+            let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            if s.iter().any(|s| s.free_slots() >= want) {
+                return Ok(());
+            }
+            s.first().map(|f| f.another(self.conn.clone()))
+        };
+        if let Some(making) = first_or_none {
+            let more = making.await?;
+            self.sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(more);
+        }
+        Ok(())
     }
 }
 
@@ -191,6 +233,11 @@ impl Layouts {
         files.get(fh).map(|(_, r)| r.clone())
     }
 
+    /// Data servers known so far.
+    pub fn server_count(&self) -> usize {
+        self.servers.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     pub fn server(&self, i: usize) -> Option<Arc<DataServer>> {
         let s = self.servers.read().unwrap_or_else(|e| e.into_inner());
         s.get(i).cloned()
@@ -227,15 +274,15 @@ impl Layouts {
             out.push((s.addr.to_string(), 0, 0));
         }
         for ((_, server), c) in counts.iter() {
-            let row = match out.iter_mut().find(|r| &r.0 == server) {
-                Some(r) => r,
+            let i = match out.iter().position(|r| &r.0 == server) {
+                Some(i) => i,
                 None => {
                     out.push((server.clone(), 0, 0));
-                    out.last_mut().expect("just pushed")
+                    out.len() - 1
                 }
             };
-            row.1 += c.ios.load(Relaxed);
-            row.2 += c.bytes.load(Relaxed);
+            out[i].1 += c.ios.load(Relaxed);
+            out[i].2 += c.bytes.load(Relaxed);
         }
         out
     }
@@ -344,6 +391,27 @@ impl Layouts {
             self.generation.fetch_add(1, Relaxed);
         }
         Ok(route)
+    }
+
+    /// Makes sure every data server has `want` slots free for one more data path
+    /// (more sessions of the same client where needed); a data server that cannot
+    /// give them leaves that data path's I/O to it going through the metadata server.
+    pub async fn reserve_slots(&self, want: u32) {
+        let servers: Vec<Arc<DataServer>> = self
+            .servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for ds in servers {
+            if let Err(e) = ds.reserve(want).await {
+                self.event(
+                    "",
+                    ds.addr.to_string(),
+                    MDS.into(),
+                    format!("no session: {e}"),
+                );
+            }
+        }
     }
 
     /// Fetches `fh`'s route again after a data server failed it (a file not known
@@ -486,10 +554,7 @@ impl Layouts {
             path: client.server().to_string(),
             reason: "data server address".into(),
         })?;
-        let ds = Arc::new(DataServer {
-            addr,
-            session: client.into_session(),
-        });
+        let ds = Arc::new(DataServer::new(addr, client.into_session()));
         let mut s = self.servers.write().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = s.iter().position(|d| d.addr == addr) {
             return Ok(i);

@@ -233,15 +233,18 @@ impl Session {
 
     /// One more session of the same client (its state, e.g. open stateids, is shared)
     /// over `conn`: for data paths when this session's slots are all leased.
-    pub async fn another(&self, conn: Connection) -> Result<Session, NfsError> {
-        Session::create(
-            conn,
+    pub fn another(
+        &self,
+        conn: Connection,
+    ) -> impl std::future::Future<Output = Result<Session, NfsError>> + Send + 'static {
+        // Owned, so that the caller need not hold this session (or a lock on it).
+        let (cred, opts, clientid, next) = (
             self.cred.clone(),
             self.opts.clone(),
             self.clientid,
             self.next_create.clone(),
-        )
-        .await
+        );
+        async move { Session::create(conn, cred, opts, clientid, next).await }
     }
 
     /// Up to `want` slots of this session for one data path (at least one, else
