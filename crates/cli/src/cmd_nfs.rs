@@ -330,7 +330,6 @@ async fn ping(
     let r = dbio_experiment::ping::ping(&mut calls, count, outstanding)
         .await
         .map_err(|e| anyhow!(e))?;
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -343,6 +342,16 @@ async fn ping(
         r.calls_per_s(),
         r.cpu_us_per_call(),
     )?;
+    write_latency(&mut out, &r)?;
+    Ok(())
+}
+
+/// The latency line of a ping, in microseconds.
+pub(super) fn write_latency(
+    out: &mut impl Write,
+    r: &dbio_experiment::ping::PingResult,
+) -> std::io::Result<()> {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     writeln!(
         out,
         "latency us: min {:.1}  avg {:.1}  p50 {:.1}  p99 {:.1}  max {:.1}",
@@ -351,8 +360,7 @@ async fn ping(
         us(r.p50),
         us(r.p99),
         us(r.max),
-    )?;
-    Ok(())
+    )
 }
 
 /// NULL calls, or READs at random aligned offsets of one file

@@ -26,12 +26,8 @@ pub(super) fn base_name(path: &Path) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("cp: {} has no file name", path.display()))
 }
 
-async fn upload(
-    conn: &ConnArgs,
-    src: &Path,
-    dst: &str,
-    opts: TransferOptions,
-) -> anyhow::Result<()> {
+/// The local file a copy reads from, with its metadata; a directory is refused.
+pub(super) fn open_source(src: &Path) -> anyhow::Result<(std::fs::File, std::fs::Metadata)> {
     let file = std::fs::File::open(src).map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
     let meta = file
         .metadata()
@@ -42,6 +38,16 @@ async fn upload(
             src.display()
         );
     }
+    Ok((file, meta))
+}
+
+async fn upload(
+    conn: &ConnArgs,
+    src: &Path,
+    dst: &str,
+    opts: TransferOptions,
+) -> anyhow::Result<()> {
+    let (file, meta) = open_source(src)?;
     let (client, mut rest, url) = mount(conn, dst).await?;
     // A directory target (trailing slash, export root, or existing directory) gets the source's name.
     let into_dir = url.trailing_slash

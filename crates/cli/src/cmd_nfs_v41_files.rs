@@ -8,7 +8,6 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use dbio_nfs::proto::nfs4::{Compound, Fh4, Ftype4, Nfsstat4, Stateid, MINOR_VERSION};
@@ -16,8 +15,8 @@ use dbio_nfs::transfer::TransferOptions;
 use dbio_nfs::v41::{self, Access, Client, SessionOptions};
 use dbio_nfs::{NfsError, NfsUrl};
 
-use super::cp_impl::{base_name, Progress};
-use super::{client_options, flat, local_error, ConnArgs};
+use super::cp_impl::{base_name, open_source, Progress};
+use super::{client_options, flat, local_error, write_latency, ConnArgs};
 
 async fn connect(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<Client> {
     let options = client_options(conn, url);
@@ -72,16 +71,7 @@ async fn upload(
     url: &NfsUrl,
     opts: TransferOptions,
 ) -> anyhow::Result<()> {
-    let file = std::fs::File::open(src).map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| anyhow!("cp: {}: {e}", src.display()))?;
-    if meta.is_dir() {
-        bail!(
-            "cp: {} is a directory (only files are copied)",
-            src.display()
-        );
-    }
+    let (file, meta) = open_source(src)?;
     let client = connect(conn, url).await?;
     let mut path = url.path.clone();
     // A directory target (trailing slash, the root, or an existing directory) gets the
@@ -339,7 +329,6 @@ pub async fn ping(
     let r = dbio_experiment::ping::ping(&mut calls, count, outstanding)
         .await
         .map_err(|e| anyhow!(e))?;
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -352,15 +341,7 @@ pub async fn ping(
         r.calls_per_s(),
         r.cpu_us_per_call(),
     )?;
-    writeln!(
-        out,
-        "latency us: min {:.1}  avg {:.1}  p50 {:.1}  p99 {:.1}  max {:.1}",
-        us(r.min),
-        us(r.mean),
-        us(r.p50),
-        us(r.p99),
-        us(r.max),
-    )?;
+    write_latency(&mut out, &r)?;
     out.flush()?;
     client.close().await.map_err(flat)
 }

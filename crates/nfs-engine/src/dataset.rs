@@ -53,7 +53,31 @@ pub struct NfsDir {
     t: Arc<NfsTarget>,
 }
 
-fn nfs_err(what: &'static str, path: String) -> impl FnOnce(NfsError) -> DatasetError {
+/// A small file (a manifest) of `size` bytes at `path`, read by `read` up to the byte
+/// count it is given, refused when larger than [`MAX_SMALL_FILE`] (also when it grew
+/// while being read).
+pub(crate) fn read_capped(
+    path: String,
+    size: u64,
+    read: impl FnOnce(u64) -> Result<Vec<u8>, NfsError>,
+) -> Result<Vec<u8>, DatasetError> {
+    let too_large = |path, size| DatasetError::TooLarge {
+        path,
+        size,
+        limit: MAX_SMALL_FILE,
+    };
+    if size > MAX_SMALL_FILE {
+        return Err(too_large(path, size));
+    }
+    // One byte more than the cap tells a file that grew meanwhile.
+    let text = read(MAX_SMALL_FILE + 1).map_err(nfs_err("cannot read", path.clone()))?;
+    if text.len() as u64 > MAX_SMALL_FILE {
+        return Err(too_large(path, text.len() as u64));
+    }
+    Ok(text)
+}
+
+pub(crate) fn nfs_err(what: &'static str, path: String) -> impl FnOnce(NfsError) -> DatasetError {
     move |e| DatasetError::Io {
         what,
         path,
@@ -66,7 +90,7 @@ fn is_status(e: &NfsError, want: Nfsstat3) -> bool {
 }
 
 /// `dir/name` inside the export.
-fn join(dir: &str, name: &str) -> String {
+pub(crate) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {
@@ -225,22 +249,10 @@ impl Namespace for NfsDir {
         let Some((fh, entry)) = self.lookup(name)? else {
             return Ok(None);
         };
-        let too_large = |size| DatasetError::TooLarge {
-            path: self.path_of(name),
-            size,
-            limit: MAX_SMALL_FILE,
-        };
-        if entry.size > MAX_SMALL_FILE {
-            return Err(too_large(entry.size));
-        }
-        // One byte more than the cap tells a file that grew meanwhile.
-        let text = self
-            .read_upto(fh, &self.rel(name), MAX_SMALL_FILE + 1)
-            .map_err(nfs_err("cannot read", self.path_of(name)))?;
-        if text.len() as u64 > MAX_SMALL_FILE {
-            return Err(too_large(text.len() as u64));
-        }
-        Ok(Some(text))
+        read_capped(self.path_of(name), entry.size, |cap| {
+            self.read_upto(fh, &self.rel(name), cap)
+        })
+        .map(Some)
     }
 
     /// Written FILE_SYNC to a file aside, then renamed over `name`.

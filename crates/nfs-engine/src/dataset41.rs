@@ -10,9 +10,10 @@ use dbio_engine::Backend;
 use dbio_nfs::proto::nfs4::{Fh4, Ftype4, Nfsstat4, SetAttrs, StableHow};
 use dbio_nfs::v41::{create_verifier, Client};
 use dbio_nfs::NfsError;
-use dbio_workload::namespace::{Entry, Namespace, MAX_SMALL_FILE};
+use dbio_workload::namespace::{Entry, Namespace};
 use dbio_workload::DatasetError;
 
+use crate::dataset::{join, nfs_err, read_capped};
 use crate::NfsTarget;
 
 /// The data-set directory (`NfsTarget::dir`) of an NFSv4.1 target.
@@ -20,25 +21,8 @@ pub struct Nfs41Dir {
     t: Arc<NfsTarget>,
 }
 
-fn nfs_err(what: &'static str, path: String) -> impl FnOnce(NfsError) -> DatasetError {
-    move |e| DatasetError::Io {
-        what,
-        path,
-        source: std::io::Error::other(e.to_string()),
-    }
-}
-
 fn is_status(e: &NfsError, want: Nfsstat4) -> bool {
     matches!(e, NfsError::Status4 { status, .. } if *status == want)
-}
-
-/// `dir/name` from the server's root.
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
 }
 
 impl Nfs41Dir {
@@ -192,22 +176,10 @@ impl Namespace for Nfs41Dir {
         let Some((fh, entry)) = self.lookup(name)? else {
             return Ok(None);
         };
-        let too_large = |size| DatasetError::TooLarge {
-            path: self.path_of(name),
-            size,
-            limit: MAX_SMALL_FILE,
-        };
-        if entry.size > MAX_SMALL_FILE {
-            return Err(too_large(entry.size));
-        }
-        // One byte more than the cap tells a file that grew meanwhile.
-        let text = self
-            .read_upto(fh, &self.rel(name), MAX_SMALL_FILE + 1)
-            .map_err(nfs_err("cannot read", self.path_of(name)))?;
-        if text.len() as u64 > MAX_SMALL_FILE {
-            return Err(too_large(text.len() as u64));
-        }
-        Ok(Some(text))
+        read_capped(self.path_of(name), entry.size, |cap| {
+            self.read_upto(fh, &self.rel(name), cap)
+        })
+        .map(Some)
     }
 
     /// Written FILE_SYNC to a file aside (dbio's by its name: truncated if a crash

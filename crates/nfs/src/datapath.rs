@@ -432,10 +432,11 @@ impl DataPath {
                 let file = &files[io.file.0 as usize];
                 if let (None, Some(p)) = (ch, &mut self.pnfs) {
                     // pNFS: to the data server the file's layout names, if any.
-                    if let Some((pl, open)) = p.place(io.file, offset, len) {
-                        let Some(link) = p.link(pl.server) else {
-                            return;
-                        };
+                    // A data server without slots for this path: the metadata server.
+                    let placed = p.place(io.file, offset, len);
+                    if let Some(((pl, open), link)) =
+                        placed.and_then(|x| p.link(x.0.server).map(|l| (x, l)))
+                    {
                         let Some((index, sslot, seqid)) = link.wire.take() else {
                             self.waiting.push_back((slot, part, ch));
                             return;

@@ -219,8 +219,8 @@ impl PnfsPath {
         self.handles.push(fh);
     }
 
-    /// Where `len` bytes at `offset` of `file` go: a data server (placement, open
-    /// stateid), or `None` for the metadata server.
+    /// Where `len` bytes at `offset` of `file` go by its layout: a data server
+    /// (placement, open stateid), or `None` for the metadata server.
     pub fn place(&mut self, file: FileId, offset: u64, len: u32) -> Option<(Placement, Stateid)> {
         let g = self.layouts.generation();
         if g != self.seen {
@@ -231,9 +231,7 @@ impl PnfsPath {
         }
         let route = self.routes.get(file.0 as usize)?.as_ref()?;
         let p = route.place(offset, len)?;
-        let open = route.open;
-        self.link(p.server)?;
-        Some((p, open))
+        Some((p, route.open))
     }
 
     /// The link to data server `i`, made on first use (`None`: its session has no
