@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use dbio_rpc::conn::{ConnConfig, Connection};
+use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 
 use crate::channel::CallError;
 use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
@@ -115,7 +115,8 @@ async fn connect_channels(
     let mut channels = Vec::new();
     // Callers run every data connection on one thread at a time: a wake-up for one
     // reads the others too.
-    let siblings = (options.workers == 0).then(|| Arc::new(tokio::sync::Notify::new()));
+    let conns = paths.len() * options.conns_per_path.max(1) as usize;
+    let siblings = (options.workers == 0 && conns > 1).then(|| Arc::new(Siblings::default()));
     for (i, p) in paths.iter().enumerate() {
         for _ in 0..options.conns_per_path.max(1) {
             let mut cfg = cfg.clone();

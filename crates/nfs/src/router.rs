@@ -273,6 +273,14 @@ impl Router {
         best.unwrap_or(start)
     }
 
+    /// True when channel `ch`'s path is up: a call may follow the others of its burst
+    /// there.
+    pub fn is_usable(&self, ch: usize) -> bool {
+        self.channels
+            .get(ch)
+            .is_some_and(|c| self.health.paths[c.path].is_up())
+    }
+
     /// Counts a call that will go on channel `ch`: [`Router::pick`] sees it at once, and
     /// [`Router::done`] must follow its completion.
     pub fn reserve(&self, ch: usize, proc_: ProcId) {

@@ -11,6 +11,13 @@
 //! stays the same; `reply_batch: 1` keeps the depth exact. Replies shorter than their
 //! hints (an error instead of READ data) could leave the mark unreached; a short timer
 //! then reads whatever has arrived, so a wrong guess costs time, never a stuck call.
+//!
+//! Connections run by one thread (siblings) share that bound: what the server must keep
+//! is half of the thread's outstanding calls, not half of each connection's. A
+//! connection holding less than that half may wait for all of its replies, since the
+//! others' calls keep the server busy meanwhile. Spread call by call, 32 outstanding on
+//! 4 connections left each below the 8 needed to gather at all, and every reply woke
+//! the thread.
 
 use std::time::Duration;
 
@@ -24,6 +31,10 @@ pub const FALLBACK: Duration = Duration::from_millis(2);
 
 /// Calls outstanding per reply gathered: a wake-up waits for at most half of them.
 const SHARE: usize = 2;
+
+/// Fewer outstanding calls than this (on the connection, or on all siblings) are not
+/// gathered: latency matters more than wake-ups there.
+const MIN_GATHERED: usize = 8;
 
 /// Replies over which the smallest surplus (bytes beyond the hint) is taken before it may
 /// rise; a smaller one lowers it at once.
@@ -134,12 +145,19 @@ impl Coalescer {
     /// The mark for `pending` outstanding calls: the expected bytes of half of them (at
     /// most `max_batch`; hints are lower bounds of a successful reply, so that many replies
     /// reach it), and 1 when fewer than 8 are outstanding (no gathering: latency matters
-    /// more than wake-ups there).
-    pub(crate) fn want(&self, pending: usize) -> usize {
-        if self.max_batch <= 1 || self.paused || pending < 8 {
+    /// more than wake-ups there). With siblings, `group` is what all of them have
+    /// outstanding (this one's included): the bound is half of that, and a connection
+    /// may then wait for all of its own.
+    pub(crate) fn want(&self, pending: usize, group: Option<usize>) -> usize {
+        let total = group.unwrap_or(pending).max(pending);
+        if self.max_batch <= 1 || self.paused || total < MIN_GATHERED || pending < 2 {
             return 1;
         }
-        let batch = (pending / SHARE).min(self.max_batch) as u64;
+        let batch = match group {
+            None => pending / SHARE,
+            Some(_) => pending.min(total / SHARE).max(pending / SHARE),
+        };
+        let batch = batch.min(self.max_batch) as u64;
         let per_reply = self.expected / pending as u64 + self.surplus;
         let bytes = batch * per_reply;
         (bytes.min(self.cap as u64) as usize).max(1)
@@ -149,11 +167,17 @@ impl Coalescer {
     /// more than three quarters of what the outstanding calls bring (the server must keep
     /// some work), higher only for a gain of half or more (not a system call for every
     /// small change in the outstanding count).
-    pub(crate) fn retune(&mut self, pending: usize) -> Option<usize> {
-        let want = self.want(pending);
+    pub(crate) fn retune(&mut self, pending: usize, group: Option<usize>) -> Option<usize> {
+        let want = self.want(pending, group);
         let old = self.lowat;
         let coming = self.expected + self.surplus * pending as u64;
-        let reachable = usize::try_from(coming * 3 / 4).unwrap_or(usize::MAX);
+        // A sibling may wait for all of its replies: only a mark beyond them is too high.
+        let reach = if group.is_some() {
+            coming
+        } else {
+            coming * 3 / 4
+        };
+        let reachable = usize::try_from(reach).unwrap_or(usize::MAX);
         let change = if old == 1 {
             want > 1
         } else if want == 1 || old > reachable {
@@ -182,6 +206,46 @@ impl Coalescer {
 mod tests {
     use super::*;
 
+    impl Coalescer {
+        fn want_one(&self, pending: usize) -> usize {
+            self.want(pending, None)
+        }
+        fn retune_one(&mut self, pending: usize) -> Option<usize> {
+            self.retune(pending, None)
+        }
+    }
+
+    #[test]
+    fn siblings_hold_up_to_half_of_what_the_thread_has_outstanding() {
+        // 4 connections, 32 outstanding: one with 8 may wait for all 8.
+        let c = with(16, &[8236; 8]);
+        assert_eq!(c.want(8, Some(32)), 8 * 8236);
+        // Alone it would hold half of them.
+        assert_eq!(c.want(8, None), 4 * 8236);
+        // One with 24 of the 32: half of the thread's, 16.
+        let c = with(16, &[8236; 24]);
+        assert_eq!(c.want(24, Some(32)), 16 * 8236);
+        // Never more than max_batch, nor fewer than half of its own.
+        let c = with(16, &[8236; 40]);
+        assert_eq!(c.want(40, Some(40)), 16 * 8236);
+        let c = with(64, &[8236; 40]);
+        assert_eq!(c.want(40, Some(44)), 22 * 8236);
+        // Few outstanding on the whole thread, or one call here: no gathering.
+        let c = with(16, &[8236; 6]);
+        assert_eq!(c.want(6, Some(7)), 1);
+        let c = with(16, &[8236; 1]);
+        assert_eq!(c.want(1, Some(32)), 1);
+        // A mark for all of its replies stays: they all come.
+        let mut c = with(16, &[8236; 8]);
+        assert_eq!(c.retune(8, Some(32)), Some(8 * 8236));
+        assert_eq!(c.retune(8, Some(32)), None);
+        // Half of them answered (read by a sibling's wake-up): the mark follows.
+        for h in [8236; 4] {
+            c.remove(h);
+        }
+        assert_eq!(c.retune(4, Some(28)), Some(4 * 8236));
+    }
+
     fn with(max_batch: usize, hints: &[u32]) -> Coalescer {
         let mut c = Coalescer::new(max_batch);
         c.new_socket(1 << 20);
@@ -194,21 +258,21 @@ mod tests {
     #[test]
     fn few_outstanding_calls_are_not_held() {
         let c = with(8, &[8236; 7]);
-        assert_eq!(c.want(7), 1);
+        assert_eq!(c.want_one(7), 1);
         let off = with(1, &[8236; 64]);
-        assert_eq!(off.want(64), 1);
+        assert_eq!(off.want_one(64), 1);
     }
 
     #[test]
     fn the_mark_covers_half_of_the_replies() {
         let c = with(16, &[8236; 32]);
-        assert_eq!(c.want(32), 16 * 8236);
+        assert_eq!(c.want_one(32), 16 * 8236);
         // Many outstanding: at most max_batch replies.
         let c = with(16, &[8236; 256]);
-        assert_eq!(c.want(256), 16 * 8236);
+        assert_eq!(c.want_one(256), 16 * 8236);
         // Small replies count at least MIN_REPLY.
         let c = with(16, &[0; 32]);
-        assert_eq!(c.want(32), (16 * MIN_REPLY) as usize);
+        assert_eq!(c.want_one(32), (16 * MIN_REPLY) as usize);
     }
 
     #[test]
@@ -217,7 +281,7 @@ mod tests {
             let hints: Vec<u32> = (0..n).map(|i| (i as u32 * 7919) % 70_000).collect();
             let c = with(64, &hints);
             let total: u64 = hints.iter().map(|h| Coalescer::reply_bytes(*h)).sum();
-            assert!((c.want(n) as u64) * 3 / 2 <= total.max(2), "{n} calls");
+            assert!((c.want_one(n) as u64) * 3 / 2 <= total.max(2), "{n} calls");
         }
     }
 
@@ -225,68 +289,68 @@ mod tests {
     fn the_mark_stays_inside_the_receive_buffer() {
         let mut c = with(64, &[1 << 20; 256]);
         c.new_socket(131_072);
-        assert_eq!(c.want(256), 131_072 / 3);
+        assert_eq!(c.want_one(256), 131_072 / 3);
     }
 
     #[test]
     fn the_mark_follows_the_outstanding_count_without_a_call_per_batch() {
         let mut c = with(16, &[8236; 32]);
-        assert_eq!(c.retune(32), Some(16 * 8236));
+        assert_eq!(c.retune_one(32), Some(16 * 8236));
         // 24 outstanding: their replies still bring more than the mark with room.
         for h in [8236; 8] {
             c.remove(h);
         }
-        assert_eq!(c.retune(24), None);
+        assert_eq!(c.retune_one(24), None);
         // 20: the mark would wait for over three quarters of them; lower.
         for h in [8236; 4] {
             c.remove(h);
         }
-        assert_eq!(c.retune(20), Some(10 * 8236));
+        assert_eq!(c.retune_one(20), Some(10 * 8236));
         // Back to 22: not worth a system call.
         for h in [8236; 2] {
             c.add(h);
         }
-        assert_eq!(c.retune(22), None);
+        assert_eq!(c.retune_one(22), None);
         // Few left: back to the kernel's default at once.
         for h in [8236; 16] {
             c.remove(h);
         }
-        assert_eq!(c.retune(6), Some(1));
+        assert_eq!(c.retune_one(6), Some(1));
         assert!(!c.holding());
         c.clear();
-        assert_eq!(c.retune(0), None);
+        assert_eq!(c.retune_one(0), None);
     }
 
     #[test]
     fn the_mark_learns_what_replies_bring_beyond_their_hints() {
         // WRITE replies: no hint, 140 bytes each with the server's attributes.
         let mut c = with(16, &[0; 32]);
-        assert_eq!(c.want(32), 16 * MIN_REPLY as usize);
+        assert_eq!(c.want_one(32), 16 * MIN_REPLY as usize);
         for _ in 0..SURPLUS_WINDOW - 1 {
             c.observed(0, 140);
         }
         // A window must pass before the surplus rises.
-        assert_eq!(c.want(32), 16 * MIN_REPLY as usize);
+        assert_eq!(c.want_one(32), 16 * MIN_REPLY as usize);
         c.observed(0, 140);
-        assert_eq!(c.want(32), 16 * 140);
+        assert_eq!(c.want_one(32), 16 * 140);
         // One shorter reply (an error) lowers it at once.
         c.observed(0, 60);
-        assert_eq!(c.want(32), 16 * 60);
+        assert_eq!(c.want_one(32), 16 * 60);
         // Never more than MAX_SURPLUS per reply.
         for _ in 0..2 * SURPLUS_WINDOW {
             c.observed(0, 1 << 20);
         }
-        assert_eq!(c.want(32), 16 * (MIN_REPLY + MAX_SURPLUS) as usize);
+        assert_eq!(c.want_one(32), 16 * (MIN_REPLY + MAX_SURPLUS) as usize);
     }
 
     #[test]
     fn a_fallback_pauses_gathering_until_replies_flow() {
         let mut c = with(16, &[8236; 32]);
-        assert!(c.retune(32).is_some());
+        assert!(c.retune_one(32).is_some());
         c.pause();
-        assert_eq!(c.retune(32), Some(1));
-        assert_eq!(c.retune(32), None);
+        assert_eq!(c.retune_one(32), Some(1));
+        assert_eq!(c.retune_one(32), None);
         c.resume();
-        assert_eq!(c.retune(32), Some(16 * 8236));
+        assert_eq!(c.retune_one(32), Some(16 * 8236));
     }
 }

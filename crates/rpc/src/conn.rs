@@ -97,7 +97,15 @@ pub struct ConnConfig {
     /// Connections run by the same thread (a pool whose callers run its connections):
     /// when the kernel wakes one of them, the others also read what has arrived for them,
     /// below their marks, so one wake-up of the thread serves them all.
-    pub siblings: Option<Arc<tokio::sync::Notify>>,
+    pub siblings: Option<Arc<Siblings>>,
+}
+
+/// Connections run by one thread: the wake-up they share, and the calls they have
+/// outstanding together (which bounds the replies each may hold back, see `coalesce`).
+#[derive(Debug, Default)]
+pub struct Siblings {
+    pub(crate) woke: tokio::sync::Notify,
+    pub(crate) outstanding: std::sync::atomic::AtomicUsize,
 }
 
 /// Replies gathered per wake-up at most, by default.

