@@ -36,6 +36,9 @@ const SHARE: usize = 2;
 /// gathered: latency matters more than wake-ups there.
 const MIN_GATHERED: usize = 8;
 
+/// Replies a sibling may leave for the next wake-up of another (see `left_to_siblings`).
+const LEFT_TO_SIBLINGS: usize = 4;
+
 /// Replies over which the smallest surplus (bytes beyond the hint) is taken before it may
 /// rise; a smaller one lowers it at once.
 const SURPLUS_WINDOW: u32 = 16;
@@ -180,7 +183,7 @@ impl Coalescer {
         let reachable = usize::try_from(reach).unwrap_or(usize::MAX);
         let change = if old == 1 {
             want > 1
-        } else if want == 1 || old > reachable {
+        } else if want == 1 || (old > reachable && !self.left_to_siblings(pending, group)) {
             // Off, paused, few outstanding, or a mark the replies might not reach.
             true
         } else {
@@ -193,6 +196,17 @@ impl Coalescer {
         } else {
             None
         }
+    }
+
+    /// A sibling's few replies left below a mark that they no longer reach (the others
+    /// were read when a sibling woke the thread) are left for the next such wake-up:
+    /// with enough calls outstanding on the siblings one comes soon, and lowering the
+    /// mark now would only raise it again with the next burst, two system calls for a
+    /// few replies (a quarter of the system calls of 4-connection reads).
+    fn left_to_siblings(&self, pending: usize, group: Option<usize>) -> bool {
+        group.is_some_and(|total| {
+            pending <= LEFT_TO_SIBLINGS && total.saturating_sub(pending) >= MIN_GATHERED
+        })
     }
 
     /// The system call failed: stop coalescing on this connection.
@@ -240,10 +254,18 @@ mod tests {
         assert_eq!(c.retune(8, Some(32)), Some(8 * 8236));
         assert_eq!(c.retune(8, Some(32)), None);
         // Half of them answered (read by a sibling's wake-up): the mark follows.
-        for h in [8236; 4] {
+        for h in [8236; 3] {
             c.remove(h);
         }
-        assert_eq!(c.retune(4, Some(28)), Some(4 * 8236));
+        assert_eq!(c.retune(5, Some(29)), Some(5 * 8236));
+        // Two more read so: the last three are left for the siblings' next wake-up.
+        for h in [8236; 2] {
+            c.remove(h);
+        }
+        assert_eq!(c.retune(3, Some(27)), None);
+        assert!(c.holding());
+        // Unless the siblings have few calls of their own to wake the thread with.
+        assert_eq!(c.retune(3, Some(9)), Some(3 * 8236));
     }
 
     fn with(max_batch: usize, hints: &[u32]) -> Coalescer {
