@@ -9,12 +9,12 @@ use dbio_target::{NfsOptions, Target, DEFAULT_CONNS};
 #[derive(clap::Args, Debug, Clone)]
 pub struct NfsArgs {
     /// NFS connections per network path (nfs:// targets only). Requests go to the connection
-    /// with the fewest outstanding. 1 behaves like a kernel mount's single connection; the
-    /// default 4 lets the server work on more requests at once (servers commonly serve each
-    /// connection from one thread at a time): against nfs-ganesha here, 4 gave about a fifth
-    /// more IOPS than 1, at more client CPU per I/O, since each connection then gathers
-    /// fewer replies per wake-up (see --reply-batch and BENCHMARKS.md). A `conns=N` in the
-    /// URL wins.
+    /// with the fewest outstanding, a batch at a time (up to 16 requests or 256 KiB, sent in
+    /// one system call). 1 behaves like a kernel mount's single connection; the default 4
+    /// lets the server work on more requests at once (servers commonly serve each connection
+    /// from one thread at a time): against nfs-ganesha here, 4 gave a fifth or more IOPS
+    /// than 1, at about 1.3x the client CPU per 8 KiB read (see --reply-batch and
+    /// BENCHMARKS.md). A `conns=N` in the URL wins.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONNS,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub conns: u32,
@@ -34,8 +34,8 @@ pub struct NfsArgs {
     #[arg(long, value_name = "FILE")]
     pub oranfstab: Option<std::path::PathBuf>,
     /// Replies each NFS connection may gather before the kernel wakes it (nfs:// targets
-    /// only): at most half of the I/Os outstanding on it, only while 8 or more are, read
-    /// anyway after 2 ms. One wake-up per batch instead of per reply takes most of the CPU
+    /// only): at most half of the I/Os outstanding on all the connections together, only
+    /// while 8 or more are, read anyway after 2 ms (or when another of them wakes). One wake-up per batch instead of per reply takes most of the CPU
     /// an I/O costs off the client (BENCHMARKS.md). Gathered replies are I/Os not yet
     /// replaced, so the server works on half to all of --outstanding (three quarters on
     /// average): a server saturated below that keeps its rate and latency. 1 wakes for
