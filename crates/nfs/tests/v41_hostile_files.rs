@@ -8,20 +8,19 @@ use std::net::TcpListener;
 
 use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, ChannelAttrs, CreateSessionOk, Fh4, Ftype4,
-    Nfsstat4, Opnum, RdmaIrd, SequenceOk, StableHow, Stateid,
+    encode_compound_header, encode_resop_status, Fh4, Ftype4, Nfsstat4, Opnum, SequenceOk,
+    StableHow, Stateid,
 };
 use dbio_nfs::v41::{Access, Attr, Client, OpenFile, SessionOptions};
 use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::{XdrEncode, XdrPut};
 
-const SID: [u8; 16] = *b"dbio-test-sessio";
+#[path = "common/v41_script.rs"]
+mod v41_script;
+use v41_script::{answer_session_op, u32_at, SID};
+
 /// The extra bytes the hostile READ returns, and the hostile WRITE claims.
 const EXTRA: u32 = 100;
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-}
 
 /// Where the op after SEQUENCE and PUTFH starts (tag, minor version, count, SEQUENCE's
 /// 32 bytes of arguments, PUTFH's handle).
@@ -37,47 +36,10 @@ fn answer(args: &[u8], out: &mut Vec<u8>) {
     let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
     let count = u32_at(args, at) as usize;
     let op = u32_at(args, at + 4);
+    if answer_session_op(op, out) {
+        return;
+    }
     match op {
-        42 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::ExchangeId, ok);
-            out.put_u64(7); // clientid
-            out.put_u32(1); // sequenceid
-            out.put_u32(0); // flags
-            out.put_u32(0); // SP4_NONE
-            out.put_u64(0); // server owner minor id
-            out.put_opaque(b"srv");
-            out.put_opaque(b"scope");
-            out.put_u32(0); // no impl id
-            return;
-        }
-        43 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::CreateSession, ok);
-            let fore = ChannelAttrs {
-                headerpadsize: 0,
-                maxrequestsize: 1 << 20,
-                maxresponsesize: 1 << 20,
-                maxresponsesize_cached: 8192,
-                maxoperations: 16,
-                maxrequests: 8,
-                rdma_ird: RdmaIrd(None),
-            };
-            CreateSessionOk {
-                sessionid: SID,
-                sequence: 1,
-                flags: 0,
-                fore,
-                back: fore,
-            }
-            .encode(out);
-            return;
-        }
-        44 | 57 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::from_u32(op).unwrap(), ok);
-            return;
-        }
         53 => {}
         _ => panic!("unexpected op {op}"),
     }

@@ -8,20 +8,17 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, ChannelAttrs, Compound, CreateSessionOk, Nfsstat4,
-    Opnum, RdmaIrd, SequenceOk, MINOR_VERSION,
+    encode_compound_header, encode_resop_status, Compound, Nfsstat4, Opnum, SequenceOk,
+    MINOR_VERSION,
 };
 use dbio_nfs::v41::{Session, SessionOptions};
 use dbio_rpc::{decode_call, encode_reply_success, AuthSys, Credential};
 use dbio_xdr::{XdrEncode, XdrPut};
 
-const SID: [u8; 16] = *b"dbio-test-sessio";
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-}
+#[path = "common/v41_script.rs"]
+mod v41_script;
+use v41_script::{answer_session_op, u32_at, SID};
 
 /// Answers one COMPOUND; `seen` gets (slot, seqid) of every SEQUENCE.
 fn answer(args: &[u8], seen: &Mutex<Vec<(u32, u32)>>, out: &mut Vec<u8>) {
@@ -30,44 +27,10 @@ fn answer(args: &[u8], seen: &Mutex<Vec<(u32, u32)>>, out: &mut Vec<u8>) {
     let count = u32_at(args, at);
     let op = u32_at(args, at + 4);
     let ok = Nfsstat4::Ok;
+    if answer_session_op(op, out) {
+        return;
+    }
     match op {
-        42 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::ExchangeId, ok);
-            out.put_u64(7); // clientid
-            out.put_u32(1); // sequenceid
-            out.put_u32(0); // flags
-            out.put_u32(0); // SP4_NONE
-            out.put_u64(0); // server owner minor id
-            out.put_opaque(b"srv");
-            out.put_opaque(b"scope");
-            out.put_u32(0); // no impl id
-        }
-        43 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::CreateSession, ok);
-            let fore = ChannelAttrs {
-                headerpadsize: 0,
-                maxrequestsize: 1 << 20,
-                maxresponsesize: 1 << 20,
-                maxresponsesize_cached: 8192,
-                maxoperations: 16,
-                maxrequests: 8,
-                rdma_ird: RdmaIrd(None),
-            };
-            CreateSessionOk {
-                sessionid: SID,
-                sequence: 1,
-                flags: 0,
-                fore,
-                back: fore,
-            }
-            .encode(out);
-        }
-        44 | 57 => {
-            encode_compound_header(out, ok, b"", 1);
-            encode_resop_status(out, Opnum::from_u32(op).unwrap(), ok);
-        }
         53 => {
             let seqid = u32_at(args, at + 8 + 16);
             let slot = u32_at(args, at + 8 + 20);
