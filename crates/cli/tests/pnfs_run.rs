@@ -9,6 +9,7 @@
 mod common;
 #[path = "../../nfs/tests/common/pnfs_lab.rs"]
 mod lab;
+mod support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 fn json(path: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    support::json(std::path::Path::new(path))
 }
 
 /// `(file, server, ios, first_s)` rows of the result's pNFS view.
@@ -50,11 +51,17 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
         lab.host("1")
     );
     // The data set first (one data file), so that the run's time is all I/O.
-    let st = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(["run", "--target", &url, "--size", "16MiB", "--workload"])
-        .args(["single-block-read", "--loops", "10"])
-        .output()
-        .unwrap();
+    let st = support::dbio(&[
+        "run",
+        "--target",
+        &url,
+        "--size",
+        "16MiB",
+        "--workload",
+        "single-block-read",
+        "--loops",
+        "10",
+    ]);
     assert!(
         st.status.success(),
         "{}",
@@ -63,18 +70,22 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
     // Several users, each with more outstanding I/O than a data server session has
     // slots for half of: every one still reaches the data servers (more sessions).
     let many = tmp.path().join("many.json").display().to_string();
-    let st = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(["run", "--target", &url, "--size", "16MiB", "--workload"])
-        .args(["single-block-read", "--users", "3", "--outstanding", "48"])
-        .args(["--loops", "200", "--json", &many])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let r = json(&many);
+    let r = support::run_ok(&[
+        "--target",
+        &url,
+        "--size",
+        "16MiB",
+        "--workload",
+        "single-block-read",
+        "--users",
+        "3",
+        "--outstanding",
+        "48",
+        "--loops",
+        "200",
+        "--json",
+        &many,
+    ]);
     assert_eq!(r["failed_ios"], 0);
     let rows = file_servers(&r);
     assert!(
@@ -135,25 +146,18 @@ fn without_layouts_io_goes_through_the_metadata_server() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("mds.json").display().to_string();
     let url = format!("nfs://{}/export/dbio?version=pnfs", server.addr);
-    let st = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args([
-            "run",
-            "--target",
-            &url,
-            "--size",
-            "8MiB",
-            "--profile",
-            "mixed",
-        ])
-        .args(["--loops", "500", "--json", &out])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let r = json(&out);
+    let r = support::run_ok(&[
+        "--target",
+        &url,
+        "--size",
+        "8MiB",
+        "--profile",
+        "mixed",
+        "--loops",
+        "500",
+        "--json",
+        &out,
+    ]);
     assert_eq!(r["failed_ios"], 0);
     assert_eq!(r["nfs"]["servers"][0]["nfs_version"], "pnfs");
     let rows = file_servers(&r);
