@@ -437,14 +437,41 @@ fn mode_string(a: &Fattr3) -> String {
         Ftype3::Fifo => 'p',
         Ftype3::Reg => '-',
     };
+    kind_and_mode(kind, a.mode)
+}
+
+/// `ls -l`'s mode column: the file type letter, then rwx for owner, group, others.
+pub(crate) fn kind_and_mode(kind: char, mode: u32) -> String {
     let mut s = String::from(kind);
     for shift in [6, 3, 0] {
-        let bits = (a.mode >> shift) & 7;
+        let bits = (mode >> shift) & 7;
         s.push(if bits & 4 != 0 { 'r' } else { '-' });
         s.push(if bits & 2 != 0 { 'w' } else { '-' });
         s.push(if bits & 1 != 0 { 'x' } else { '-' });
     }
     s
+}
+
+/// The access an ACCESS reply granted, by name ("none" for nothing). NFSv3 and NFSv4
+/// number the access bits alike.
+pub(crate) fn access_names(granted: u32) -> String {
+    let names: Vec<&str> = [
+        (nfs3::access::READ, "read"),
+        (nfs3::access::LOOKUP, "lookup"),
+        (nfs3::access::MODIFY, "modify"),
+        (nfs3::access::EXTEND, "extend"),
+        (nfs3::access::DELETE, "delete"),
+        (nfs3::access::EXECUTE, "execute"),
+    ]
+    .iter()
+    .filter(|(bit, _)| granted & bit != 0)
+    .map(|(_, name)| *name)
+    .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(",")
+    }
 }
 
 fn ls_line(a: &Fattr3, name: &str) -> String {
@@ -506,18 +533,6 @@ async fn stat(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
         .access(fh, nfs3::access::ALL, &rest)
         .await
         .map_err(flat)?;
-    let granted: Vec<&str> = [
-        (nfs3::access::READ, "read"),
-        (nfs3::access::LOOKUP, "lookup"),
-        (nfs3::access::MODIFY, "modify"),
-        (nfs3::access::EXTEND, "extend"),
-        (nfs3::access::DELETE, "delete"),
-        (nfs3::access::EXECUTE, "execute"),
-    ]
-    .iter()
-    .filter(|(bit, _)| access & bit != 0)
-    .map(|(_, name)| *name)
-    .collect();
     let mut out = std::io::stdout().lock();
     writeln!(out, "  path: {}", client.full_path(&rest))?;
     writeln!(
@@ -537,15 +552,7 @@ async fn stat(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
         format_time(a.mtime.seconds),
         format_time(a.ctime.seconds)
     )?;
-    writeln!(
-        out,
-        "  access: {}",
-        if granted.is_empty() {
-            "none".to_string()
-        } else {
-            granted.join(",")
-        }
-    )?;
+    writeln!(out, "  access: {}", access_names(access))?;
     Ok(())
 }
 

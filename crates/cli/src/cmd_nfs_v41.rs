@@ -9,7 +9,7 @@ use dbio_nfs::proto::nfs4::{access, Ftype4};
 use dbio_nfs::v41::{Attr, Client, SessionOptions};
 use dbio_nfs::NfsUrl;
 
-use super::{client_options, flat, format_time, ConnArgs};
+use super::{access_names, client_options, flat, format_time, kind_and_mode, ConnArgs};
 
 async fn connect(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<Client> {
     let options = client_options(conn, url);
@@ -28,14 +28,7 @@ fn mode_string(a: &Attr) -> String {
         Ftype4::Fifo => 'p',
         _ => '-',
     };
-    let mut s = String::from(kind);
-    for shift in [6, 3, 0] {
-        let bits = (a.mode >> shift) & 7;
-        s.push(if bits & 4 != 0 { 'r' } else { '-' });
-        s.push(if bits & 2 != 0 { 'w' } else { '-' });
-        s.push(if bits & 1 != 0 { 'x' } else { '-' });
-    }
-    s
+    kind_and_mode(kind, a.mode)
 }
 
 fn mtime(a: &Attr) -> String {
@@ -84,18 +77,6 @@ pub async fn stat(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
         | access::DELETE
         | access::EXECUTE;
     let (_, granted) = client.access(fh, all, &url.path).await.map_err(flat)?;
-    let granted: Vec<&str> = [
-        (access::READ, "read"),
-        (access::LOOKUP, "lookup"),
-        (access::MODIFY, "modify"),
-        (access::EXTEND, "extend"),
-        (access::DELETE, "delete"),
-        (access::EXECUTE, "execute"),
-    ]
-    .iter()
-    .filter(|(bit, _)| granted & bit != 0)
-    .map(|(_, name)| *name)
-    .collect();
     let mut out = std::io::stdout().lock();
     writeln!(out, "  path: {}:{} (NFSv4.1)", client.server(), url.path)?;
     writeln!(
@@ -107,15 +88,7 @@ pub async fn stat(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
     )?;
     writeln!(out, "  size: {}  nlink: {}", a.size, a.nlink)?;
     writeln!(out, "  fileid: {}  mtime: {} (UTC)", a.fileid, mtime(&a))?;
-    writeln!(
-        out,
-        "  access: {}",
-        if granted.is_empty() {
-            "none".to_string()
-        } else {
-            granted.join(",")
-        }
-    )?;
+    writeln!(out, "  access: {}", access_names(granted))?;
     out.flush()?;
     client.close().await.map_err(flat)
 }
