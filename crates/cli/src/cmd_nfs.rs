@@ -504,24 +504,31 @@ async fn ls(conn: &ConnArgs, url: &str) -> anyhow::Result<()> {
         writeln!(out, "{}", ls_line(&attrs, split_parent(&rest).1))?;
         return Ok(());
     }
-    let mut entries = client.readdirplus(fh, &rest).await.map_err(flat)?;
+    let fs = dbio_nfs::Fs::v3(std::sync::Arc::new(client));
+    let dir = dbio_nfs::fs::Handle::new(fh.as_bytes()).unwrap_or_default();
+    let mut entries = fs.readdir(&dir, &rest).await.map_err(flat)?;
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     for e in entries {
-        let attrs = match (e.attributes, e.handle) {
+        let rel = join(&rest, &e.name);
+        let a = match (e.attr, e.handle) {
             (Some(a), _) => a,
-            (None, Some(h)) => client
-                .getattr(h, &join(&rest, &e.name))
-                .await
-                .map_err(flat)?,
-            (None, None) => {
-                client
-                    .lookup_path(&join(&rest, &e.name))
-                    .await
-                    .map_err(flat)?
-                    .1
-            }
+            (None, Some(h)) => fs.getattr(&h, &rel).await.map_err(flat)?,
+            (None, None) => fs.lookup_path(&rel).await.map_err(flat)?.1,
         };
-        writeln!(out, "{}", ls_line(&attrs, &e.name))?;
+        writeln!(
+            out,
+            "{} {:>3} {:>6} {:>6} {:>14} {} {}",
+            kind_and_mode(a.ftype.letter(), a.mode),
+            a.nlink,
+            a.uid.unwrap_or(0),
+            a.gid.unwrap_or(0),
+            a.size,
+            format_time(
+                a.mtime
+                    .map_or(0, |t| t.seconds.clamp(0, i64::from(u32::MAX)) as u32)
+            ),
+            e.name
+        )?;
     }
     Ok(())
 }

@@ -57,11 +57,32 @@ pub async fn ls(conn: &ConnArgs, url: &NfsUrl) -> anyhow::Result<()> {
         let name = url.path.rsplit('/').next().unwrap_or("");
         writeln!(out, "{}", ls_line(&attr, name))?;
     } else {
-        let mut entries = client.readdir(fh, &url.path).await.map_err(flat)?;
+        let client = std::sync::Arc::new(client);
+        let fs = dbio_nfs::Fs::v41(client.clone());
+        let dir = dbio_nfs::fs::Handle::new(fh.as_bytes()).unwrap_or_default();
+        let mut entries = fs.readdir(&dir, &url.path).await.map_err(flat)?;
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         for e in entries {
-            writeln!(out, "{}", ls_line(&e.attr, &e.name))?;
+            let Some(a) = e.attr else { continue };
+            let secs = a
+                .mtime
+                .map_or(0, |t| t.seconds.clamp(0, i64::from(u32::MAX)));
+            writeln!(
+                out,
+                "{} {:>3} {:>14} {} {}",
+                kind_and_mode(a.ftype.letter(), a.mode),
+                a.nlink,
+                a.size,
+                format_time(secs as u32),
+                e.name
+            )?;
         }
+        out.flush()?;
+        drop(fs);
+        return match std::sync::Arc::into_inner(client) {
+            Some(c) => c.close().await.map_err(flat),
+            None => Ok(()),
+        };
     }
     out.flush()?;
     client.close().await.map_err(flat)

@@ -27,9 +27,6 @@ use crate::retry::Backoff;
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
-/// Most directory entries read from one directory (bounds memory).
-const MAX_DIR_ENTRIES: usize = 10_000_000;
-
 /// How the client identifies itself and behaves.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -129,6 +126,9 @@ pub struct DirEntry {
     pub attributes: Option<Fattr3>,
     pub handle: Option<FileHandle>,
 }
+
+/// The entries of one READDIRPLUS reply, each with its cookie.
+pub type ReaddirplusPage = Vec<(u64, DirEntry)>;
 
 /// A mounted NFSv3 export.
 pub struct Nfs3Client {
@@ -597,52 +597,43 @@ impl Nfs3Client {
             .map(|_| ())
     }
 
-    /// Every entry of a directory (without `.` and `..`), following cookies
-    /// and the cookie verifier over as many READDIRPLUS replies as needed.
-    pub async fn readdirplus(&self, dir: FileHandle, rel: &str) -> Result<Vec<DirEntry>, NfsError> {
-        let mut entries = Vec::new();
-        let mut cookie = 0u64;
-        let mut cookieverf = [0u8; 8];
+    /// One READDIRPLUS reply from `cookie` on: entries with their cookies (the file
+    /// API follows them, with its guards, in [`crate::fs::Fs::readdir`]).
+    pub async fn readdir_page(
+        &self,
+        dir: FileHandle,
+        cookie: u64,
+        cookieverf: Verifier,
+        rel: &str,
+    ) -> Result<(ReaddirplusPage, Verifier, bool), NfsError> {
         let dircount = self.fsinfo.dtpref.clamp(4096, 65536);
-        loop {
-            let args = ReaddirplusArgs {
-                dir,
-                cookie,
-                cookieverf,
-                dircount,
-                maxcount: dircount * 4,
-            };
-            let res = self
-                .call(Proc::Readdirplus, rel, |b| args.encode(b))
-                .await?;
-            let ok: ReaddirplusOk = self.decode(&res, Proc::Readdirplus, rel)?;
-            let asked = cookie;
-            for e in &ok.entries {
-                cookie = e.cookie;
-                let name = String::from_utf8_lossy(e.name.0).into_owned();
-                if name == "." || name == ".." {
-                    continue;
-                }
-                entries.push(DirEntry {
-                    name,
-                    fileid: e.fileid,
-                    attributes: e.name_attributes,
-                    handle: e.name_handle,
-                });
-            }
-            if ok.eof {
-                return Ok(entries);
-            }
-            // A cookie that does not move would fetch the same entries forever.
-            if ok.entries.is_empty() || cookie == asked || entries.len() > MAX_DIR_ENTRIES {
-                return Err(bad_reply(
-                    "READDIRPLUS",
-                    &self.full_path(rel),
-                    "directory listing makes no progress or is too long",
-                ));
-            }
-            cookieverf = ok.cookieverf;
-        }
+        let args = ReaddirplusArgs {
+            dir,
+            cookie,
+            cookieverf,
+            dircount,
+            maxcount: dircount * 4,
+        };
+        let res = self
+            .call(Proc::Readdirplus, rel, |b| args.encode(b))
+            .await?;
+        let ok: ReaddirplusOk = self.decode(&res, Proc::Readdirplus, rel)?;
+        let entries = ok
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.cookie,
+                    DirEntry {
+                        name: String::from_utf8_lossy(e.name.0).into_owned(),
+                        fileid: e.fileid,
+                        attributes: e.name_attributes,
+                        handle: e.name_handle,
+                    },
+                )
+            })
+            .collect();
+        Ok((entries, ok.cookieverf, ok.eof))
     }
 
     pub async fn fsstat(&self, fh: FileHandle, rel: &str) -> Result<FsstatOk, NfsError> {

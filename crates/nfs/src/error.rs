@@ -77,6 +77,37 @@ impl NfsError {
             _ => None,
         }
     }
+
+    /// What the status means, whichever version's status it is.
+    pub fn kind(&self) -> Option<crate::fs::ErrorKind> {
+        use crate::fs::ErrorKind as K;
+        use crate::proto::nfs4::Nfsstat4 as S4;
+        match self {
+            NfsError::Status { status, .. } => match status {
+                Nfsstat3::NoEnt => Some(K::NotFound),
+                Nfsstat3::Exist => Some(K::Exists),
+                Nfsstat3::NotDir => Some(K::NotDir),
+                Nfsstat3::IsDir => Some(K::IsDir),
+                Nfsstat3::NotEmpty => Some(K::NotEmpty),
+                Nfsstat3::Acces | Nfsstat3::Perm => Some(K::Access),
+                Nfsstat3::NoSpc | Nfsstat3::Dquot => Some(K::NoSpace),
+                Nfsstat3::Stale | Nfsstat3::BadHandle => Some(K::Stale),
+                _ => None,
+            },
+            NfsError::Status4 { status, .. } => match status {
+                S4::Noent => Some(K::NotFound),
+                S4::Exist => Some(K::Exists),
+                S4::Notdir => Some(K::NotDir),
+                S4::Isdir => Some(K::IsDir),
+                S4::Notempty => Some(K::NotEmpty),
+                S4::Access | S4::Perm => Some(K::Access),
+                S4::Nospc | S4::Dquot => Some(K::NoSpace),
+                S4::Stale | S4::Badhandle | S4::Fhexpired => Some(K::Stale),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 /// Short human meaning of the common statuses.

@@ -24,6 +24,7 @@ pub mod config;
 pub mod datapath;
 pub mod error;
 pub mod failover;
+pub mod fs;
 pub mod mount;
 pub mod path;
 pub mod pool;
@@ -43,4 +44,5 @@ pub use dbio_rpc::conn::{
 
 pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
 pub use error::NfsError;
+pub use fs::Fs;
 pub use url::{NfsUrl, UrlError};

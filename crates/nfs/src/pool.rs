@@ -79,7 +79,7 @@ pub struct Pool {
 /// The protocol's side of a pool.
 enum Proto {
     /// NFSv3: the MOUNTed export's client.
-    V3(Box<Nfs3Client>),
+    V3(Arc<Nfs3Client>),
     /// NFSv4.1: the sessions.
     V41(V41Mount),
 }
@@ -253,7 +253,7 @@ impl Pool {
             let port = client.router().server_addr(0).port();
             let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
             Ok((
-                Proto::V3(Box::new(client)),
+                Proto::V3(Arc::new(client)),
                 rest,
                 paths,
                 channels,
@@ -314,7 +314,10 @@ impl Pool {
         }
         let proto = match proto {
             Proto::V3(mut client) => {
-                client.use_router(router.clone());
+                // Not shared yet: the pool is its only holder.
+                if let Some(c) = Arc::get_mut(&mut client) {
+                    c.use_router(router.clone());
+                }
                 Proto::V3(client)
             }
             p => p,
@@ -351,6 +354,14 @@ impl Pool {
         match &self.proto {
             Proto::V41(m) => Some(m),
             Proto::V3(_) => None,
+        }
+    }
+
+    /// The file API over the pool's metadata client (any version).
+    pub fn fs(&self) -> crate::fs::Fs {
+        match &self.proto {
+            Proto::V3(c) => crate::fs::Fs::v3(c.clone()),
+            Proto::V41(m) => crate::fs::Fs::v41(m.shared_client()),
         }
     }
 

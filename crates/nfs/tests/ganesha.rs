@@ -5,6 +5,7 @@
 mod common;
 
 use bytes::Bytes;
+use dbio_nfs::fs::Handle;
 use dbio_nfs::mount::MountClient;
 use dbio_nfs::proto::mount3::Mountstat3;
 use dbio_nfs::proto::nfs3::{access, CreateHow, Ftype3, Nfsstat3, Sattr3, StableHow};
@@ -41,6 +42,7 @@ fn nfs3_client_against_ganesha() {
     rt.block_on(async {
         mounting(&server).await;
         let (c, rest) = mount(&server.url("/export/"), opts()).await.unwrap();
+        let c = std::sync::Arc::new(c);
         assert_eq!(rest, "");
         files_and_data(&server, &c).await;
         directories(&c).await;
@@ -218,7 +220,8 @@ async fn files_and_data(server: &common::Server, c: &Nfs3Client) {
     assert!(c.fsinfo_of(root, "").await.unwrap().wtmax > 0);
 }
 
-async fn directories(c: &Nfs3Client) {
+async fn directories(c: &std::sync::Arc<Nfs3Client>) {
+    let fs = dbio_nfs::Fs::v3(c.clone());
     let root = c.root();
     let d = c.mkdir(root, "dir", 0o755, "dir").await.unwrap();
     assert_eq!(
@@ -233,8 +236,9 @@ async fn directories(c: &Nfs3Client) {
     for n in &names {
         c.create(d, n, attrs, n).await.unwrap();
     }
-    let mut listed: Vec<String> = c
-        .readdirplus(d, "dir")
+    let dh = Handle::new(d.as_bytes()).unwrap();
+    let mut listed: Vec<String> = fs
+        .readdir(&dh, "dir")
         .await
         .unwrap()
         .into_iter()
@@ -249,7 +253,7 @@ async fn directories(c: &Nfs3Client) {
     for n in &names {
         c.remove(d, n, n).await.unwrap();
     }
-    assert!(c.readdirplus(d, "dir").await.unwrap().is_empty());
+    assert!(fs.readdir(&dh, "dir").await.unwrap().is_empty());
     c.rmdir(root, "dir", "dir").await.unwrap();
 }
 
@@ -278,7 +282,11 @@ async fn permissions(server: &common::Server) {
     assert_eq!(err.status(), Some(Nfsstat3::Acces), "{err}");
     assert!(err.to_string().contains("permission denied"), "{err}");
     assert_eq!(
-        status(c.readdirplus(private, "private").await),
+        status(
+            dbio_nfs::Fs::v3(std::sync::Arc::new(c))
+                .readdir(&Handle::new(private.as_bytes()).unwrap(), "private")
+                .await
+        ),
         Nfsstat3::Acces
     );
     admin

@@ -5,6 +5,7 @@
 
 mod common;
 
+use dbio_nfs::fs::FileType;
 use dbio_nfs::proto::nfs4::{Ftype4, Nfsstat4, Opnum};
 use dbio_nfs::v41::{Client, SessionOptions};
 use dbio_nfs::{ClientOptions, NfsError, NfsUrl};
@@ -40,7 +41,7 @@ fn session_lookup_stat_readdir_read_and_errors() {
     std::fs::create_dir(s.export_dir.join("sub")).unwrap();
     std::fs::write(s.export_dir.join("sub/small.txt"), b"hello v4.1\n").unwrap();
     rt().block_on(async {
-        let c = connect(&s, 64).await;
+        let c = std::sync::Arc::new(connect(&s, 64).await);
         let st = c.session().slot_stats();
         eprintln!(
             "granted slots: {st:?}, fore {:?}",
@@ -53,19 +54,21 @@ fn session_lookup_stat_readdir_read_and_errors() {
 
         let (dir, a) = c.lookup_path("/export").await.unwrap();
         assert_eq!(a.ftype, Ftype4::Dir);
-        let mut names: Vec<_> = c
-            .readdir(dir, "/export")
+        let fs = dbio_nfs::Fs::v41(c.clone());
+        let dir = dbio_nfs::fs::Handle::new(dir.as_bytes()).unwrap();
+        let mut names: Vec<_> = fs
+            .readdir(&dir, "export")
             .await
             .unwrap()
             .into_iter()
-            .map(|e| (e.name, e.attr.ftype))
+            .map(|e| (e.name, e.attr.unwrap().ftype))
             .collect();
         names.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             names,
             [
-                ("data.bin".to_string(), Ftype4::Reg),
-                ("sub".to_string(), Ftype4::Dir)
+                ("data.bin".to_string(), FileType::Regular),
+                ("sub".to_string(), FileType::Directory)
             ]
         );
 
@@ -109,7 +112,12 @@ fn session_lookup_stat_readdir_read_and_errors() {
         std::fs::create_dir_all(s.export_dir.join(deep)).unwrap();
         let (_, a) = c.lookup_path(&format!("/export/{deep}")).await.unwrap();
         assert_eq!(a.ftype, Ftype4::Dir);
-        c.close().await.unwrap();
+        drop(fs);
+        std::sync::Arc::into_inner(c)
+            .unwrap()
+            .close()
+            .await
+            .unwrap();
     });
 }
 

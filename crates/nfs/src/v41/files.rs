@@ -301,10 +301,20 @@ impl Client {
 
     /// Releases an open (CLOSE with the open stateid; NFSv4.1 sends seqid 0).
     pub async fn close_file(&self, file: OpenFile) -> Result<(), NfsError> {
+        self.close_stateid(file.fh, file.stateid, &file.path).await
+    }
+
+    /// CLOSE of the open of `fh` that has `stateid`.
+    pub async fn close_stateid(
+        &self,
+        fh: Fh4,
+        stateid: Stateid,
+        path: &str,
+    ) -> Result<(), NfsError> {
         let c = Compound::new("close", MINOR_VERSION)
-            .putfh(file.fh)
-            .close(0, file.stateid);
-        self.session.compound(&c, &file.path).await.map(drop)
+            .putfh(fh)
+            .close(0, stateid);
+        self.session.compound(&c, path).await.map(drop)
     }
 
     /// One READ of at most [`Client::max_read`] bytes with the open stateid: the data
@@ -352,9 +362,23 @@ impl Client {
         data: &[u8],
         stable: StableHow,
     ) -> Result<Written, NfsError> {
+        self.write_stateid(file.fh, file.stateid, offset, data, stable, &file.path)
+            .await
+    }
+
+    /// One WRITE with `stateid` (an open stateid, or [`Stateid::ANONYMOUS`]).
+    pub async fn write_stateid(
+        &self,
+        fh: Fh4,
+        stateid: Stateid,
+        offset: u64,
+        data: &[u8],
+        stable: StableHow,
+        path: &str,
+    ) -> Result<Written, NfsError> {
         if data.len() > self.max_write() as usize {
             return Err(NfsError::Invalid {
-                path: file.path.clone(),
+                path: path.to_string(),
                 reason: format!(
                     "WRITE of {} bytes is larger than this session's {}",
                     data.len(),
@@ -362,13 +386,10 @@ impl Client {
                 ),
             });
         }
-        let c = Compound::new("write", MINOR_VERSION).putfh(file.fh).write(
-            file.stateid,
-            offset,
-            stable,
-            data,
-        );
-        let r = self.session.compound(&c, &file.path).await?;
+        let c = Compound::new("write", MINOR_VERSION)
+            .putfh(fh)
+            .write(stateid, offset, stable, data);
+        let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
             Some(&OpResult::Write {
@@ -377,7 +398,7 @@ impl Client {
                 verifier,
             }) => {
                 if count as usize > data.len() {
-                    return Err(bad(&file.path, "WRITE wrote more bytes than were sent"));
+                    return Err(bad(path, "WRITE wrote more bytes than were sent"));
                 }
                 Ok(Written {
                     count,
@@ -385,7 +406,7 @@ impl Client {
                     verifier,
                 })
             }
-            _ => Err(bad(&file.path, "WRITE reply without a count")),
+            _ => Err(bad(path, "WRITE reply without a count")),
         }
     }
 

@@ -36,8 +36,6 @@ use crate::ClientOptions;
 pub const NFS4_PORT: u16 = 2049;
 /// LOOKUPs put in one COMPOUND.
 const LOOKUPS_PER_COMPOUND: usize = 8;
-/// Most directory entries [`Client::readdir`] returns.
-pub const MAX_DIR_ENTRIES: usize = 1 << 20;
 /// Largest READ asked for in one COMPOUND.
 pub const MAX_READ: u32 = 1 << 20;
 
@@ -180,42 +178,42 @@ impl Client {
         }
     }
 
-    /// Every entry of a directory (READDIR until eof, at most [`MAX_DIR_ENTRIES`]).
-    pub async fn readdir(&self, dir: Fh4, path: &str) -> Result<Vec<Entry>, NfsError> {
-        let mut out = Vec::new();
-        let (mut cookie, mut verf) = (0u64, [0u8; 8]);
-        loop {
-            let c = Compound::new("readdir", MINOR_VERSION).putfh(dir).readdir(
-                cookie,
-                verf,
-                16384,
-                65536,
-                attr_mask(),
-            );
-            let r = self.session.compound(&c, path).await?;
-            let res = r.res()?;
-            let Some(OpResult::Readdir(rd)) = res.results.last() else {
-                return Err(bad(path, "READDIR reply without entries"));
-            };
-            for e in &rd.entries {
-                if out.len() >= MAX_DIR_ENTRIES {
-                    return Err(bad(path, "directory has more than 1048576 entries"));
-                }
-                out.push(Entry {
-                    name: String::from_utf8_lossy(e.name.0).into_owned(),
-                    attr: Attr::from_fattr(&e.attrs()),
-                });
-            }
-            match rd.entries.last() {
-                Some(e) if !rd.eof => {
-                    cookie = e.cookie;
-                    verf = rd.cookieverf;
-                }
-                Some(_) => return Ok(out),
-                None if rd.eof => return Ok(out),
-                None => return Err(bad(path, "READDIR returned no entry and no eof")),
-            }
-        }
+    /// One READDIR reply from `cookie` on: the entries with their cookies, the
+    /// cookie verifier and eof (the file API follows them, with its guards, in
+    /// [`crate::fs::Fs::readdir`]).
+    pub async fn readdir_page(
+        &self,
+        dir: Fh4,
+        cookie: u64,
+        verf: [u8; 8],
+        path: &str,
+    ) -> Result<(Vec<(u64, Entry)>, [u8; 8], bool), NfsError> {
+        let c = Compound::new("readdir", MINOR_VERSION).putfh(dir).readdir(
+            cookie,
+            verf,
+            16384,
+            65536,
+            attr_mask(),
+        );
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        let Some(OpResult::Readdir(rd)) = res.results.last() else {
+            return Err(bad(path, "READDIR reply without entries"));
+        };
+        let entries = rd
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.cookie,
+                    Entry {
+                        name: String::from_utf8_lossy(e.name.0).into_owned(),
+                        attr: Attr::from_fattr(&e.attrs()),
+                    },
+                )
+            })
+            .collect();
+        Ok((entries, rd.cookieverf, rd.eof))
     }
 
     /// Largest READ this session allows in one COMPOUND (room for the COMPOUND's other results, in whole 4 KiB pages).

@@ -1,0 +1,306 @@
+//! The file API's operations over NFSv4.1: COMPOUNDs on the session, OPEN state for
+//! I/O (READ and WRITE carry the open's stateid when there is one), EXCLUSIVE4_1
+//! create. Paths on the wire are absolute from the server's root.
+
+use bytes::Bytes;
+
+use super::{Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Space, Stable};
+use super::{Time, Written};
+use crate::error::NfsError;
+use crate::proto::nfs4::{Fh4, Ftype4, SetAttrs, StableHow, Stateid};
+use crate::v41::{self as v4, Client};
+
+/// `/rel`: the path the NFSv4.1 client names in messages and looks up.
+fn abs(rel: &str) -> String {
+    format!("/{}", rel.trim_matches('/'))
+}
+
+fn fh4(h: &Handle) -> Fh4 {
+    // Both are 128-byte inline handles.
+    Fh4::new(h.as_bytes()).unwrap_or_default()
+}
+
+fn handle(fh: Fh4) -> Handle {
+    Handle::new(fh.as_bytes()).unwrap_or_default()
+}
+
+pub(super) fn attr(a: &v4::Attr) -> Attr {
+    Attr {
+        ftype: match a.ftype {
+            Ftype4::Reg => FileType::Regular,
+            Ftype4::Dir | Ftype4::AttrDir => FileType::Directory,
+            Ftype4::Lnk => FileType::Symlink,
+            Ftype4::Blk => FileType::Block,
+            Ftype4::Chr => FileType::Char,
+            Ftype4::Sock => FileType::Socket,
+            Ftype4::Fifo => FileType::Fifo,
+            Ftype4::NamedAttr => FileType::Other,
+        },
+        mode: a.mode,
+        nlink: a.nlink,
+        uid: None,
+        gid: None,
+        size: a.size,
+        used: None,
+        fileid: a.fileid,
+        fsid: None,
+        atime: None,
+        mtime: a.mtime.map(|t| Time {
+            seconds: t.seconds,
+            nanos: t.nseconds,
+        }),
+        ctime: None,
+    }
+}
+
+fn stable_how(s: Stable) -> StableHow {
+    match s {
+        Stable::Unstable => StableHow::Unstable,
+        Stable::DataSync => StableHow::DataSync,
+        Stable::FileSync => StableHow::FileSync,
+    }
+}
+
+fn stable(s: StableHow) -> Stable {
+    match s {
+        StableHow::Unstable => Stable::Unstable,
+        StableHow::DataSync => Stable::DataSync,
+        StableHow::FileSync => Stable::FileSync,
+    }
+}
+
+fn access(a: Access) -> v4::Access {
+    match a {
+        Access::Read => v4::Access::Read,
+        Access::Write => v4::Access::Write,
+        Access::Both => v4::Access::Both,
+    }
+}
+
+fn opened(f: v4::OpenFile, rel: &str) -> OpenFile {
+    OpenFile {
+        handle: handle(f.fh),
+        stateid: Some(f.stateid),
+        attr: Some(attr(&f.attr)),
+        rel: rel.to_string(),
+    }
+}
+
+impl Ops for Client {
+    async fn root(&self) -> Result<(Handle, Attr), NfsError> {
+        let (fh, a) = Client::lookup_path(self, "/").await?;
+        Ok((handle(fh), attr(&a)))
+    }
+
+    async fn lookup(
+        &self,
+        dir: &Handle,
+        name: &str,
+        rel: &str,
+    ) -> Result<(Handle, Attr), NfsError> {
+        let (fh, a) = Client::lookup(self, fh4(dir), name, &abs(rel)).await?;
+        Ok((handle(fh), attr(&a)))
+    }
+
+    async fn lookup_path(&self, rel: &str) -> Result<(Handle, Attr), NfsError> {
+        let (fh, a) = Client::lookup_path(self, &abs(rel)).await?;
+        Ok((handle(fh), attr(&a)))
+    }
+
+    async fn getattr(&self, fh: &Handle, rel: &str) -> Result<Attr, NfsError> {
+        Ok(attr(&Client::getattr(self, fh4(fh), &abs(rel)).await?))
+    }
+
+    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Result<u32, NfsError> {
+        Ok(Client::access(self, fh4(fh), bits, &abs(rel)).await?.1)
+    }
+
+    async fn mkdir(
+        &self,
+        dir: &Handle,
+        name: &str,
+        mode: u32,
+        rel: &str,
+    ) -> Result<Handle, NfsError> {
+        Ok(handle(
+            Client::mkdir(self, fh4(dir), name, mode, &abs(rel)).await?,
+        ))
+    }
+
+    async fn create(
+        &self,
+        dir: &Handle,
+        name: &str,
+        mode: u32,
+        how: Create,
+        rel: &str,
+    ) -> Result<OpenFile, NfsError> {
+        let path = abs(rel);
+        let f = match how {
+            Create::Exclusive(v) => Client::create(self, fh4(dir), name, mode, v, &path).await?,
+            Create::Truncate => self.create_or_truncate(fh4(dir), name, mode, &path).await?,
+        };
+        Ok(opened(f, rel))
+    }
+
+    async fn open(
+        &self,
+        dir: &Handle,
+        name: &str,
+        how: Access,
+        rel: &str,
+    ) -> Result<OpenFile, NfsError> {
+        let f = Client::open(self, fh4(dir), name, access(how), &abs(rel)).await?;
+        Ok(opened(f, rel))
+    }
+
+    async fn open_handle(&self, fh: &Handle, how: Access, rel: &str) -> Result<OpenFile, NfsError> {
+        let f = Client::open_handle(self, fh4(fh), access(how), &abs(rel)).await?;
+        Ok(opened(f, rel))
+    }
+
+    async fn close(&self, file: &OpenFile) -> Result<(), NfsError> {
+        match file.stateid {
+            Some(s) => {
+                self.close_stateid(fh4(&file.handle), s, &abs(&file.rel))
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Under the open's stateid: a size change needs an open for writing.
+    async fn set_size(&self, file: &OpenFile, size: u64) -> Result<(), NfsError> {
+        let set = SetAttrs {
+            size: Some(size),
+            ..SetAttrs::default()
+        };
+        let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
+        self.setattr(fh4(&file.handle), stateid, set, &abs(&file.rel))
+            .await
+    }
+
+    async fn read(
+        &self,
+        fh: &Handle,
+        stateid: Option<Stateid>,
+        offset: u64,
+        count: u32,
+        rel: &str,
+    ) -> Result<(Bytes, bool), NfsError> {
+        let stateid = stateid.unwrap_or(Stateid::ANONYMOUS);
+        self.read_stateid(fh4(fh), stateid, offset, count, &abs(rel))
+            .await
+    }
+
+    async fn write(
+        &self,
+        file: &OpenFile,
+        offset: u64,
+        data: &Bytes,
+        how: Stable,
+    ) -> Result<Written, NfsError> {
+        let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
+        let w = self
+            .write_stateid(
+                fh4(&file.handle),
+                stateid,
+                offset,
+                data,
+                stable_how(how),
+                &abs(&file.rel),
+            )
+            .await?;
+        Ok(Written {
+            count: w.count,
+            committed: stable(w.committed),
+            verifier: w.verifier,
+        })
+    }
+
+    async fn commit(
+        &self,
+        fh: &Handle,
+        offset: u64,
+        count: u32,
+        rel: &str,
+    ) -> Result<[u8; 8], NfsError> {
+        Client::commit(self, fh4(fh), offset, count, &abs(rel)).await
+    }
+
+    /// REMOVE takes files and directories alike.
+    async fn remove(
+        &self,
+        dir: &Handle,
+        name: &str,
+        _is_dir: bool,
+        rel: &str,
+    ) -> Result<(), NfsError> {
+        Client::remove(self, fh4(dir), name, &abs(rel)).await
+    }
+
+    async fn rename(
+        &self,
+        from: (&Handle, &str),
+        to: (&Handle, &str),
+        rel: &str,
+    ) -> Result<(), NfsError> {
+        Client::rename(self, (fh4(from.0), from.1), (fh4(to.0), to.1), &abs(rel)).await
+    }
+
+    async fn space(&self, fh: &Handle, rel: &str) -> Result<Space, NfsError> {
+        let s = self.fs_space(fh4(fh), &abs(rel)).await?;
+        Ok(Space {
+            bytes_total: s.space_total,
+            bytes_free: s.space_free,
+            bytes_avail: s.space_avail,
+            files_total: s.files_total,
+            files_free: s.files_free,
+            files_avail: s.files_avail,
+            max_read: s.maxread,
+            max_write: s.maxwrite,
+            max_name: s.maxname,
+            max_link: s.maxlink,
+        })
+    }
+
+    async fn readdir_page(
+        &self,
+        dir: &Handle,
+        cookie: u64,
+        verifier: [u8; 8],
+        rel: &str,
+    ) -> Result<Page, NfsError> {
+        let (entries, verifier, eof) =
+            Client::readdir_page(self, fh4(dir), cookie, verifier, &abs(rel)).await?;
+        Ok(Page {
+            entries: entries
+                .into_iter()
+                .map(|(cookie, e)| {
+                    (
+                        cookie,
+                        DirEntry {
+                            name: e.name,
+                            attr: Some(attr(&e.attr)),
+                            handle: None,
+                        },
+                    )
+                })
+                .collect(),
+            verifier,
+            eof,
+        })
+    }
+
+    fn max_read(&self) -> u32 {
+        Client::max_read(self)
+    }
+
+    fn max_write(&self) -> u32 {
+        Client::max_write(self)
+    }
+
+    fn display(&self, rel: &str) -> String {
+        format!("{}:{}", self.server(), abs(rel))
+    }
+}
