@@ -102,11 +102,11 @@ impl NfsEngine {
         };
         let path = self.target.display_path(&self.names[req.file as usize]);
         match e {
-            DataError::Io { offset, reason } => EngineError::Io {
+            DataError::Io { offset, cause } => EngineError::Io {
                 op,
                 path,
                 offset,
-                source: std::io::Error::other(reason),
+                source: std::io::Error::other(cause),
             },
             DataError::Short { done } => EngineError::Short {
                 op,

@@ -39,12 +39,11 @@ pub enum Stability {
 }
 
 /// Why an I/O failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum DataError {
-    /// An RPC of the I/O failed (server status, transport, malformed reply); `offset`
-    /// is where that RPC's range starts.
-    #[error("{reason}")]
-    Io { offset: u64, reason: String },
+    /// An RPC of the I/O failed; `offset` is where that RPC's range starts.
+    #[error("{cause}")]
+    Io { offset: u64, cause: PartError },
     /// The server moved fewer bytes than asked: `done` from the I/O's start.
     #[error("short transfer: {done} bytes")]
     Short { done: u32 },
@@ -54,6 +53,55 @@ pub enum DataError {
     /// A slot or file the data path does not have.
     #[error("{0}")]
     BadRequest(String),
+}
+
+/// Why one RPC of an I/O failed, in the version's own terms.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PartError {
+    /// The server answered an NFSv3 READ or WRITE with an error status.
+    #[error("{0}")]
+    Status3(crate::proto::nfs3::Nfsstat3),
+    /// An op of an NFSv4.1 COMPOUND failed.
+    #[error("{op}: {status}")]
+    Status4 {
+        op: crate::proto::nfs4::Opnum,
+        status: crate::proto::nfs4::Nfsstat4,
+    },
+    /// The server kept answering "try later" (JUKEBOX, DELAY, GRACE) after every
+    /// re-send the back-off allows.
+    #[error("server busy ({status}), re-sent {resends} times")]
+    Busy { status: BusyStatus, resends: u32 },
+    /// The call got no reply (timeout, connection lost, refused), on every path tried.
+    #[error("{0}")]
+    Transport(dbio_rpc::conn::TransportError),
+    /// The reply broke the protocol.
+    #[error("malformed reply: {0}")]
+    Malformed(String),
+    /// NFSv4.1: every session slot of the data path was retired (their requests got
+    /// no reply), so nothing can be sent.
+    #[error("{0}; no NFSv4.1 session slot left")]
+    NoSlot(dbio_rpc::conn::TransportError),
+}
+
+/// The "try later" status a server answered, by version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusyStatus {
+    /// NFS3ERR_JUKEBOX.
+    Jukebox,
+    /// NFS4ERR_DELAY.
+    Delay,
+    /// NFS4ERR_GRACE: the server is recovering state after a restart.
+    Grace,
+}
+
+impl std::fmt::Display for BusyStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BusyStatus::Jukebox => "NFS3ERR_JUKEBOX",
+            BusyStatus::Delay => "NFS4ERR_DELAY",
+            BusyStatus::Grace => "NFS4ERR_GRACE",
+        })
+    }
 }
 
 /// Data of a completed READ.
@@ -174,8 +222,8 @@ fn part_key(t: u64) -> u64 {
 
 /// What the server said to one RPC of an I/O, whatever the protocol version.
 pub(crate) enum PartReply {
-    /// Try again later (NFS3ERR_JUKEBOX, NFS4ERR_DELAY).
-    Busy,
+    /// Try again later (NFS3ERR_JUKEBOX, NFS4ERR_DELAY, NFS4ERR_GRACE).
+    Busy(BusyStatus),
     /// READ data (at most what was asked).
     Read(Bytes),
     /// Bytes a WRITE wrote.
@@ -613,7 +661,7 @@ impl DataPath {
                     // Whether the server ran it is unknown: its slot is not used again.
                     w.lost(sslot);
                     if w.usable() == 0 {
-                        let why = format!("{e}; no NFSv4.1 session slot left");
+                        let why = PartError::NoSlot(e);
                         self.fail_waiting(&why);
                         let e = self.io_error(io, part, why);
                         return self.end_part(slot, io, Err(e));
@@ -631,7 +679,7 @@ impl DataPath {
                         return None;
                     }
                 }
-                Err(self.io_error(io, part, e.to_string()))
+                Err(self.io_error(io, part, PartError::Transport(e)))
             }
         };
         match outcome {
@@ -670,7 +718,7 @@ impl DataPath {
             }
             (Err(e), _, _) => {
                 link.wire.lost(sslot);
-                Err(e.to_string())
+                Err(PartError::Transport(e))
             }
         };
         let io = io?;
@@ -685,7 +733,7 @@ impl DataPath {
             },
             Err(why) => {
                 if let Some(p) = self.pnfs.as_mut() {
-                    p.failed(io.file, server, why);
+                    p.failed(io.file, server, why.to_string());
                 }
                 let ch = self.router.pick(Route::META, None);
                 self.send_part(slot, part, Some(ch));
@@ -720,12 +768,12 @@ impl DataPath {
 
     /// Fails every part waiting for a session slot (none is left), keeping the
     /// outcomes for [`DataPath::wait`].
-    fn fail_waiting(&mut self, why: &str) {
+    fn fail_waiting(&mut self, why: &PartError) {
         while let Some((slot, part, _)) = self.waiting.pop_front() {
             let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
                 continue;
             };
-            let e = self.io_error(io, part, why);
+            let e = self.io_error(io, part, why.clone());
             if let Some(o) = self.end_part(slot, io, Err(e)) {
                 self.ready.push(o);
             }
@@ -807,7 +855,7 @@ impl DataPath {
         slot: u32,
         part: u32,
         io: Io,
-        decoded: Result<PartReply, String>,
+        decoded: Result<PartReply, PartError>,
     ) -> Result<PartResult, DataError> {
         let size = self.part_size(io.dir);
         let start = part * size;
@@ -815,11 +863,13 @@ impl DataPath {
         let procs = self.router.procs();
         match decoded {
             Err(why) => Err(self.io_error(io, part, why)),
-            Ok(PartReply::Busy) => {
-                if self.may_reissue(tag(slot, part, 0, 0)) {
+            Ok(PartReply::Busy(status)) => {
+                let t = tag(slot, part, 0, 0);
+                if self.may_reissue(t) {
                     Ok(PartResult::Retry)
                 } else {
-                    Err(self.io_error(io, part, "server busy (NFS3ERR_JUKEBOX)"))
+                    let resends = self.retry_count(t);
+                    Err(self.io_error(io, part, PartError::Busy { status, resends }))
                 }
             }
             Ok(PartReply::Read(data)) => {
@@ -851,10 +901,10 @@ impl DataPath {
         }
     }
 
-    fn io_error(&self, io: Io, part: u32, why: impl ToString) -> DataError {
+    fn io_error(&self, io: Io, part: u32, cause: PartError) -> DataError {
         DataError::Io {
             offset: io.offset + u64::from(part * self.part_size(io.dir)),
-            reason: why.to_string(),
+            cause,
         }
     }
 }

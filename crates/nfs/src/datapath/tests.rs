@@ -77,3 +77,47 @@ fn calls_of_one_flush_go_to_one_connection_in_bursts() {
     }
     assert_eq!(queued(&path), [40]);
 }
+
+/// A reply record of `results` (an accepted RPC reply, without the record mark).
+fn record(results: &[u8]) -> bytes::Bytes {
+    let mut body = Vec::new();
+    dbio_rpc::msg::encode_reply_success(&mut body, 1);
+    body.extend_from_slice(results);
+    bytes::Bytes::from(body)
+}
+
+#[test]
+fn part_errors_carry_the_version_s_own_status() {
+    use super::{BusyStatus, Dir, PartError, PartReply};
+    use crate::proto::nfs3::Nfsstat3;
+    // NFSv3: an error status (READ's failure arm: post-op attributes absent).
+    let mut res = Vec::new();
+    res.extend_from_slice(&Nfsstat3::Io.to_u32().to_be_bytes());
+    res.extend_from_slice(&0u32.to_be_bytes());
+    let Err(e) = super::v3::decode(Dir::Read, record(&res), 8192) else {
+        panic!("an error status decoded as success");
+    };
+    assert_eq!(e, PartError::Status3(Nfsstat3::Io));
+    assert_eq!(e.to_string(), "NFS3ERR_IO");
+    // JUKEBOX is "busy", named as NFSv3 names it once retries run out.
+    let mut res = Vec::new();
+    res.extend_from_slice(&Nfsstat3::Jukebox.to_u32().to_be_bytes());
+    res.extend_from_slice(&0u32.to_be_bytes());
+    assert!(matches!(
+        super::v3::decode(Dir::Write, record(&res), 8192),
+        Ok(PartReply::Busy(BusyStatus::Jukebox))
+    ));
+    let busy = PartError::Busy {
+        status: BusyStatus::Delay,
+        resends: 10,
+    };
+    assert_eq!(
+        busy.to_string(),
+        "server busy (NFS4ERR_DELAY), re-sent 10 times"
+    );
+    // A reply that is not XDR at all: malformed, not a panic.
+    assert!(matches!(
+        super::v3::decode(Dir::Read, record(&[0, 0]), 8192),
+        Err(PartError::Malformed(_))
+    ));
+}

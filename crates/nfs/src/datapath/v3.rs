@@ -5,7 +5,7 @@ use bytes::Bytes;
 use dbio_rpc::conn::CallBuf;
 use dbio_xdr::XdrEncode;
 
-use super::{Dir, PartReply as Reply, Stability};
+use super::{BusyStatus, Dir, PartError, PartReply as Reply, Stability};
 use crate::channel::Results;
 use crate::client::{is_jukebox, read_reply_hint};
 use crate::proto::nfs3::{
@@ -54,10 +54,11 @@ pub fn write_call(
 }
 
 /// Decodes a READ or WRITE reply of a part of `want` bytes.
-pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, String> {
-    let res = Results::from_record(record).map_err(|e| e.to_string())?;
+pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
+    let malformed = |e: &dyn std::fmt::Display| PartError::Malformed(e.to_string());
+    let res = Results::from_record(record).map_err(|e| malformed(&e))?;
     if is_jukebox(res.bytes()) {
-        return Ok(Reply::Busy);
+        return Ok(Reply::Busy(BusyStatus::Jukebox));
     }
     match dir {
         Dir::Read => match decode_res::<ReadOk>(res.bytes()) {
@@ -65,13 +66,13 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, String> {
                 let got = ok.data.0.len().min(want as usize);
                 Ok(Reply::Read(res.share(&ok.data.0[..got])))
             }
-            Ok(Err(status)) => Err(status.to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(Err(status)) => Err(PartError::Status3(status)),
+            Err(e) => Err(malformed(&e)),
         },
         Dir::Write => match decode_res::<WriteOk>(res.bytes()) {
             Ok(Ok(ok)) => Ok(Reply::Written(ok.count)),
-            Ok(Err(status)) => Err(status.to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(Err(status)) => Err(PartError::Status3(status)),
+            Err(e) => Err(malformed(&e)),
         },
     }
 }

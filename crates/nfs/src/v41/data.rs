@@ -10,7 +10,7 @@ use bytes::Bytes;
 use dbio_rpc::conn::{CallBatch, CallBuf, Connection};
 
 use crate::channel::Results;
-use crate::datapath::{Dir, PartReply, Stability};
+use crate::datapath::{BusyStatus, Dir, PartError, PartReply, Stability};
 use crate::proto::nfs4::{
     decode_compound, Compound, Fh4, Nfsstat4, OpResult, StableHow, Stateid, MINOR_VERSION,
     PROC_COMPOUND,
@@ -132,38 +132,40 @@ impl Wire {
         dir: Dir,
         record: Bytes,
         want: u32,
-    ) -> Result<PartReply, String> {
+    ) -> Result<PartReply, PartError> {
+        let malformed = |e: &dyn std::fmt::Display| PartError::Malformed(e.to_string());
         let results = match Results::from_record(record) {
             Ok(r) => r,
             Err(e) => {
                 self.lease.retire(index);
-                return Err(e.to_string());
+                return Err(malformed(&e));
             }
         };
         let res = match decode_compound(results.bytes()) {
             Ok(r) => r,
             Err(e) => {
                 self.lease.retire(index);
-                return Err(e.to_string());
+                return Err(malformed(&e));
             }
         };
         match res.results.first() {
             Some(OpResult::Sequence(ok)) => self.lease.answered(index, ok),
+            // SEQUENCE itself failed: the slot's state on the server is not known for
+            // sure (DELAY means the server still works on this sequence id).
             _ => {
-                // SEQUENCE itself failed: the slot's state on the server is not known
-                // for sure (DELAY means the server still works on this sequence id).
                 self.lease.retire(index);
-                return match res.failure {
-                    Some(f) if f.status == Nfsstat4::Delay => Ok(PartReply::Busy),
-                    Some(f) => Err(f.to_string()),
-                    None => Err("reply without a SEQUENCE result".into()),
-                };
+                if res.failure.is_none() {
+                    return Err(malformed(&"reply without a SEQUENCE result"));
+                }
             }
         }
         if let Some(f) = res.failure {
-            return match f.status {
-                Nfsstat4::Delay | Nfsstat4::Grace => Ok(PartReply::Busy),
-                _ => Err(f.to_string()),
+            return match busy(f.status) {
+                Some(b) => Ok(PartReply::Busy(b)),
+                None => Err(PartError::Status4 {
+                    op: f.op,
+                    status: f.status,
+                }),
             };
         }
         match (dir, res.results.get(2)) {
@@ -172,8 +174,19 @@ impl Wire {
                 Ok(PartReply::Read(results.share(&data[..got])))
             }
             (Dir::Write, Some(OpResult::Write { count, .. })) => Ok(PartReply::Written(*count)),
-            _ => Err("reply without the READ or WRITE result".into()),
+            _ => Err(PartError::Malformed(
+                "reply without the READ or WRITE result".into(),
+            )),
         }
+    }
+}
+
+/// The "try later" statuses of NFSv4.1.
+fn busy(status: Nfsstat4) -> Option<BusyStatus> {
+    match status {
+        Nfsstat4::Delay => Some(BusyStatus::Delay),
+        Nfsstat4::Grace => Some(BusyStatus::Grace),
+        _ => None,
     }
 }
 
