@@ -33,6 +33,12 @@ struct Topology {
 
 impl Topology {
     fn up(tag: &str) -> Option<Topology> {
+        Topology::up_with(tag, false)
+    }
+
+    /// With `one_server`, one ganesha reachable over both paths (NFSv4.1 sessions
+    /// and state reach it over either).
+    fn up_with(tag: &str, one_server: bool) -> Option<Topology> {
         let prefix = format!("mp{tag}-{}", std::process::id());
         let dir = tempfile::Builder::new()
             .prefix("dbio-mp-")
@@ -41,6 +47,7 @@ impl Topology {
         let out = Command::new(script())
             .args(["up", "--prefix", &prefix, "--dir"])
             .arg(dir.path())
+            .args(one_server.then_some("--one-server"))
             .output();
         let ok = matches!(&out, Ok(o) if o.status.success());
         let mut topo = Topology {
@@ -111,6 +118,15 @@ impl Topology {
         format!(
             "nfs://{}/export/dbio?version=3&mountport=20048&nfsport=2049",
             self.var("MP_ADDR1")
+        )
+    }
+
+    /// NFSv4.1 over both paths to the one server.
+    fn url_v41(&self) -> String {
+        format!(
+            "nfs://{}/export/dbio?version=4.1&path={}",
+            self.var("MP_ADDR1"),
+            self.var("MP_ADDR2")
         )
     }
 
@@ -448,4 +464,143 @@ fn mount_path_cut_while_creating_moves_metadata_calls() {
     );
     assert!(r["ios"].as_u64().unwrap() > 0);
     t.sh_out(&["restore", "1"]);
+}
+
+/// The down and up events of `addr` in a result.
+fn down_and_up(r: &Value, addr: &str) -> (bool, bool) {
+    let events = r["nfs"]["events"].as_array().unwrap();
+    let on = |what: &str| {
+        events
+            .iter()
+            .any(|e| e["path"] == addr && e["what"].as_str().unwrap().starts_with(what))
+    };
+    (on("down"), on("up"))
+}
+
+#[test]
+fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
+    let Some(t) = Topology::up_with("v41cut", true) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = |n: &str| tmp.path().join(n).display().to_string();
+    run_ok(&[
+        "--target",
+        &t.url_v41(),
+        "--size",
+        "32MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--json",
+        &out("prep.json"),
+    ]);
+    // Path 1 carries the session's first connection: cut it first, then path 2.
+    let (s, p) = (script(), t.prefix.clone());
+    let cuts = std::thread::spawn(move || {
+        let sh = |what: &str, n: &str| {
+            let st = Command::new(&s)
+                .args([what, n, "--prefix", &p])
+                .output()
+                .unwrap();
+            assert!(st.status.success(), "nfs-multipath {what} {n}");
+        };
+        std::thread::sleep(Duration::from_secs(3));
+        sh("cut", "1");
+        std::thread::sleep(Duration::from_secs(4));
+        sh("restore", "1");
+        std::thread::sleep(Duration::from_secs(2));
+        sh("cut", "2");
+        std::thread::sleep(Duration::from_secs(3));
+        sh("restore", "2");
+    });
+    let r = run_ok(&[
+        "--target",
+        &t.url_v41(),
+        "--size",
+        "32MiB",
+        "--profile",
+        "oltp",
+        "--update-pct",
+        "50",
+        "--users",
+        "2",
+        "--outstanding",
+        "8",
+        "--conns",
+        "2",
+        "--time",
+        "17s",
+        "--verify",
+        "--json",
+        &out("run.json"),
+    ]);
+    cuts.join().unwrap();
+    assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]["events"]);
+    for addr in [t.var("MP_ADDR1"), t.var("MP_ADDR2")] {
+        assert_eq!(
+            down_and_up(&r, addr),
+            (true, true),
+            "{addr}: {}",
+            r["nfs"]["events"]
+        );
+    }
+    assert!(sends_on(&r, 0) > 0 && sends_on(&r, 1) > 0);
+    let v = &r["verify"];
+    assert!(v["final_pass_complete"].as_bool().unwrap(), "{v}");
+    for k in ["lost", "torn", "misdirected", "checksum"] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+}
+
+#[test]
+fn v41_session_path_cut_while_creating_moves_metadata_calls() {
+    let Some(t) = Topology::up_with("v41meta", true) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("meta.json").display().to_string();
+    // Slow paths, so that creating the data set takes several seconds; path 1 (where
+    // the session began) is cut in the middle and stays cut: the OPENs, SETATTRs,
+    // COMMITs, the manifest and its RENAME after that go over path 2.
+    t.sh_out(&["rate", "--rate", "40mbit"]);
+    let cut = t.later(Duration::from_millis(1500), &["cut", "1"]);
+    let r = run_ok(&[
+        "--target",
+        &t.url_v41(),
+        "--size",
+        "48MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--json",
+        &json,
+    ]);
+    cut.join().unwrap();
+    assert_eq!(r["failed_ios"], 0);
+    assert!(
+        down_and_up(&r, t.var("MP_ADDR1")).0,
+        "{}",
+        r["nfs"]["events"]
+    );
+    assert!(r["ios"].as_u64().unwrap() > 0);
+    // The data set is complete: a read-only run over path 2 alone reuses it.
+    t.sh_out(&["restore", "1"]);
+    let again = run_ok(&[
+        "--target",
+        &format!("nfs://{}/export/dbio?version=4.1", t.var("MP_ADDR2")),
+        "--size",
+        "48MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "1s",
+        "--verify",
+        "--json",
+        &tmp.path().join("again.json").display().to_string(),
+    ]);
+    assert_eq!(again["failed_ios"], 0);
+    assert!(again["verify"]["final_pass_complete"].as_bool().unwrap());
 }

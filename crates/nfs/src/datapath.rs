@@ -224,6 +224,10 @@ fn part_key(t: u64) -> u64 {
 pub(crate) enum PartReply {
     /// Try again later (NFS3ERR_JUKEBOX, NFS4ERR_DELAY, NFS4ERR_GRACE).
     Busy(BusyStatus),
+    /// Send it again as a new request, now: NFSv4.1's NFS4ERR_RETRY_UNCACHED_REP to a
+    /// re-send after a lost reply (the server kept no reply to replay; READ and WRITE
+    /// of the same data at the same offset may run twice).
+    Resend,
     /// READ data (at most what was asked).
     Read(Bytes),
     /// Bytes a WRITE wrote.
@@ -248,6 +252,8 @@ impl Files {
 /// What one RPC's reply means for its I/O.
 enum PartResult {
     Done,
+    /// Sent again at once: the part is still in flight.
+    Sent,
     /// The server asks to try again later.
     Retry,
 }
@@ -494,6 +500,12 @@ impl DataPath {
     /// Queues part `part` of the I/O on `slot`, on channel `ch` or the one its route
     /// picks; with NFSv4.1 it waits for a free session slot first.
     fn send_part(&mut self, slot: u32, part: u32, ch: Option<usize>) {
+        self.send_part_on(slot, part, ch, None);
+    }
+
+    /// [`DataPath::send_part`], NFSv4.1: re-using session slot `again` (index in the
+    /// lease) with its sequence id when it is the re-send of a request that got no reply.
+    fn send_part_on(&mut self, slot: u32, part: u32, ch: Option<usize>, again: Option<u16>) {
         let op = &self.ops[slot as usize];
         let Some(io) = op.io else {
             return;
@@ -555,7 +567,11 @@ impl DataPath {
                         return;
                     }
                 }
-                let Some((index, sslot, seqid)) = wire.take() else {
+                let taken = match again {
+                    Some(i) => wire.again(i).map(|(s, q)| (i, s, q)),
+                    None => wire.take(),
+                };
+                let Some((index, sslot, seqid)) = taken else {
                     self.waiting.push_back((slot, part, ch));
                     return;
                 };
@@ -657,8 +673,26 @@ impl DataPath {
                 self.part_reply(slot, part, sslot, io, reply.record)
             }
             Err(e) => {
+                // The path is in trouble: re-issue on another path if one is up. An
+                // NFSv4.1 request goes again on its session slot with the same sequence
+                // id: whether the server ran it is unknown, and its reply cache tells.
+                let reissue = self.may_reissue(t);
+                let other = if reissue {
+                    self.router.path_failed(ch, &e.to_string())
+                } else {
+                    None
+                };
+                if let Some(other) = other {
+                    let again = self
+                        .v41
+                        .as_ref()
+                        .and_then(|w| w.again(sslot).map(|_| sslot));
+                    self.send_part_on(slot, part, Some(other), again);
+                    return None;
+                }
                 if let Some(w) = &mut self.v41 {
-                    // Whether the server ran it is unknown: its slot is not used again.
+                    // Not re-sent on it now: the slot's state on the server stays
+                    // unknown, so it is not used again.
                     w.lost(sslot);
                     if w.usable() == 0 {
                         let why = PartError::NoSlot(e);
@@ -667,22 +701,16 @@ impl DataPath {
                         return self.end_part(slot, io, Err(e));
                     }
                 }
-                // The path is in trouble: re-issue on another path if one is up.
-                if self.may_reissue(t) {
-                    if let Some(other) = self.router.path_failed(ch, &e.to_string()) {
-                        self.send_part(slot, part, Some(other));
-                        return None;
-                    }
-                    if self.router.paths().len() > 1 {
-                        // Every path is down: wait for the probe to bring one back.
-                        self.defer(t, slot, part);
-                        return None;
-                    }
+                if reissue && self.router.paths().len() > 1 {
+                    // Every path is down: wait for the probe to bring one back.
+                    self.defer(t, slot, part);
+                    return None;
                 }
                 Err(self.io_error(io, part, PartError::Transport(e)))
             }
         };
         match outcome {
+            Ok(PartResult::Sent) => None,
             Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
             Ok(PartResult::Retry) => {
                 self.defer(t, slot, part);
@@ -724,6 +752,7 @@ impl DataPath {
         let io = io?;
         match decoded {
             Ok(reply) => match self.apply(slot, part, io, Ok(reply)) {
+                Ok(PartResult::Sent) => None,
                 Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
                 Ok(PartResult::Retry) => {
                     self.defer(t, slot, part);
@@ -870,6 +899,19 @@ impl DataPath {
                 } else {
                     let resends = self.retry_count(t);
                     Err(self.io_error(io, part, PartError::Busy { status, resends }))
+                }
+            }
+            Ok(PartReply::Resend) => {
+                let t = tag(slot, part, 0, 0);
+                if self.may_reissue(t) {
+                    self.send_part(slot, part, None);
+                    Ok(PartResult::Sent)
+                } else {
+                    Err(self.io_error(
+                        io,
+                        part,
+                        PartError::Malformed("NFS4ERR_RETRY_UNCACHED_REP to every re-send".into()),
+                    ))
                 }
             }
             Ok(PartReply::Read(data)) => {

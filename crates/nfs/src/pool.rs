@@ -221,8 +221,8 @@ impl Pool {
             if v41 {
                 let port = url.nfs_port.unwrap_or(NFS_PORT);
                 let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
-                // The session starts on the first connection that is up; metadata calls
-                // stay on it.
+                // The session starts on the first connection that is up; once the
+                // router exists, metadata calls go through it like data calls.
                 let first = channels
                     .iter()
                     .find(|(i, _)| !down.iter().any(|(d, _)| d == i))
@@ -296,6 +296,8 @@ impl Pool {
             ));
         }
         if let Proto::V41(m) = &proto {
+            // Metadata then fails over between paths like the data does.
+            m.client().session().use_router(router.clone());
             rt.spawn(V41Mount::renew_lease(m.shared_client()));
         }
         if let Some(layouts) = match &proto {

@@ -57,6 +57,13 @@ impl Wire {
         self.lease.take()
     }
 
+    /// The slot id and sequence id of the request on `index`, still busy: a re-send of
+    /// the same request (over another path) uses them again, and the server's reply
+    /// cache answers if it ran the first one.
+    pub fn again(&self, index: SlotIndex) -> Option<(u32, u32)> {
+        self.lease.busy(index)
+    }
+
     /// Slots that can still carry requests.
     pub fn usable(&self) -> u32 {
         self.lease.usable()
@@ -160,6 +167,9 @@ impl Wire {
             }
         }
         if let Some(f) = res.failure {
+            if f.status == Nfsstat4::RetryUncachedRep {
+                return Ok(PartReply::Resend);
+            }
             return match busy(f.status) {
                 Some(b) => Ok(PartReply::Busy(b)),
                 None => Err(PartError::Status4 {

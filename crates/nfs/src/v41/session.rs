@@ -17,11 +17,13 @@ use tokio::sync::Notify;
 
 use crate::channel::{build_call, Results};
 use crate::error::NfsError;
+use crate::mount::call_error;
 use crate::proto::nfs4::{
     decode_compound, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound, CompoundRes, Nfsstat4,
     OpResult, Opnum, RdmaIrd, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM, VERSION,
 };
 use crate::retry::Backoff;
+use crate::router::{ProcId, Route, Router};
 use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
 
 /// How a session is set up and how its calls wait and retry.
@@ -85,6 +87,9 @@ pub struct Session {
     opts: SessionOptions,
     /// CREATE_SESSION's sequence id for the client's next session.
     next_create: Arc<AtomicU32>,
+    /// The pool's router, once there is one: COMPOUNDs then go over any of its
+    /// channels and move to another path when theirs fails, like NFSv3 calls.
+    router: std::sync::OnceLock<(Arc<Router>, ProcId)>,
 }
 
 /// A checked COMPOUND reply (SEQUENCE succeeded, every op succeeded, the ops match
@@ -228,6 +233,7 @@ impl Session {
             freed: Arc::new(Notify::new()),
             opts,
             next_create,
+            router: std::sync::OnceLock::new(),
         })
     }
 
@@ -304,14 +310,16 @@ impl Session {
                 let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
                 t.highest_busy()
             };
-            let call = build_call(
-                PROGRAM,
-                VERSION,
-                PROC_COMPOUND,
-                &self.cred,
-                |b| self.encode(b, ops, slot, seqid, highest),
-                bytes::Bytes::new(),
-            );
+            let call = || {
+                build_call(
+                    PROGRAM,
+                    VERSION,
+                    PROC_COMPOUND,
+                    &self.cred,
+                    |b| self.encode(b, ops, slot, seqid, highest),
+                    bytes::Bytes::new(),
+                )
+            };
             // Until a reply arrives, the server may or may not have run the request.
             guard.settled = false;
             let results = self.send(call, ops.tag, path).await?;
@@ -334,7 +342,15 @@ impl Session {
                             drop(res);
                             return Ok(Reply { results });
                         }
-                        Some(f) if matches!(f.status, Nfsstat4::Delay | Nfsstat4::Grace) => {
+                        // RETRY_UNCACHED_REP: a re-send after a lost reply (over
+                        // another path) that the server kept no reply for; it goes
+                        // again as a new request, as after any reconnect.
+                        Some(f)
+                            if matches!(
+                                f.status,
+                                Nfsstat4::Delay | Nfsstat4::Grace | Nfsstat4::RetryUncachedRep
+                            ) =>
+                        {
                             // SEQUENCE was done: the retry is a new request.
                             seqid = seqid.wrapping_add(1);
                             f
@@ -372,15 +388,25 @@ impl Session {
         }
     }
 
+    /// Sends a COMPOUND: through the router when the session has one (a transport
+    /// failure then re-sends it, same slot and sequence id, on another path: the
+    /// server's reply cache answers if it ran already), else on the session's own
+    /// connection.
     async fn send(
         &self,
-        call: dbio_rpc::conn::CallBuf,
+        call: impl Fn() -> dbio_rpc::conn::CallBuf,
         what: &str,
         path: &str,
     ) -> Result<Results, NfsError> {
+        if let Some((router, proc_)) = self.router.get() {
+            return router
+                .call(Route::META, *proc_, call)
+                .await
+                .map_err(|e| call_error(what, path, e));
+        }
         let reply = self
             .conn
-            .call(call)
+            .call(call())
             .await
             .map_err(|source| NfsError::Transport {
                 what: what.into(),
@@ -392,6 +418,13 @@ impl Session {
             path: path.into(),
             source,
         })
+    }
+
+    /// Sends the session's COMPOUNDs through `router` from now on (the pool's, whose
+    /// channels reach the same server over every path); a second call is ignored.
+    pub fn use_router(&self, router: Arc<Router>) {
+        let proc_ = router.proc_id("COMPOUND");
+        let _ = self.router.set((router, proc_));
     }
 
     /// A free slot (the lowest at or below the target), waiting for one if all are
