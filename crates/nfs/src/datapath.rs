@@ -12,8 +12,11 @@
 //! thread. A READ done in one RPC hands its data on as a slice of the reply record (no
 //! copy); WRITE data is sent from the caller's `Bytes`, never copied.
 //!
-//! The wire format is NFSv3 (module `v3` below) or NFSv4.1 ([`crate::v41::data`]:
-//! COMPOUNDs on slots of the data path's own lease of a session), behind the same API.
+//! The wire format is NFSv3 (module `v3`) or NFSv4.1 (module `v41`: COMPOUNDs on slots
+//! of the data path's own lease of a session, settled as replies come), behind the same
+//! API; `pnfs` places parts on data servers. Those modules depend on this one, never
+//! the other way round: the version modules of the client (`crate::v41`) know nothing
+//! of the data path.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -25,7 +28,8 @@ use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 use crate::retry::Backoff;
 pub use crate::router::{FileId, Route};
 use crate::router::{ProcId, Router};
-use crate::v41::data as v41;
+use burst::{burst_pick, Burst};
+pub use error::{BusyStatus, DataError, PartError};
 
 /// How durable a WRITE must be when it completes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,72 +40,6 @@ pub enum Stability {
     DataSync,
     /// Data and metadata on stable storage.
     FileSync,
-}
-
-/// Why an I/O failed.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum DataError {
-    /// An RPC of the I/O failed; `offset` is where that RPC's range starts.
-    #[error("{cause}")]
-    Io { offset: u64, cause: PartError },
-    /// The server moved fewer bytes than asked: `done` from the I/O's start.
-    #[error("short transfer: {done} bytes")]
-    Short { done: u32 },
-    /// The slot already has an I/O in flight.
-    #[error("slot busy")]
-    Busy,
-    /// A slot or file the data path does not have.
-    #[error("{0}")]
-    BadRequest(String),
-}
-
-/// Why one RPC of an I/O failed, in the version's own terms.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum PartError {
-    /// The server answered an NFSv3 READ or WRITE with an error status.
-    #[error("{0}")]
-    Status3(crate::proto::nfs3::Nfsstat3),
-    /// An op of an NFSv4.1 COMPOUND failed.
-    #[error("{op}: {status}")]
-    Status4 {
-        op: crate::proto::nfs4::Opnum,
-        status: crate::proto::nfs4::Nfsstat4,
-    },
-    /// The server kept answering "try later" (JUKEBOX, DELAY, GRACE) after every
-    /// re-send the back-off allows.
-    #[error("server busy ({status}), re-sent {resends} times")]
-    Busy { status: BusyStatus, resends: u32 },
-    /// The call got no reply (timeout, connection lost, refused), on every path tried.
-    #[error("{0}")]
-    Transport(dbio_rpc::conn::TransportError),
-    /// The reply broke the protocol.
-    #[error("malformed reply: {0}")]
-    Malformed(String),
-    /// NFSv4.1: every session slot of the data path was retired (their requests got
-    /// no reply), so nothing can be sent.
-    #[error("{0}; no NFSv4.1 session slot left")]
-    NoSlot(dbio_rpc::conn::TransportError),
-}
-
-/// The "try later" status a server answered, by version.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BusyStatus {
-    /// NFS3ERR_JUKEBOX.
-    Jukebox,
-    /// NFS4ERR_DELAY.
-    Delay,
-    /// NFS4ERR_GRACE: the server is recovering state after a restart.
-    Grace,
-}
-
-impl std::fmt::Display for BusyStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BusyStatus::Jukebox => "NFS3ERR_JUKEBOX",
-            BusyStatus::Delay => "NFS4ERR_DELAY",
-            BusyStatus::Grace => "NFS4ERR_GRACE",
-        })
-    }
 }
 
 /// Data of a completed READ.
@@ -156,46 +94,6 @@ struct Op {
 
 /// Most slots (I/Os in flight) of a data path: a slot number fits a tag.
 pub const MAX_DEPTH: u32 = 1 << 16;
-
-/// Calls and bytes of one flush that follow the first one's channel. One `writev` and
-/// one wake-up of the server then carry them all, and the connection's replies come
-/// back together, enough to be gathered (see `dbio_rpc`'s coalescing): spread call by
-/// call, 32 outstanding reads cost twice the CPU on 4 connections as on 1 (twice the
-/// system calls, and each connection too few outstanding calls to gather replies).
-/// Beyond either bound the next call picks again, so large I/Os split in parts still
-/// spread over the paths.
-const BURST_CALLS: u32 = 16;
-const BURST_BYTES: u64 = 256 << 10;
-
-/// The channel the calls of the current flush go to, and what they hold so far.
-#[derive(Clone, Copy)]
-struct Burst {
-    ch: usize,
-    calls: u32,
-    bytes: u64,
-}
-
-/// The channel for a call of `len` bytes: the current burst's while it has room and its
-/// path is up, else the router's pick (which starts a new burst).
-fn burst_pick(burst: &mut Option<Burst>, router: &Router, route: Route, len: u32) -> usize {
-    if router.channels().len() == 1 {
-        return 0;
-    }
-    if let Some(b) = burst {
-        if b.calls < BURST_CALLS && b.bytes < BURST_BYTES && router.is_usable(b.ch) {
-            b.calls += 1;
-            b.bytes += u64::from(len);
-            return b.ch;
-        }
-    }
-    let ch = router.pick(route, None);
-    *burst = Some(Burst {
-        ch,
-        calls: 1,
-        bytes: u64::from(len),
-    });
-    ch
-}
 
 /// Tag of one RPC: slot, part of the slot's I/O, session slot (NFSv4.1: index in the
 /// lease), channel it went on, 16 bits each.
@@ -264,12 +162,12 @@ pub struct DataPath {
     queue: Arc<CompletionQueue>,
     files: Files,
     /// NFSv4.1: the session slots, and the parts waiting for one.
-    v41: Option<v41::Wire>,
+    wire41: Option<v41::Wire>,
     waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
     /// Outcomes found outside a reply (parts failed while waiting for a slot).
     ready: Vec<Outcome>,
     /// pNFS: layouts, links to data servers.
-    pnfs: Option<v41::PnfsPath>,
+    pnfs: Option<pnfs::PnfsPath>,
     ops: Vec<Op>,
     /// Largest READ and WRITE sent in one RPC.
     rsize: u32,
@@ -298,7 +196,7 @@ impl DataPath {
         DataPath {
             queue: Arc::new(CompletionQueue::new()),
             files: Files::V3(Vec::new()),
-            v41: None,
+            wire41: None,
             waiting: std::collections::VecDeque::new(),
             ready: Vec::new(),
             pnfs: None,
@@ -335,17 +233,8 @@ impl DataPath {
             path.router.proc_id(v41::WRITE),
         );
         path.files = Files::V41(Vec::new());
-        path.v41 = Some(v41::Wire::new(lease));
+        path.wire41 = Some(v41::Wire::new(lease));
         path
-    }
-
-    /// pNFS: READ and WRITE go to the data servers the files' layouts name.
-    /// Slots are leased at once on the data servers known now.
-    pub fn with_layouts(mut self, layouts: std::sync::Arc<crate::v41::pnfs::Layouts>) -> Self {
-        let mut p = v41::PnfsPath::new(layouts, self.ops.len() as u32);
-        p.link_all();
-        self.pnfs = Some(p);
-        self
     }
 
     /// Adds a file by its handle (as the server gave it); `None` if the handle is not
@@ -381,7 +270,7 @@ impl DataPath {
 
     /// NFSv4.1: session slots this data path holds and can still use.
     pub fn session_slots(&self) -> Option<u32> {
-        self.v41.as_ref().map(|w| w.usable())
+        self.wire41.as_ref().map(|w| w.usable())
     }
 
     pub fn depth(&self) -> u32 {
@@ -523,7 +412,7 @@ impl DataPath {
             Dir::Read => self.procs.0,
             Dir::Write => self.procs.1,
         };
-        let (call, sslot) = match (&self.files, &mut self.v41) {
+        let (call, sslot) = match (&self.files, &mut self.wire41) {
             (Files::V3(files), _) => {
                 let fh = &files[io.file.0 as usize];
                 let call = match io.dir {
@@ -536,35 +425,22 @@ impl DataPath {
                 let file = &files[io.file.0 as usize];
                 if let (None, Some(p)) = (ch, &mut self.pnfs) {
                     // pNFS: to the data server the file's layout names, if any.
-                    // A data server without slots for this path: the metadata server.
-                    let placed = p.place(io.file, offset, len);
-                    if let Some(((pl, open), link)) =
-                        placed.and_then(|x| p.link(x.0.server).map(|l| (x, l)))
-                    {
-                        let Some((index, sslot, seqid)) = link.wire.take() else {
+                    let part_io = pnfs::Part {
+                        slot,
+                        part,
+                        file: io.file,
+                        dir: io.dir,
+                        stable: io.stable,
+                        offset,
+                        len,
+                    };
+                    match p.queue(router, &self.queue, part_io, &data, proc_) {
+                        pnfs::Queued::Sent => return,
+                        pnfs::Queued::NoSlot => {
                             self.waiting.push_back((slot, part, ch));
                             return;
-                        };
-                        let f = v41::File {
-                            fh: pl.fh,
-                            stateid: open,
-                        };
-                        let (dir, stable) = (io.dir, io.stable);
-                        let call = link.wire.call(
-                            router,
-                            (sslot, seqid),
-                            &f,
-                            dir,
-                            pl.offset,
-                            len,
-                            data,
-                            stable,
-                        );
-                        let t = tag(slot, part, index, v41::DS_CHANNEL + pl.server);
-                        link.batch.push(call, ReplyTo::Sink(self.queue.clone(), t));
-                        p.count(io.file, Some(pl.server), len);
-                        router.procs().count(proc_);
-                        return;
+                        }
+                        pnfs::Queued::ThroughMds => {}
                     }
                 }
                 let taken = match again {
@@ -657,12 +533,12 @@ impl DataPath {
     /// Handles one RPC reply; returns the outcome when it was the last part of its I/O.
     fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Outcome> {
         let (slot, part, sslot, ch) = untag(t);
-        if ch >= v41::DS_CHANNEL {
-            return self.on_data_server_reply(t, ch - v41::DS_CHANNEL, result);
+        if ch >= pnfs::DS_CHANNEL {
+            return self.on_data_server_reply(t, ch - pnfs::DS_CHANNEL, result);
         }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
-            if let Some(w) = &mut self.v41 {
+            if let Some(w) = &mut self.wire41 {
                 w.lost(sslot);
             }
             return None;
@@ -684,13 +560,13 @@ impl DataPath {
                 };
                 if let Some(other) = other {
                     let again = self
-                        .v41
+                        .wire41
                         .as_ref()
                         .and_then(|w| w.again(sslot).map(|_| sslot));
                     self.send_part_on(slot, part, Some(other), again);
                     return None;
                 }
-                if let Some(w) = &mut self.v41 {
+                if let Some(w) = &mut self.wire41 {
                     // Not re-sent on it now: the slot's state on the server stays
                     // unknown, so it is not used again.
                     w.lost(sslot);
@@ -717,57 +593,6 @@ impl DataPath {
                 None
             }
             Err(e) => self.end_part(slot, io, Err(e)),
-        }
-    }
-
-    /// pNFS: a reply from data server `server`. A failure (transport or status) sends
-    /// the part through the metadata server and has the file's layout fetched again.
-    fn on_data_server_reply(
-        &mut self,
-        t: u64,
-        server: usize,
-        result: CallResult,
-    ) -> Option<Outcome> {
-        let (slot, part, sslot, _) = untag(t);
-        let io = self.ops.get(slot as usize).and_then(|op| op.io);
-        let want = io.map(|io| {
-            let size = self.part_size(io.dir);
-            size.min(io.len - part * size)
-        });
-        let p = self.pnfs.as_mut()?;
-        let link = p.link(server)?;
-        let decoded = match (result, io, want) {
-            (Ok(reply), Some(io), Some(want)) => {
-                link.wire.decode(sslot, io.dir, reply.record, want)
-            }
-            (Ok(_), _, _) => {
-                link.wire.lost(sslot);
-                return None;
-            }
-            (Err(e), _, _) => {
-                link.wire.lost(sslot);
-                Err(PartError::Transport(e))
-            }
-        };
-        let io = io?;
-        match decoded {
-            Ok(reply) => match self.apply(slot, part, io, Ok(reply)) {
-                Ok(PartResult::Sent) => None,
-                Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
-                Ok(PartResult::Retry) => {
-                    self.defer(t, slot, part);
-                    None
-                }
-                Err(e) => self.end_part(slot, io, Err(e)),
-            },
-            Err(why) => {
-                if let Some(p) = self.pnfs.as_mut() {
-                    p.failed(io.file, server, why.to_string());
-                }
-                let ch = self.router.pick(Route::META, None);
-                self.send_part(slot, part, Some(ch));
-                None
-            }
         }
     }
 
@@ -871,7 +696,7 @@ impl DataPath {
         let size = self.part_size(io.dir);
         let start = part * size;
         let want = size.min(io.len - start);
-        let decoded = match &mut self.v41 {
+        let decoded = match &mut self.wire41 {
             None => v3::decode(io.dir, record, want),
             Some(w) => w.decode(sslot, io.dir, record, want),
         };
@@ -951,8 +776,15 @@ impl DataPath {
     }
 }
 
+/// Bursts: the calls of one flush on one connection.
+mod burst;
+mod error;
+/// pNFS: placing parts on data servers.
+mod pnfs;
 /// The NFSv3 encoding of the data path's operations.
 mod v3;
+/// The NFSv4.1 encoding of the data path's operations.
+mod v41;
 
 #[cfg(test)]
 mod tests;

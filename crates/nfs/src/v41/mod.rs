@@ -5,7 +5,6 @@
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
-pub(crate) mod data;
 mod files;
 pub mod layout;
 mod mount;

@@ -1,22 +1,19 @@
 //! The NFSv4.1 encoding of the data path's operations: each READ or WRITE is a
 //! COMPOUND of SEQUENCE, PUTFH and the op, on a slot of the data path's own
-//! [`SlotLease`]. A part that finds no free slot waits in the data path until a reply
-//! frees one (the lease is the in-flight limit the server granted).
-
-use std::collections::HashMap;
-use std::sync::Arc;
+//! [`SlotLease`]; its reply settles the slot here. A part that finds no free slot waits
+//! in the data path until a reply frees one (the lease is the in-flight limit the
+//! server granted).
 
 use bytes::Bytes;
-use dbio_rpc::conn::{CallBatch, CallBuf, Connection};
+use dbio_rpc::conn::CallBuf;
 
+use super::{BusyStatus, Dir, PartError, PartReply, Stability};
 use crate::channel::Results;
-use crate::datapath::{BusyStatus, Dir, PartError, PartReply, Stability};
 use crate::proto::nfs4::{
     decode_compound, Compound, Fh4, Nfsstat4, OpResult, StableHow, Stateid, MINOR_VERSION,
     PROC_COMPOUND,
 };
-use crate::router::{FileId, Router};
-use crate::v41::pnfs::{FileRoute, IoCount, Layouts, Placement};
+use crate::router::Router;
 use crate::v41::SlotLease;
 
 pub const READ: &str = "READ4";
@@ -197,128 +194,5 @@ fn busy(status: Nfsstat4) -> Option<BusyStatus> {
         Nfsstat4::Delay => Some(BusyStatus::Delay),
         Nfsstat4::Grace => Some(BusyStatus::Grace),
         _ => None,
-    }
-}
-
-/// Channel numbers at or above this in a data path's tags name a data server.
-pub const DS_CHANNEL: usize = 0x8000;
-
-/// A data path's link to one data server: slots of the server's session, its
-/// connection, the calls not yet handed to it.
-pub struct DsLink {
-    pub wire: Wire,
-    pub conn: Connection,
-    pub batch: CallBatch,
-}
-
-/// The pNFS side of a data path: each file's route as last seen, the links to data
-/// servers, the counters of I/O per file and server.
-pub struct PnfsPath {
-    pub layouts: Arc<Layouts>,
-    seen: u64,
-    /// Per file: the route (`None`: through the metadata server until fetched again).
-    routes: Vec<Option<Arc<FileRoute>>>,
-    handles: Vec<Fh4>,
-    links: Vec<Option<DsLink>>,
-    counters: HashMap<(u32, Option<usize>), Arc<IoCount>>,
-    depth: u32,
-}
-
-impl PnfsPath {
-    pub fn new(layouts: Arc<Layouts>, depth: u32) -> PnfsPath {
-        PnfsPath {
-            seen: layouts.generation(),
-            layouts,
-            routes: Vec::new(),
-            handles: Vec::new(),
-            links: Vec::new(),
-            counters: HashMap::new(),
-            depth,
-        }
-    }
-
-    pub fn add_file(&mut self, fh: Fh4) {
-        self.routes.push(self.layouts.route(&fh));
-        self.handles.push(fh);
-    }
-
-    /// Where `len` bytes at `offset` of `file` go by its layout: a data server
-    /// (placement, open stateid), or `None` for the metadata server.
-    pub fn place(&mut self, file: FileId, offset: u64, len: u32) -> Option<(Placement, Stateid)> {
-        let g = self.layouts.generation();
-        if g != self.seen {
-            self.seen = g;
-            for (r, fh) in self.routes.iter_mut().zip(&self.handles) {
-                *r = self.layouts.route(fh);
-            }
-        }
-        let route = self.routes.get(file.0 as usize)?.as_ref()?;
-        let p = route.place(offset, len)?;
-        Some((p, route.open))
-    }
-
-    /// The link to data server `i`, made on first use (`None`: its session has no
-    /// slot to lease).
-    pub fn link(&mut self, i: usize) -> Option<&mut DsLink> {
-        if self.links.len() <= i {
-            self.links.resize_with(i + 1, || None);
-        }
-        if self.links[i].is_none() {
-            let ds = self.layouts.server(i)?;
-            let lease = ds.lease(self.depth)?;
-            self.links[i] = Some(DsLink {
-                wire: Wire::new(lease),
-                conn: ds.connection().clone(),
-                batch: CallBatch::with_capacity(self.depth as usize),
-            });
-        }
-        self.links[i].as_mut()
-    }
-
-    /// Leases slots on every data server known now (so that data paths made one after
-    /// another each find their slots, or a new session is made for them).
-    pub fn link_all(&mut self) {
-        for i in 0..self.layouts.server_count() {
-            self.link(i);
-        }
-    }
-
-    pub fn links(&mut self) -> impl Iterator<Item = &mut DsLink> {
-        self.links.iter_mut().flatten()
-    }
-
-    /// Counts `bytes` of I/O of `file` on `server` (`None`: the metadata server).
-    pub fn count(&mut self, file: FileId, server: Option<usize>, bytes: u32) {
-        let now = self.layouts.now_ms();
-        let layouts = &self.layouts;
-        let fh = self.handles.get(file.0 as usize).copied();
-        let c = self
-            .counters
-            .entry((file.0, server))
-            .or_insert_with(|| match fh {
-                Some(fh) => layouts.counter(&fh, server),
-                None => Arc::new(IoCount::default()),
-            });
-        c.add(bytes, now);
-    }
-
-    /// A data server failed an I/O of `file`: its I/O goes through the metadata
-    /// server until the route is fetched again (started here, in the background).
-    pub fn failed(&mut self, file: FileId, server: usize, why: String) {
-        let Some(r) = self.routes.get_mut(file.0 as usize) else {
-            return;
-        };
-        if r.take().is_none() {
-            // Already going through the metadata server: a fetch is under way.
-            return;
-        }
-        let fh = self.handles[file.0 as usize];
-        let layouts = self.layouts.clone();
-        let name = layouts.server_name(Some(server));
-        tokio::spawn(async move {
-            layouts
-                .refetch(fh, format!("data server {name} failed an I/O: {why}"))
-                .await;
-        });
     }
 }
