@@ -1,22 +1,29 @@
-//! dbio-nfs: the NFS layer.
+//! dbio-nfs: dbio's NFS client, one client for every version (NFSv3, NFSv4.1, pNFS).
 //!
-//! - [`config`]: oranfstab and TOML configuration.
-//! - [`proto`]: re-export of `dbio-nfs-proto`, the pure wire formats of portmap v2,
-//!   MOUNT v3 and NFSv3 (see its docs for the procedure/argument/result table).
-//! - Client: [`url`] (libnfs-style URLs), [`mount`] (portmapper GETPORT, MOUNT v3 and
-//!   finding the export of a path), [`client`] ([`Nfs3Client`]: one async method per
-//!   NFSv3 procedure, plus `*_call`/`decode_*` pairs to pipeline READ and WRITE through
-//!   [`channel::RpcChannel::submit`]), [`transfer`] (whole-file copies with many RPCs
-//!   outstanding, COMMIT and write-verifier tracking), [`error`] (typed errors naming
-//!   the procedure and path), [`retry`] (the one back-off for JUKEBOX and dead paths).
-//! - [`v41`]: NFSv4.1 sessions (EXCHANGE_ID, CREATE_SESSION, slot table, SEQUENCE,
-//!   NFS4ERR_DELAY/GRACE retries) and a small file API (lookup, getattr, readdir, read).
-//! - [`router`]: the one routing and failover system (channels per path, health,
-//!   calls per procedure, routes by file and offset), for metadata and data alike;
-//!   [`datapath`]: version-neutral READ/WRITE of byte ranges over it, for engines.
-//! - [`pool`] and [`path`]: connections over several network paths, shared by every
-//!   user of a run, with load balancing by fewest outstanding requests;
-//!   [`failover`]: path health, failover events and the probe of dead paths.
+//! Written once, for every version (see ARCHITECTURE.md, "The NFS client"):
+//! - [`fs`]: the file API ([`Fs`]: lookup, attributes, directories, create, open and
+//!   close, small reads and writes, remove, rename, commit, space, listings) over one
+//!   handle and one attribute type, with the bounds and progress guards no version may
+//!   miss; each version implements its table of operations in `fs/v3.rs`, `fs/v41.rs`.
+//! - [`pool`]: the connections of a run or command over every path, its runtime, its
+//!   `Fs` and its data paths; [`path`] and [`failover`]: path health, events, probes.
+//! - [`router`]: the one routing and failover system through which every call goes
+//!   (channels per path, health, calls per procedure, routes by file and offset).
+//! - [`datapath`]: READ/WRITE/COMMIT of byte ranges over the router, many outstanding,
+//!   for engines and copies; the wire is a seam with one encoder per version, and pNFS
+//!   placement beside them.
+//! - [`retry`]: the one back-off for "try later" (JUKEBOX, DELAY, GRACE) and dead paths;
+//!   [`error`]: typed errors naming the procedure and path; [`url`]: libnfs-style URLs
+//!   (`version=3`, `4.1`, `pnfs`); [`config`]: oranfstab and TOML configuration.
+//!
+//! What differs on the wire, per version:
+//! - NFSv3: [`client`] ([`Nfs3Client`]: one async method per procedure), [`mount`]
+//!   (portmapper GETPORT, MOUNT v3, finding the export of a path), [`channel`] (the
+//!   call encoder).
+//! - NFSv4.1: [`v41`] (sessions, slot tables, SEQUENCE, the COMPOUNDs of the file
+//!   operations, the mount of a pool) and pNFS layouts (`v41::layout`, `v41::pnfs`).
+//! - [`proto`]: re-export of `dbio-nfs-proto`, the pure wire formats of portmap, MOUNT v3,
+//!   NFSv3 and NFSv4.1 (no I/O).
 
 pub mod channel;
 pub mod client;
