@@ -4,7 +4,7 @@
 //! ([`Attr`]).
 //!
 //! As in the Linux client's `nfs_rpc_ops`, each version is one table of operations
-//! ([`Ops`]: `v3.rs` over [`Nfs3Client`], `v41.rs` over [`v41::Client`]) that holds only
+//! (`Ops`: `v3.rs` over [`Nfs3Client`], `v41.rs` over [`crate::v41::Client`]) that holds only
 //! what differs on the wire; everything above it is written once, here. That includes
 //! the hardening no version may miss: a READ never hands on more than was asked, a
 //! whole-file read stops at the size, a listing that makes no progress stops, and every
