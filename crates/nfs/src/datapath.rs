@@ -31,16 +31,8 @@ use crate::router::{ProcId, Router};
 use burst::{burst_pick, Burst};
 pub use error::{BusyStatus, DataError, PartError};
 
-/// How durable a WRITE must be when it completes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stability {
-    /// In the server's memory; a later COMMIT makes it durable.
-    Unstable,
-    /// The data on stable storage (not necessarily the metadata).
-    DataSync,
-    /// Data and metadata on stable storage.
-    FileSync,
-}
+/// How durable a WRITE must be when it completes (the file API's stability).
+pub use crate::fs::Stable as Stability;
 
 /// Data of a completed READ.
 #[derive(Clone, Debug, Default)]
@@ -585,6 +577,18 @@ impl DataPath {
                 Err(self.io_error(io, part, PartError::Transport(e)))
             }
         };
+        self.settle(t, io, outcome)
+    }
+
+    /// Acts on what a reply meant for its part: done, re-sent, to be re-sent after the
+    /// back-off, or failed; returns the I/O's outcome when it was its last part.
+    fn settle(
+        &mut self,
+        t: u64,
+        io: Io,
+        outcome: Result<PartResult, DataError>,
+    ) -> Option<Outcome> {
+        let (slot, part, _, _) = untag(t);
         match outcome {
             Ok(PartResult::Sent) => None,
             Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),

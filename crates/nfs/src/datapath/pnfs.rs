@@ -8,7 +8,7 @@ use bytes::Bytes;
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, Connection, ReplyTo};
 
 use super::v41::{File, Wire};
-use super::{tag, untag, Dir, Outcome, PartError, PartResult, Stability};
+use super::{tag, untag, Dir, Outcome, PartError, Stability};
 use crate::proto::nfs4::{Fh4, Stateid};
 use crate::router::{FileId, ProcId, Route, Router};
 use crate::v41::pnfs::{FileRoute, IoCount, Layouts, Placement};
@@ -239,15 +239,10 @@ impl super::DataPath {
         };
         let io = io?;
         match decoded {
-            Ok(reply) => match self.apply(slot, part, io, Ok(reply)) {
-                Ok(PartResult::Sent) => None,
-                Ok(PartResult::Done) => self.end_part(slot, io, Ok(())),
-                Ok(PartResult::Retry) => {
-                    self.defer(t, slot, part);
-                    None
-                }
-                Err(e) => self.end_part(slot, io, Err(e)),
-            },
+            Ok(reply) => {
+                let outcome = self.apply(slot, part, io, Ok(reply));
+                self.settle(t, io, outcome)
+            }
             Err(why) => {
                 if let Some(p) = self.pnfs.as_mut() {
                     p.failed(io.file, server, why.to_string());

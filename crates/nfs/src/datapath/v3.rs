@@ -39,11 +39,7 @@ pub fn write_call(
     data: Bytes,
     stable: Stability,
 ) -> CallBuf {
-    let stable = match stable {
-        Stability::Unstable => StableHow::Unstable,
-        Stability::DataSync => StableHow::DataSync,
-        Stability::FileSync => StableHow::FileSync,
-    };
+    let stable = StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync);
     let args = WriteArgs {
         file: *fh,
         offset,

@@ -105,11 +105,7 @@ impl Wire {
                 )
             }
             Dir::Write => {
-                let stable = match stable {
-                    Stability::Unstable => StableHow::Unstable,
-                    Stability::DataSync => StableHow::DataSync,
-                    Stability::FileSync => StableHow::FileSync,
-                };
+                let stable = StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync);
                 let c = c.write(file.stateid, offset, stable, &data);
                 let call = router.encode(
                     PROC_COMPOUND,

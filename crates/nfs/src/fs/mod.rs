@@ -111,12 +111,27 @@ pub struct Page {
     pub eof: bool,
 }
 
-/// How durable a WRITE must be before its reply.
+/// How durable a WRITE must be before its reply (numbered as both versions' wire
+/// numbers it: `stable_how` and `stable_how4`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stable {
-    Unstable,
-    DataSync,
-    FileSync,
+    /// In the server's memory; a later COMMIT makes it durable.
+    Unstable = 0,
+    /// The data on stable storage (not necessarily the metadata).
+    DataSync = 1,
+    /// Data and metadata on stable storage.
+    FileSync = 2,
+}
+
+impl Stable {
+    /// The stability of a wire number; an unknown one is taken as the weakest.
+    pub fn from_wire(n: u32) -> Stable {
+        match n {
+            2 => Stable::FileSync,
+            1 => Stable::DataSync,
+            _ => Stable::Unstable,
+        }
+    }
 }
 
 /// A WRITE's outcome.
@@ -175,26 +190,22 @@ pub struct OpenFile {
     pub rel: String,
 }
 
+/// What an operation of a version gives.
+pub(crate) type Res<T> = Result<T, NfsError>;
+
 /// The operations one NFS version implements; paths (`rel`) are relative to the root
 /// of [`Fs`] and only name the file in messages.
 #[allow(async_fn_in_trait)]
 pub(crate) trait Ops {
     /// The root's handle and attributes.
-    async fn root(&self) -> Result<(Handle, Attr), NfsError>;
-    async fn lookup(&self, dir: &Handle, name: &str, rel: &str)
-        -> Result<(Handle, Attr), NfsError>;
+    async fn root(&self) -> Res<(Handle, Attr)>;
+    async fn lookup(&self, dir: &Handle, name: &str, rel: &str) -> Res<(Handle, Attr)>;
     /// A whole path from the root (in as few calls as the version allows).
-    async fn lookup_path(&self, rel: &str) -> Result<(Handle, Attr), NfsError>;
-    async fn getattr(&self, fh: &Handle, rel: &str) -> Result<Attr, NfsError>;
+    async fn lookup_path(&self, rel: &str) -> Res<(Handle, Attr)>;
+    async fn getattr(&self, fh: &Handle, rel: &str) -> Res<Attr>;
     /// Of the ACCESS bits asked (NFSv3 and NFSv4 number them alike), those granted.
-    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Result<u32, NfsError>;
-    async fn mkdir(
-        &self,
-        dir: &Handle,
-        name: &str,
-        mode: u32,
-        rel: &str,
-    ) -> Result<Handle, NfsError>;
+    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Res<u32>;
+    async fn mkdir(&self, dir: &Handle, name: &str, mode: u32, rel: &str) -> Res<Handle>;
     async fn create(
         &self,
         dir: &Handle,
@@ -202,22 +213,11 @@ pub(crate) trait Ops {
         mode: u32,
         how: Create,
         rel: &str,
-    ) -> Result<OpenFile, NfsError>;
-    async fn open(
-        &self,
-        dir: &Handle,
-        name: &str,
-        access: Access,
-        rel: &str,
-    ) -> Result<OpenFile, NfsError>;
-    async fn open_handle(
-        &self,
-        fh: &Handle,
-        access: Access,
-        rel: &str,
-    ) -> Result<OpenFile, NfsError>;
-    async fn close(&self, file: &OpenFile) -> Result<(), NfsError>;
-    async fn set_size(&self, file: &OpenFile, size: u64) -> Result<(), NfsError>;
+    ) -> Res<OpenFile>;
+    async fn open(&self, dir: &Handle, name: &str, access: Access, rel: &str) -> Res<OpenFile>;
+    async fn open_handle(&self, fh: &Handle, access: Access, rel: &str) -> Res<OpenFile>;
+    async fn close(&self, file: &OpenFile) -> Res<()>;
+    async fn set_size(&self, file: &OpenFile, size: u64) -> Res<()>;
     /// One READ of at most `count` bytes: the data and whether it reached the end.
     async fn read(
         &self,
@@ -226,42 +226,25 @@ pub(crate) trait Ops {
         offset: u64,
         count: u32,
         rel: &str,
-    ) -> Result<(Bytes, bool), NfsError>;
+    ) -> Res<(Bytes, bool)>;
     async fn write(
         &self,
         file: &OpenFile,
         offset: u64,
         data: &Bytes,
         stable: Stable,
-    ) -> Result<Written, NfsError>;
-    async fn commit(
-        &self,
-        fh: &Handle,
-        offset: u64,
-        count: u32,
-        rel: &str,
-    ) -> Result<[u8; 8], NfsError>;
-    async fn remove(
-        &self,
-        dir: &Handle,
-        name: &str,
-        is_dir: bool,
-        rel: &str,
-    ) -> Result<(), NfsError>;
-    async fn rename(
-        &self,
-        from: (&Handle, &str),
-        to: (&Handle, &str),
-        rel: &str,
-    ) -> Result<(), NfsError>;
-    async fn space(&self, fh: &Handle, rel: &str) -> Result<Space, NfsError>;
+    ) -> Res<Written>;
+    async fn commit(&self, fh: &Handle, offset: u64, count: u32, rel: &str) -> Res<[u8; 8]>;
+    async fn remove(&self, dir: &Handle, name: &str, is_dir: bool, rel: &str) -> Res<()>;
+    async fn rename(&self, from: (&Handle, &str), to: (&Handle, &str), rel: &str) -> Res<()>;
+    async fn space(&self, fh: &Handle, rel: &str) -> Res<Space>;
     async fn readdir_page(
         &self,
         dir: &Handle,
         cookie: u64,
         verifier: [u8; 8],
         rel: &str,
-    ) -> Result<Page, NfsError>;
+    ) -> Res<Page>;
     /// Largest READ and WRITE in one call.
     fn max_read(&self) -> u32;
     fn max_write(&self) -> u32;

@@ -3,7 +3,9 @@
 
 use bytes::Bytes;
 
-use super::{Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Space, Stable};
+use super::{
+    Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Res, Space, Stable,
+};
 use super::{Time, Written};
 use crate::client::Nfs3Client;
 use crate::error::NfsError;
@@ -60,19 +62,7 @@ pub(super) fn attr(a: &Fattr3) -> Attr {
 }
 
 fn stable_how(s: Stable) -> StableHow {
-    match s {
-        Stable::Unstable => StableHow::Unstable,
-        Stable::DataSync => StableHow::DataSync,
-        Stable::FileSync => StableHow::FileSync,
-    }
-}
-
-fn stable(s: StableHow) -> Stable {
-    match s {
-        StableHow::Unstable => Stable::Unstable,
-        StableHow::DataSync => Stable::DataSync,
-        StableHow::FileSync => Stable::FileSync,
-    }
+    StableHow::from_u32(s as u32).unwrap_or(StableHow::FileSync)
 }
 
 impl Nfs3Client {
@@ -102,41 +92,30 @@ impl Nfs3Client {
 }
 
 impl Ops for Nfs3Client {
-    async fn root(&self) -> Result<(Handle, Attr), NfsError> {
+    async fn root(&self) -> Res<(Handle, Attr)> {
         let a = self.getattr(Nfs3Client::root(self), "").await?;
         Ok((handle(Nfs3Client::root(self)), attr(&a)))
     }
 
-    async fn lookup(
-        &self,
-        dir: &Handle,
-        name: &str,
-        rel: &str,
-    ) -> Result<(Handle, Attr), NfsError> {
+    async fn lookup(&self, dir: &Handle, name: &str, rel: &str) -> Res<(Handle, Attr)> {
         let (fh, a) = self.lookup_attr(fh3(dir, rel)?, name, rel).await?;
         Ok((handle(fh), attr(&a)))
     }
 
-    async fn lookup_path(&self, rel: &str) -> Result<(Handle, Attr), NfsError> {
+    async fn lookup_path(&self, rel: &str) -> Res<(Handle, Attr)> {
         let (fh, a) = Nfs3Client::lookup_path(self, rel).await?;
         Ok((handle(fh), attr(&a)))
     }
 
-    async fn getattr(&self, fh: &Handle, rel: &str) -> Result<Attr, NfsError> {
+    async fn getattr(&self, fh: &Handle, rel: &str) -> Res<Attr> {
         Ok(attr(&Nfs3Client::getattr(self, fh3(fh, rel)?, rel).await?))
     }
 
-    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Result<u32, NfsError> {
+    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Res<u32> {
         Nfs3Client::access(self, fh3(fh, rel)?, bits, rel).await
     }
 
-    async fn mkdir(
-        &self,
-        dir: &Handle,
-        name: &str,
-        mode: u32,
-        rel: &str,
-    ) -> Result<Handle, NfsError> {
+    async fn mkdir(&self, dir: &Handle, name: &str, mode: u32, rel: &str) -> Res<Handle> {
         Ok(handle(
             Nfs3Client::mkdir(self, fh3(dir, rel)?, name, mode, rel).await?,
         ))
@@ -151,7 +130,7 @@ impl Ops for Nfs3Client {
         mode: u32,
         how: Create,
         rel: &str,
-    ) -> Result<OpenFile, NfsError> {
+    ) -> Res<OpenFile> {
         let dir = fh3(dir, rel)?;
         let mode = mode & 0o7777;
         let fh = match how {
@@ -177,32 +156,21 @@ impl Ops for Nfs3Client {
         Ok(self.opened(fh, None, rel))
     }
 
-    async fn open(
-        &self,
-        dir: &Handle,
-        name: &str,
-        _access: Access,
-        rel: &str,
-    ) -> Result<OpenFile, NfsError> {
+    async fn open(&self, dir: &Handle, name: &str, _access: Access, rel: &str) -> Res<OpenFile> {
         let (fh, a) = self.lookup_attr(fh3(dir, rel)?, name, rel).await?;
         Ok(self.opened(fh, Some(&a), rel))
     }
 
-    async fn open_handle(
-        &self,
-        fh: &Handle,
-        _access: Access,
-        rel: &str,
-    ) -> Result<OpenFile, NfsError> {
+    async fn open_handle(&self, fh: &Handle, _access: Access, rel: &str) -> Res<OpenFile> {
         let fh = fh3(fh, rel)?;
         Ok(self.opened(fh, None, rel))
     }
 
-    async fn close(&self, _file: &OpenFile) -> Result<(), NfsError> {
+    async fn close(&self, _file: &OpenFile) -> Res<()> {
         Ok(())
     }
 
-    async fn set_size(&self, file: &OpenFile, size: u64) -> Result<(), NfsError> {
+    async fn set_size(&self, file: &OpenFile, size: u64) -> Res<()> {
         let set = Sattr3 {
             size: Some(size),
             ..Sattr3::default()
@@ -218,44 +186,26 @@ impl Ops for Nfs3Client {
         offset: u64,
         count: u32,
         rel: &str,
-    ) -> Result<(Bytes, bool), NfsError> {
+    ) -> Res<(Bytes, bool)> {
         let r = Nfs3Client::read(self, fh3(fh, rel)?, offset, count, rel).await?;
         Ok((r.data, r.eof))
     }
 
-    async fn write(
-        &self,
-        file: &OpenFile,
-        offset: u64,
-        data: &Bytes,
-        how: Stable,
-    ) -> Result<Written, NfsError> {
+    async fn write(&self, file: &OpenFile, offset: u64, data: &Bytes, how: Stable) -> Res<Written> {
         let fh = fh3(&file.handle, &file.rel)?;
         let w = Nfs3Client::write(self, fh, offset, data, stable_how(how), &file.rel).await?;
         Ok(Written {
             count: w.count,
-            committed: stable(w.committed),
+            committed: Stable::from_wire(w.committed as u32),
             verifier: w.verf,
         })
     }
 
-    async fn commit(
-        &self,
-        fh: &Handle,
-        offset: u64,
-        count: u32,
-        rel: &str,
-    ) -> Result<[u8; 8], NfsError> {
+    async fn commit(&self, fh: &Handle, offset: u64, count: u32, rel: &str) -> Res<[u8; 8]> {
         Nfs3Client::commit(self, fh3(fh, rel)?, offset, count, rel).await
     }
 
-    async fn remove(
-        &self,
-        dir: &Handle,
-        name: &str,
-        is_dir: bool,
-        rel: &str,
-    ) -> Result<(), NfsError> {
+    async fn remove(&self, dir: &Handle, name: &str, is_dir: bool, rel: &str) -> Res<()> {
         let dir = fh3(dir, rel)?;
         if is_dir {
             self.rmdir(dir, name, rel).await
@@ -264,18 +214,13 @@ impl Ops for Nfs3Client {
         }
     }
 
-    async fn rename(
-        &self,
-        from: (&Handle, &str),
-        to: (&Handle, &str),
-        rel: &str,
-    ) -> Result<(), NfsError> {
+    async fn rename(&self, from: (&Handle, &str), to: (&Handle, &str), rel: &str) -> Res<()> {
         let (f, t) = (fh3(from.0, rel)?, fh3(to.0, rel)?);
         Nfs3Client::rename(self, (f, from.1), (t, to.1), rel).await
     }
 
     /// FSSTAT, FSINFO (transfer limits) and PATHCONF (name and link limits).
-    async fn space(&self, fh: &Handle, rel: &str) -> Result<Space, NfsError> {
+    async fn space(&self, fh: &Handle, rel: &str) -> Res<Space> {
         let fh = fh3(fh, rel)?;
         let s = self.fsstat(fh, rel).await?;
         let p = self.pathconf(fh, rel).await?;
@@ -300,7 +245,7 @@ impl Ops for Nfs3Client {
         cookie: u64,
         verifier: [u8; 8],
         rel: &str,
-    ) -> Result<Page, NfsError> {
+    ) -> Res<Page> {
         let (entries, verifier, eof) =
             Nfs3Client::readdir_page(self, fh3(dir, rel)?, cookie, verifier, rel).await?;
         Ok(Page {

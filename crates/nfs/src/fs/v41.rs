@@ -4,9 +4,10 @@
 
 use bytes::Bytes;
 
-use super::{Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Space, Stable};
+use super::{
+    Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Res, Space, Stable,
+};
 use super::{Time, Written};
-use crate::error::NfsError;
 use crate::proto::nfs4::{Fh4, Ftype4, SetAttrs, StableHow, Stateid};
 use crate::v41::{self as v4, Client};
 
@@ -54,19 +55,7 @@ pub(super) fn attr(a: &v4::Attr) -> Attr {
 }
 
 fn stable_how(s: Stable) -> StableHow {
-    match s {
-        Stable::Unstable => StableHow::Unstable,
-        Stable::DataSync => StableHow::DataSync,
-        Stable::FileSync => StableHow::FileSync,
-    }
-}
-
-fn stable(s: StableHow) -> Stable {
-    match s {
-        StableHow::Unstable => Stable::Unstable,
-        StableHow::DataSync => Stable::DataSync,
-        StableHow::FileSync => Stable::FileSync,
-    }
+    StableHow::from_u32(s as u32).unwrap_or(StableHow::FileSync)
 }
 
 fn access(a: Access) -> v4::Access {
@@ -87,41 +76,30 @@ fn opened(f: v4::OpenFile, rel: &str) -> OpenFile {
 }
 
 impl Ops for Client {
-    async fn root(&self) -> Result<(Handle, Attr), NfsError> {
+    async fn root(&self) -> Res<(Handle, Attr)> {
         let (fh, a) = Client::lookup_path(self, "/").await?;
         Ok((handle(fh), attr(&a)))
     }
 
-    async fn lookup(
-        &self,
-        dir: &Handle,
-        name: &str,
-        rel: &str,
-    ) -> Result<(Handle, Attr), NfsError> {
+    async fn lookup(&self, dir: &Handle, name: &str, rel: &str) -> Res<(Handle, Attr)> {
         let (fh, a) = Client::lookup(self, fh4(dir), name, &abs(rel)).await?;
         Ok((handle(fh), attr(&a)))
     }
 
-    async fn lookup_path(&self, rel: &str) -> Result<(Handle, Attr), NfsError> {
+    async fn lookup_path(&self, rel: &str) -> Res<(Handle, Attr)> {
         let (fh, a) = Client::lookup_path(self, &abs(rel)).await?;
         Ok((handle(fh), attr(&a)))
     }
 
-    async fn getattr(&self, fh: &Handle, rel: &str) -> Result<Attr, NfsError> {
+    async fn getattr(&self, fh: &Handle, rel: &str) -> Res<Attr> {
         Ok(attr(&Client::getattr(self, fh4(fh), &abs(rel)).await?))
     }
 
-    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Result<u32, NfsError> {
+    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Res<u32> {
         Ok(Client::access(self, fh4(fh), bits, &abs(rel)).await?.1)
     }
 
-    async fn mkdir(
-        &self,
-        dir: &Handle,
-        name: &str,
-        mode: u32,
-        rel: &str,
-    ) -> Result<Handle, NfsError> {
+    async fn mkdir(&self, dir: &Handle, name: &str, mode: u32, rel: &str) -> Res<Handle> {
         Ok(handle(
             Client::mkdir(self, fh4(dir), name, mode, &abs(rel)).await?,
         ))
@@ -134,7 +112,7 @@ impl Ops for Client {
         mode: u32,
         how: Create,
         rel: &str,
-    ) -> Result<OpenFile, NfsError> {
+    ) -> Res<OpenFile> {
         let path = abs(rel);
         let f = match how {
             Create::Exclusive(v) => Client::create(self, fh4(dir), name, mode, v, &path).await?,
@@ -143,23 +121,17 @@ impl Ops for Client {
         Ok(opened(f, rel))
     }
 
-    async fn open(
-        &self,
-        dir: &Handle,
-        name: &str,
-        how: Access,
-        rel: &str,
-    ) -> Result<OpenFile, NfsError> {
+    async fn open(&self, dir: &Handle, name: &str, how: Access, rel: &str) -> Res<OpenFile> {
         let f = Client::open(self, fh4(dir), name, access(how), &abs(rel)).await?;
         Ok(opened(f, rel))
     }
 
-    async fn open_handle(&self, fh: &Handle, how: Access, rel: &str) -> Result<OpenFile, NfsError> {
+    async fn open_handle(&self, fh: &Handle, how: Access, rel: &str) -> Res<OpenFile> {
         let f = Client::open_handle(self, fh4(fh), access(how), &abs(rel)).await?;
         Ok(opened(f, rel))
     }
 
-    async fn close(&self, file: &OpenFile) -> Result<(), NfsError> {
+    async fn close(&self, file: &OpenFile) -> Res<()> {
         match file.stateid {
             Some(s) => {
                 self.close_stateid(fh4(&file.handle), s, &abs(&file.rel))
@@ -170,7 +142,7 @@ impl Ops for Client {
     }
 
     /// Under the open's stateid: a size change needs an open for writing.
-    async fn set_size(&self, file: &OpenFile, size: u64) -> Result<(), NfsError> {
+    async fn set_size(&self, file: &OpenFile, size: u64) -> Res<()> {
         let set = SetAttrs {
             size: Some(size),
             ..SetAttrs::default()
@@ -187,19 +159,13 @@ impl Ops for Client {
         offset: u64,
         count: u32,
         rel: &str,
-    ) -> Result<(Bytes, bool), NfsError> {
+    ) -> Res<(Bytes, bool)> {
         let stateid = stateid.unwrap_or(Stateid::ANONYMOUS);
         self.read_stateid(fh4(fh), stateid, offset, count, &abs(rel))
             .await
     }
 
-    async fn write(
-        &self,
-        file: &OpenFile,
-        offset: u64,
-        data: &Bytes,
-        how: Stable,
-    ) -> Result<Written, NfsError> {
+    async fn write(&self, file: &OpenFile, offset: u64, data: &Bytes, how: Stable) -> Res<Written> {
         let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
         let w = self
             .write_stateid(
@@ -213,42 +179,25 @@ impl Ops for Client {
             .await?;
         Ok(Written {
             count: w.count,
-            committed: stable(w.committed),
+            committed: Stable::from_wire(w.committed as u32),
             verifier: w.verifier,
         })
     }
 
-    async fn commit(
-        &self,
-        fh: &Handle,
-        offset: u64,
-        count: u32,
-        rel: &str,
-    ) -> Result<[u8; 8], NfsError> {
+    async fn commit(&self, fh: &Handle, offset: u64, count: u32, rel: &str) -> Res<[u8; 8]> {
         Client::commit(self, fh4(fh), offset, count, &abs(rel)).await
     }
 
     /// REMOVE takes files and directories alike.
-    async fn remove(
-        &self,
-        dir: &Handle,
-        name: &str,
-        _is_dir: bool,
-        rel: &str,
-    ) -> Result<(), NfsError> {
+    async fn remove(&self, dir: &Handle, name: &str, _is_dir: bool, rel: &str) -> Res<()> {
         Client::remove(self, fh4(dir), name, &abs(rel)).await
     }
 
-    async fn rename(
-        &self,
-        from: (&Handle, &str),
-        to: (&Handle, &str),
-        rel: &str,
-    ) -> Result<(), NfsError> {
+    async fn rename(&self, from: (&Handle, &str), to: (&Handle, &str), rel: &str) -> Res<()> {
         Client::rename(self, (fh4(from.0), from.1), (fh4(to.0), to.1), &abs(rel)).await
     }
 
-    async fn space(&self, fh: &Handle, rel: &str) -> Result<Space, NfsError> {
+    async fn space(&self, fh: &Handle, rel: &str) -> Res<Space> {
         let s = self.fs_space(fh4(fh), &abs(rel)).await?;
         Ok(Space {
             bytes_total: s.space_total,
@@ -270,7 +219,7 @@ impl Ops for Client {
         cookie: u64,
         verifier: [u8; 8],
         rel: &str,
-    ) -> Result<Page, NfsError> {
+    ) -> Res<Page> {
         let (entries, verifier, eof) =
             Client::readdir_page(self, fh4(dir), cookie, verifier, &abs(rel)).await?;
         Ok(Page {
