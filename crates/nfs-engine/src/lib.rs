@@ -136,12 +136,17 @@ impl NfsTarget {
             url: url.to_string(),
             source,
         })?;
-        Self::open_url(&parsed, opts)
+        Self::open_url(&parsed, url, opts)
     }
 
-    /// Mounts the export of a parsed URL and opens the pool.
-    pub fn open_url(parsed: &NfsUrl, opts: &TargetOptions) -> Result<Arc<NfsTarget>, TargetError> {
-        let url = parsed.to_string();
+    /// Mounts the export of a parsed URL and opens the pool; `given` names the target
+    /// in messages (the URL as the user wrote it).
+    pub fn open_url(
+        parsed: &NfsUrl,
+        given: &str,
+        opts: &TargetOptions,
+    ) -> Result<Arc<NfsTarget>, TargetError> {
+        let url = given.to_string();
         let mut client = ClientOptions::default().with_url(parsed);
         client.conn.reply_batch = opts.reply_batch.max(1);
         client.conn.dontroute = opts.dontroute;

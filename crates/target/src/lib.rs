@@ -125,7 +125,7 @@ impl Target {
                 };
                 Ok(Target::Nfs {
                     name: target.to_path_buf(),
-                    nfs: NfsTarget::open_url(&plan.url, &topts)?,
+                    nfs: NfsTarget::open_url(&plan.url, &plan.given, &topts)?,
                     notices: Mutex::new((plan.notices, 0)),
                 })
             }

@@ -17,6 +17,8 @@ use crate::TargetError;
 #[derive(Clone, Debug, PartialEq)]
 pub struct NfsPlan {
     pub url: NfsUrl,
+    /// The URL as the user wrote it (or as the oranfstab entry makes it), for messages.
+    pub given: String,
     /// Network paths; empty means the URL's host (and its `path=`s).
     pub paths: Vec<PathSpec>,
     /// The oranfstab `server:` name, for the views.
@@ -56,6 +58,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         })?;
         return Ok(Resolved::Nfs(Box::new(NfsPlan {
             url,
+            given: text.to_string(),
             paths: Vec::new(),
             server_name: None,
             dontroute: false,
@@ -116,6 +119,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
     )
     .map_err(|e| TargetError::Unsupported(format!("server {}: {e}", server.name)))?;
     Ok(Resolved::Nfs(Box::new(NfsPlan {
+        given: url.to_string(),
         url,
         paths,
         server_name: Some(server.name.clone()),
@@ -157,6 +161,7 @@ mod tests {
             panic!("URL not NFS")
         };
         assert_eq!(plan.url, NfsUrl::parse(url).unwrap());
+        assert_eq!(plan.given, url);
         let err = resolve(Path::new("nfs://127.0.0.1/x?version=5"), Some(&tab)).unwrap_err();
         assert_eq!(
             err.to_string(),
