@@ -228,10 +228,7 @@ impl NfsTarget {
     pub fn data_file(&self, rel: &str) -> Result<DataFile, NfsError> {
         let handle = self.handle(rel)?;
         let stateid = self.open_once(rel, &handle)?;
-        if let (Some(layouts), Some(fh)) = (
-            self.pool.v41().and_then(|m| m.layouts()),
-            Fh4::new(handle.as_bytes()),
-        ) {
+        if let (Some(layouts), Some(fh)) = (self.pool.layouts(), Fh4::new(handle.as_bytes())) {
             if layouts.route(&fh).is_none() {
                 let path = format!("/{}", rel.trim_matches('/'));
                 self.pool.block_on(layouts.fetch(fh, &path, "first use"))?;
