@@ -30,7 +30,6 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
             .into_iter()
             .map(|(slots, in_use)| NfsSession { slots, in_use })
             .collect(),
-        ..Default::default()
     }]
 }
 
