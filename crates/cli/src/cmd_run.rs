@@ -9,7 +9,7 @@ use dbio_experiment::verify_map::prepare_map;
 use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
 use dbio_stats::RunResult;
-use dbio_target::Target;
+use dbio_storage::Target;
 use dbio_workload::{IoClass, Profile, RedoStress};
 
 use crate::common::{

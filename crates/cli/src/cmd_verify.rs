@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use dbio_engine::EngineKind;
 use dbio_experiment::verify_map;
-use dbio_target::Target;
+use dbio_storage::Target;
 
 use crate::common::{self, engine_arg, Progress, EXIT_INTERRUPTED};
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
-use dbio_target::{Target, TargetError};
+use dbio_storage::{Target, TargetError};
 use dbio_workload::units::{format_size, parse_duration, parse_size};
 use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 

@@ -122,7 +122,7 @@ fn merge(runs: &[RunResult], before_start: bool) -> anyhow::Result<RunResult> {
 
 /// The part of the data set of `rank`: `BASE/rank-R` (see `Target::part`).
 pub fn rank_target(base: &Path, rank: usize, oranfstab: Option<&Path>) -> anyhow::Result<PathBuf> {
-    Ok(dbio_target::Target::part(
+    Ok(dbio_storage::Target::part(
         base,
         &format!("rank-{rank}"),
         oranfstab,

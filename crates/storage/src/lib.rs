@@ -1,4 +1,4 @@
-//! dbio-target: the storage a command works on.
+//! dbio-storage: the storage a command works on.
 //!
 //! Every command that touches a data set goes through here: [`resolve`]
 //! says what a `--target` names (a local directory, an `nfs://` URL, a path
