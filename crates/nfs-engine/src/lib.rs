@@ -264,8 +264,8 @@ impl NfsTarget {
             Err(e) if is_connection(&e) => return Err(e),
             Err(e) => {
                 self.warn(format!(
-                    "{}: cannot open for the run ({e}); its I/O goes with the anonymous \
-                     stateid, and pNFS gives it no layout",
+                    "{}: cannot open for the run ({e}); its I/O carries the anonymous \
+                     stateid (and, with pNFS, gets no layout)",
                     self.display_path(rel)
                 ));
                 None

@@ -105,6 +105,10 @@ fn v41_file_the_server_will_not_open_goes_anonymous_with_a_warning() {
     let warnings = t.warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("/export/locked.dat"), "{warnings:?}");
+    assert!(
+        warnings[0].contains("cannot open for the run"),
+        "{warnings:?}"
+    );
     assert!(warnings[0].contains("anonymous stateid"), "{warnings:?}");
     // Asked again (another user's engine), the refusal is not repeated.
     assert_eq!(engine(&t, "export/locked.dat").stateid(0), None);
