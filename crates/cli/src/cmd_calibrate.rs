@@ -78,10 +78,8 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let print = |line: &str| eprintln!("{line}");
     let sampler = storage
         ._target
-        .nfs()
-        .is_none()
-        .then(|| crate::cmd_run::device_sampler(std::path::Path::new(&storage.name)))
-        .flatten();
+        .device_dir()
+        .and_then(crate::cmd_run::device_sampler);
     let mut result = calibrate(&spec, stop, Some(&print))?;
     if let Some(s) = sampler {
         let section = s.finish();

@@ -9,7 +9,7 @@ use dbio_experiment::verify_map::prepare_map;
 use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
 use dbio_stats::RunResult;
-use dbio_target::Target;
+use dbio_storage::Target;
 use dbio_workload::{IoClass, Profile, RedoStress};
 
 use crate::common::{
@@ -300,17 +300,17 @@ pub fn measure(
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     let printer = common::progress_printer();
-    let views = (args.views && target.nfs().is_some()).then(|| views_printer(&target));
+    let views = (args.views && target.has_live_views()).then(|| views_printer(&target));
     let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &printer) {
         (Some(v), _) => Some(v),
         (None, Some(p)) => Some(p),
         _ => None,
     };
-    // Device and CPU statistics beside the run, for a local target.
-    let sampler = (target.nfs().is_none())
-        .then(|| device_sampler(Path::new(&name)))
-        .flatten();
-    let mut out = run(&spec, stop, progress)?;
+    // Device and CPU statistics beside the run, for a target on local devices.
+    let sampler = target.device_dir().and_then(device_sampler);
+    let out = run(&spec, stop, progress);
+    common::print_notices(&target);
+    let mut out = out?;
     if let Some(s) = sampler {
         let section = s.finish();
         if !section.devices.is_empty() || !section.cpu.is_empty() {

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use dbio_engine::EngineKind;
 use dbio_experiment::verify_map;
-use dbio_target::Target;
+use dbio_storage::Target;
 
 use crate::common::{self, engine_arg, Progress, EXIT_INTERRUPTED};
 
@@ -51,6 +51,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     // An nfs:// data set (or one under an oranfstab mount point) is read
     // through dbio's NFS client; its generation map lives for a run only.
     let target = Target::open(dir, &args.nfs.options())?;
+    common::print_notices(&target);
     let (ds, complete) = target.open_existing()?;
     if !complete {
         println!(
@@ -68,6 +69,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         progress.show(done, total)
     })?;
     progress.end_line();
+    common::print_notices(&target);
     let (counts, complete) = (check.counts, check.complete);
     println!(
         "{}: data set {:016x}: {} blocks checked in {:.1} s: lost {}, torn {}, misdirected {}, \

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
-use dbio_target::{Target, TargetError};
+use dbio_storage::{Target, TargetError};
 use dbio_workload::units::{format_size, parse_duration, parse_size};
 use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 
@@ -294,6 +294,7 @@ pub fn prepare(
     force_overwrite: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Option<Dataset>> {
+    print_notices(target);
     let mut progress = Progress::new();
     let prepared = target.prepare(
         spec,
@@ -303,7 +304,7 @@ pub fn prepare(
         stop,
         &mut |p, d, t| progress.creating(&p, d, t),
     );
-    match prepared {
+    let out = match prepared {
         Ok(ds) => {
             progress.ready(&ds);
             Ok(Some(ds))
@@ -313,6 +314,16 @@ pub fn prepare(
             Ok(None)
         }
         Err(e) => Err(e.into()),
+    };
+    print_notices(target);
+    out
+}
+
+/// Shows what the target has to say and has not said yet (an oranfstab's warnings, an
+/// NFS open the server refused).
+pub fn print_notices(target: &Target) {
+    for n in target.take_notices() {
+        eprintln!("note: {n}");
     }
 }
 

@@ -45,11 +45,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
         .target
         .clone()
         .unwrap_or_else(common::default_target);
-    let local = matches!(
-        dbio_target::resolve(&base, args.storage.nfs.oranfstab.as_deref()),
-        Ok(dbio_target::Resolved::Local(_))
-    );
-    let name = rank_target(&base, world.rank(), local)?;
+    let name = rank_target(&base, world.rank(), args.storage.nfs.oranfstab.as_deref())?;
     let storage = args.storage.open_at(&name, "calibrate", stop)?;
     let stopped = storage.is_none() || stop.load(Ordering::Relaxed);
     let (false, Some(storage)) = (world.any(stopped)?, storage) else {

@@ -46,11 +46,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     options.raw = true;
     let plan = RunPlan::new(&options)?;
     let base = args.target.clone().unwrap_or_else(common::default_target);
-    let local = matches!(
-        dbio_target::resolve(&base, args.nfs.oranfstab.as_deref()),
-        Ok(dbio_target::Resolved::Local(_))
-    );
-    let name = rank_target(&base, rank, local)?;
+    let name = rank_target(&base, rank, args.nfs.oranfstab.as_deref())?;
     let host = dbio_mpi::host_name();
     // All ranks meet once their data sets are ready, and stop together
     // when any was stopped while preparing.
@@ -124,53 +120,18 @@ fn merge(runs: &[RunResult], before_start: bool) -> anyhow::Result<RunResult> {
     Ok(merged)
 }
 
-/// The part of the data set of `rank`: `BASE/rank-R`, in an `nfs://` URL
-/// `.../BASE/rank-R?...`. A `local` BASE is created when missing (its
-/// parent must exist), as a single run creates its target.
-pub fn rank_target(base: &Path, rank: usize, local: bool) -> anyhow::Result<PathBuf> {
-    let part = format!("rank-{rank}");
-    if dbio_target::is_nfs_url(base) {
-        let url = base.to_str().context("--target: not UTF-8")?;
-        let (path, query) = url.split_once('?').unwrap_or((url, ""));
-        let path = format!("{}/{part}", path.trim_end_matches('/'));
-        return Ok(PathBuf::from(if query.is_empty() {
-            path
-        } else {
-            format!("{path}?{query}")
-        }));
-    }
-    if local {
-        match std::fs::create_dir(base) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => anyhow::bail!("--target {}: {e}", base.display()),
-        }
-    }
-    Ok(base.join(part))
+/// The part of the data set of `rank`: `BASE/rank-R` (see `Target::part`).
+pub fn rank_target(base: &Path, rank: usize, oranfstab: Option<&Path>) -> anyhow::Result<PathBuf> {
+    Ok(dbio_storage::Target::part(
+        base,
+        &format!("rank-{rank}"),
+        oranfstab,
+    )?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_rank_gets_its_own_part() {
-        let url = "nfs://127.0.0.1/export/dbio?version=3&mountport=20048&nfsport=2049";
-        assert_eq!(
-            rank_target(Path::new(url), 3, false).unwrap(),
-            PathBuf::from(
-                "nfs://127.0.0.1/export/dbio/rank-3?version=3&mountport=20048&nfsport=2049"
-            )
-        );
-        assert_eq!(
-            rank_target(Path::new("nfs://h/export/d/"), 0, false).unwrap(),
-            PathBuf::from("nfs://h/export/d/rank-0")
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("dbio");
-        assert_eq!(rank_target(&base, 1, true).unwrap(), base.join("rank-1"));
-        assert!(base.is_dir());
-    }
 
     /// A rank's result as a 30 s run of every I/O class would give it:
     /// latencies spread over four decades, one sample a second.

@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use dbio_target::{NfsOptions, Target, DEFAULT_CONNS};
+use dbio_storage::{NfsOptions, Target, DEFAULT_CONNS};
 
 /// Options of NFS targets, shared by run and calibrate.
 #[derive(clap::Args, Debug, Clone)]
@@ -40,7 +40,7 @@ pub struct NfsArgs {
     /// replaced, so the server works on half to all of --outstanding (three quarters on
     /// average): a server saturated below that keeps its rate and latency. 1 wakes for
     /// every reply and keeps the depth exact
-    #[arg(long, value_name = "N", default_value_t = dbio_target::NfsOptions::default().reply_batch,
+    #[arg(long, value_name = "N", default_value_t = dbio_storage::NfsOptions::default().reply_batch,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub reply_batch: usize,
 }

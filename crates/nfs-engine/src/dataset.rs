@@ -1,7 +1,6 @@
-//! The data set on an NFS export: [`NfsDir`] is the data-set directory as
-//! a [`Namespace`] over the NFS client (LOOKUP, MKDIR, CREATE, SETATTR,
-//! READ, WRITE, RENAME, REMOVE, COMMIT, FSSTAT), so the one data-set
-//! algorithm of `dbio_workload::prepare` serves NFS too; the content goes
+//! The data set on an NFS export: [`NfsDir`] is the data-set directory as a
+//! [`Namespace`] over the file API ([`dbio_nfs::fs::Fs`], any NFS version), so the one
+//! data-set algorithm of `dbio_workload::prepare` serves NFS too; the content goes
 //! through the NFS engine.
 
 use std::path::PathBuf;
@@ -10,12 +9,16 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use dbio_engine::{Backend, EngineKind};
-use dbio_nfs::proto::nfs3::{CreateHow, FileHandle, Ftype3, Nfsstat3, Sattr3, StableHow};
-use dbio_nfs::{Nfs3Client, NfsError};
+use dbio_nfs::fs::{join, Create, FileType, Fs, Handle, Stable};
+use dbio_nfs::NfsError;
 use dbio_workload::namespace::{Entry, Namespace, MAX_SMALL_FILE};
 use dbio_workload::{Dataset, DatasetError, DatasetSpec, PrepareOptions};
 
 use crate::NfsTarget;
+
+/// Owner-only, like the local data set.
+const DIR_MODE: u32 = 0o700;
+const FILE_MODE: u32 = 0o600;
 
 /// Reuses the data set in the target's directory when it matches `spec`,
 /// or creates it through NFS. Files dbio did not create are never
@@ -32,20 +35,14 @@ pub fn prepare(
         direct: true,
         force_overwrite,
     };
-    match crate::dataset41::Nfs41Dir::new(target) {
-        Some(dir) => dbio_workload::prepare::prepare(&dir, spec, &opts, stop, progress),
-        None => dbio_workload::prepare::prepare(&NfsDir::new(target), spec, &opts, stop, progress),
-    }
+    dbio_workload::prepare::prepare(&NfsDir::new(target), spec, &opts, stop, progress)
 }
 
 /// Reads the manifest of the data set in the target's directory without
 /// creating or changing anything (for `dbio verify`): the data set as
 /// listed, and whether its creation finished.
 pub fn open_existing(target: &Arc<NfsTarget>) -> Result<(Dataset, bool), DatasetError> {
-    match crate::dataset41::Nfs41Dir::new(target) {
-        Some(dir) => dbio_workload::prepare::open_existing(&dir),
-        None => dbio_workload::prepare::open_existing(&NfsDir::new(target)),
-    }
+    dbio_workload::prepare::open_existing(&NfsDir::new(target))
 }
 
 /// The data-set directory of an NFS target (`NfsTarget::dir`).
@@ -56,7 +53,7 @@ pub struct NfsDir {
 /// A small file (a manifest) of `size` bytes at `path`, read by `read` up to the byte
 /// count it is given, refused when larger than [`MAX_SMALL_FILE`] (also when it grew
 /// while being read).
-pub(crate) fn read_capped(
+fn read_capped(
     path: String,
     size: u64,
     read: impl FnOnce(u64) -> Result<Vec<u8>, NfsError>,
@@ -77,24 +74,11 @@ pub(crate) fn read_capped(
     Ok(text)
 }
 
-pub(crate) fn nfs_err(what: &'static str, path: String) -> impl FnOnce(NfsError) -> DatasetError {
+fn nfs_err(what: &'static str, path: String) -> impl FnOnce(NfsError) -> DatasetError {
     move |e| DatasetError::Io {
         what,
         path,
         source: std::io::Error::other(e.to_string()),
-    }
-}
-
-fn is_status(e: &NfsError, want: Nfsstat3) -> bool {
-    matches!(e, NfsError::Status { status, .. } if *status == want)
-}
-
-/// `dir/name` inside the export.
-pub(crate) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
     }
 }
 
@@ -103,74 +87,44 @@ impl NfsDir {
         NfsDir { t: target.clone() }
     }
 
-    /// The NFSv3 client (an NFSv4.1 target has its own namespace).
-    fn c(&self) -> Result<&Nfs3Client, DatasetError> {
-        self.t
-            .v3()
-            .map_err(nfs_err("cannot open the data set", self.place()))
+    fn fs(&self) -> &Fs {
+        self.t.fs()
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.t.pool.block_on(f)
     }
 
-    /// `name` relative to the export root.
+    /// `name` relative to the root of the file API.
     fn rel(&self, name: &str) -> String {
         join(&self.t.dir, name)
     }
 
     /// The directory's handle (cached by the target once looked up).
-    fn dir_fh(&self) -> Result<FileHandle, DatasetError> {
+    fn dir_fh(&self) -> Result<Handle, DatasetError> {
         self.t
             .handle(&self.t.dir)
             .map_err(nfs_err("cannot open the data set", self.place()))
     }
 
-    /// LOOKUP of `name` in the directory; `None` when it does not exist.
-    fn lookup(&self, name: &str) -> Result<Option<(FileHandle, Entry)>, DatasetError> {
-        let dir_fh = self.dir_fh()?;
-        let rel = self.rel(name);
-        let c = self.c()?;
-        let (fh, attrs) = match self.block_on(c.lookup(dir_fh, name, &rel)) {
-            Ok(x) => x,
-            Err(e) if is_status(&e, Nfsstat3::NoEnt) => return Ok(None),
-            Err(e) => return Err(nfs_err("cannot look up", self.path_of(name))(e)),
-        };
-        let attrs = match attrs {
-            Some(a) => a,
-            None => self
-                .block_on(c.getattr(fh, &rel))
-                .map_err(nfs_err("cannot look up", self.path_of(name)))?,
-        };
-        let entry = Entry {
-            size: attrs.size,
-            is_file: attrs.ftype == Ftype3::Reg,
-        };
-        Ok(Some((fh, entry)))
+    /// `name` in the directory; `None` when it does not exist.
+    fn lookup(&self, name: &str) -> Result<Option<(Handle, Entry)>, DatasetError> {
+        let dir = self.dir_fh()?;
+        let found = self
+            .block_on(self.fs().find(&dir, name, &self.rel(name)))
+            .map_err(nfs_err("cannot look up", self.path_of(name)))?;
+        Ok(found.map(|(fh, a)| {
+            let entry = Entry {
+                size: a.size,
+                is_file: a.ftype == FileType::Regular,
+            };
+            (fh, entry)
+        }))
     }
 
     /// Up to `size` bytes from the start of a file.
-    fn read_upto(&self, fh: FileHandle, rel: &str, size: u64) -> Result<Vec<u8>, NfsError> {
-        let c = self.t.v3()?;
-        let mut out = Vec::new();
-        while (out.len() as u64) < size {
-            let want = (size - out.len() as u64).min(u64::from(c.read_size(1 << 20))) as u32;
-            let r = self.block_on(c.read(fh, out.len() as u64, want, rel))?;
-            out.extend_from_slice(&r.data);
-            if r.eof || r.data.is_empty() {
-                break;
-            }
-        }
-        Ok(out)
-    }
-
-    fn set_attrs(&self, fh: FileHandle, attrs: Sattr3, name: &str) -> Result<(), DatasetError> {
-        let c = self.c()?;
-        self.block_on(c.setattr(fh, attrs, &self.rel(name)))
-            .map_err(nfs_err(
-                "cannot set the size and mode of",
-                self.path_of(name),
-            ))
+    fn read_upto(&self, fh: Handle, name: &str, size: u64) -> Result<Vec<u8>, NfsError> {
+        self.block_on(self.fs().read_small(&fh, size, &self.rel(name)))
     }
 }
 
@@ -191,50 +145,27 @@ impl Namespace for NfsDir {
         Some(self.t.backend())
     }
 
-    /// Creates the directory and its missing parents (mode 0700): the
-    /// export root is the only thing known to exist.
+    /// Creates the directory and its missing parents (owner-only): the root is the
+    /// only thing known to exist.
     fn ensure_dir(&self) -> Result<(), DatasetError> {
-        let c = self.c()?;
-        let mut fh = c.root();
-        let mut walked = String::new();
-        for name in self.t.dir.split('/').filter(|s| !s.is_empty()) {
-            walked = join(&walked, name);
-            let path = self.t.display_path(&walked);
-            fh = match self.block_on(c.lookup(fh, name, &walked)) {
-                Ok((next, attrs)) => {
-                    if attrs.is_some_and(|a| a.ftype != Ftype3::Dir) {
-                        return Err(DatasetError::NotDir(path));
-                    }
-                    next
+        let fh = self
+            .block_on(self.fs().make_dirs(&self.t.dir, DIR_MODE))
+            .map_err(|e| match e {
+                // A file where a directory of the path should be.
+                NfsError::Invalid { path, reason } if reason == "not a directory" => {
+                    DatasetError::NotDir(path)
                 }
-                Err(e) if is_status(&e, Nfsstat3::NoEnt) => {
-                    match self.block_on(c.mkdir(fh, name, 0o700, &walked)) {
-                        Ok(made) => made,
-                        // Made meanwhile by another client (the ranks of a
-                        // run over several hosts share the parents).
-                        Err(e) if is_status(&e, Nfsstat3::Exist) => {
-                            self.block_on(c.lookup(fh, name, &walked))
-                                .map_err(nfs_err("cannot look up", path))?
-                                .0
-                        }
-                        Err(e) => {
-                            return Err(nfs_err("cannot create the target directory", path)(e))
-                        }
-                    }
-                }
-                Err(e) => return Err(nfs_err("cannot look up", path)(e)),
-            };
-        }
+                e => nfs_err("cannot create the target directory", self.place())(e),
+            })?;
         self.t.remember(&self.t.dir, fh);
         Ok(())
     }
 
     fn open_dir(&self) -> Result<(), DatasetError> {
-        let c = self.c()?;
-        let (fh, attrs) = self
-            .block_on(c.lookup_path(&self.t.dir))
+        let (fh, a) = self
+            .block_on(self.fs().lookup_path(&self.t.dir))
             .map_err(nfs_err("cannot open the data set", self.place()))?;
-        if attrs.ftype != Ftype3::Dir {
+        if !a.is_dir() {
             return Err(DatasetError::NotDir(self.place()));
         }
         self.t.remember(&self.t.dir, fh);
@@ -250,50 +181,28 @@ impl Namespace for NfsDir {
             return Ok(None);
         };
         read_capped(self.path_of(name), entry.size, |cap| {
-            self.read_upto(fh, &self.rel(name), cap)
+            self.read_upto(fh, name, cap)
         })
         .map(Some)
     }
 
-    /// Written FILE_SYNC to a file aside, then renamed over `name`.
+    /// Written FILE_SYNC to a file aside (dbio's by its name: truncated if a crash
+    /// left it), then renamed over `name`.
     fn write_small(&self, name: &str, data: &[u8]) -> Result<(), DatasetError> {
-        let dir_fh = self.dir_fh()?;
+        let dir = self.dir_fh()?;
         let path = self.path_of(name);
         let tmp_name = format!(".{name}.tmp");
         let tmp_rel = self.rel(&tmp_name);
-        let c = self.c()?;
-        // The file aside is dbio's by its name: truncated if a crash left it.
-        let attrs = Sattr3 {
-            mode: Some(0o600),
-            size: Some(0),
-            ..Sattr3::default()
-        };
-        let fh = self
-            .block_on(c.create(dir_fh, &tmp_name, CreateHow::Unchecked(attrs), &tmp_rel))
+        let fs = self.fs();
+        let file = self
+            .block_on(fs.create(&dir, &tmp_name, FILE_MODE, Create::Truncate, &tmp_rel))
             .map_err(nfs_err("cannot write", self.path_of(&tmp_name)))?;
-        let data = Bytes::copy_from_slice(data);
-        let mut off = 0usize;
-        while off < data.len() {
-            let n = (data.len() - off).min(c.write_size(1 << 20) as usize);
-            let w = self
-                .block_on(c.write(
-                    fh,
-                    off as u64,
-                    &data.slice(off..off + n),
-                    StableHow::FileSync,
-                    &tmp_rel,
-                ))
-                .map_err(nfs_err("cannot write", path.clone()))?;
-            if w.count == 0 {
-                return Err(DatasetError::Io {
-                    what: "cannot write",
-                    path,
-                    source: std::io::Error::other("server wrote 0 bytes"),
-                });
-            }
-            off += w.count as usize;
-        }
-        self.block_on(c.rename((dir_fh, &tmp_name), (dir_fh, name), &self.rel(name)))
+        let written =
+            self.block_on(fs.write_all(&file, &Bytes::copy_from_slice(data), Stable::FileSync));
+        let closed = self.block_on(fs.close(file));
+        written.map_err(nfs_err("cannot write", path.clone()))?;
+        closed.map_err(nfs_err("cannot write", path.clone()))?;
+        self.block_on(fs.rename((&dir, &tmp_name), (&dir, name), &self.rel(name)))
             .map_err(nfs_err("cannot write", path))?;
         self.t.forget(&tmp_rel);
         self.t.forget(&self.rel(name));
@@ -308,46 +217,43 @@ impl Namespace for NfsDir {
                 source: std::io::ErrorKind::NotFound.into(),
             });
         };
-        self.read_upto(fh, &self.rel(name), len as u64)
+        self.read_upto(fh, name, len as u64)
             .map_err(nfs_err("cannot read", self.path_of(name)))
     }
 
     fn free_bytes(&self) -> Result<Option<u64>, DatasetError> {
-        let dir_fh = self.dir_fh()?;
-        let c = self.c()?;
-        let st = self
-            .block_on(c.fsstat(dir_fh, &self.t.dir))
+        let dir = self.dir_fh()?;
+        let space = self
+            .block_on(self.fs().space(&dir, &self.t.dir))
             .map_err(nfs_err("cannot read free space", self.place()))?;
-        Ok(Some(st.abytes))
+        Ok(space.bytes_avail)
     }
 
-    /// EXCLUSIVE CREATE, so that a retransmission (even over another path)
-    /// finds its own file and anything else already there is an error;
-    /// then SETATTR of mode and size, as EXCLUSIVE sets no attributes.
+    /// Exclusive create, so that a resend (even over another path) finds its own file
+    /// and anything else already there is an error; then the size under the open, and
+    /// close.
     fn create(&self, name: &str, size: u64) -> Result<(), DatasetError> {
-        let dir_fh = self.dir_fh()?;
+        let dir = self.dir_fh()?;
         let rel = self.rel(name);
-        let c = self.c()?;
+        let fs = self.fs();
         let verifier = dbio_workload::dataset::new_id().to_be_bytes();
-        let fh = self
-            .block_on(c.create(dir_fh, name, CreateHow::Exclusive(verifier), &rel))
+        let file = self
+            .block_on(fs.create(&dir, name, FILE_MODE, Create::Exclusive(verifier), &rel))
             .map_err(nfs_err("cannot create", self.path_of(name)))?;
-        let attrs = Sattr3 {
-            mode: Some(0o600),
-            size: Some(size),
-            ..Sattr3::default()
-        };
-        self.set_attrs(fh, attrs, name)?;
+        let fh = file.handle;
+        let sized = self.block_on(fs.set_size(&file, size));
+        let closed = self.block_on(fs.close(file));
+        sized.map_err(nfs_err("cannot set the size of", self.path_of(name)))?;
+        closed.map_err(nfs_err("cannot close", self.path_of(name)))?;
         self.t.remember(&rel, fh);
         Ok(())
     }
 
     fn remove(&self, name: &str) -> Result<(), DatasetError> {
-        let dir_fh = self.dir_fh()?;
+        let dir = self.dir_fh()?;
         let rel = self.rel(name);
-        let c = self.c()?;
         self.t.forget(&rel);
-        self.block_on(c.remove(dir_fh, name, &rel))
+        self.block_on(self.fs().remove(&dir, name, false, &rel))
             .map_err(nfs_err("cannot remove", self.path_of(name)))
     }
 
@@ -359,8 +265,7 @@ impl Namespace for NfsDir {
             .t
             .handle(&rel)
             .map_err(nfs_err("cannot commit", path.clone()))?;
-        let c = self.c()?;
-        self.block_on(c.commit(fh, 0, 0, &rel))
+        self.block_on(self.fs().commit(&fh, 0, 0, &rel))
             .map(|_| ())
             .map_err(nfs_err("cannot commit", path))
     }

@@ -16,6 +16,7 @@ use dbio_engine::{
     Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
 };
 use dbio_nfs::datapath::{DataError, DataPath, FileId, Outcome, ReadData, Stability};
+use dbio_nfs::proto::nfs4::Stateid;
 
 use crate::NfsTarget;
 
@@ -30,34 +31,42 @@ pub struct NfsEngine {
     reqs: Vec<Option<IoRequest>>,
     /// Each file's path relative to the export (for messages).
     names: Vec<String>,
+    /// The open stateid handed to the data path for each file (None: anonymous).
+    stateids: Vec<Option<Stateid>>,
     outcomes: Vec<Outcome>,
 }
 
 impl NfsEngine {
     pub fn open(target: Arc<NfsTarget>, cfg: &EngineConfig) -> Result<NfsEngine, EngineError> {
         let depth = cfg.depth.max(1);
-        // Handles first: with pNFS they bring the layouts, so the data path finds the
+        // Files first: with pNFS they bring the layouts, so the data path finds the
         // data servers known and can have slots reserved on them.
         let mut names = Vec::with_capacity(cfg.files.len());
-        let mut handles = Vec::with_capacity(cfg.files.len());
+        let mut files = Vec::with_capacity(cfg.files.len());
         for f in &cfg.files {
             let rel = f.path.to_string_lossy().into_owned();
-            let fh = target.data_handle(&rel).map_err(|e| EngineError::Open {
+            let file = target.data_file(&rel).map_err(|e| EngineError::Open {
                 path: target.display_path(&rel),
                 source: std::io::Error::other(e.to_string()),
             })?;
-            handles.push(fh);
+            files.push(file);
             names.push(rel);
         }
         let mut path = target
             .pool
             .data_path(depth, target.max_transfer())
             .map_err(|e| EngineError::Other(format!("{}: {e}", target.url)))?;
-        for (fh, rel) in handles.iter().zip(&names) {
-            path.add_file(fh).ok_or_else(|| EngineError::Open {
-                path: target.display_path(rel),
-                source: std::io::Error::other("file handle too long"),
-            })?;
+        let mut stateids = Vec::with_capacity(files.len());
+        for (file, rel) in files.iter().zip(&names) {
+            let id = path
+                .add_file(file.handle.as_bytes())
+                .ok_or_else(|| EngineError::Open {
+                    path: target.display_path(rel),
+                    source: std::io::Error::other("file handle too long"),
+                })?;
+            // The run's open, so that the server sees I/O under it (not anonymous).
+            let carried = file.stateid.filter(|&s| path.set_stateid(id, s));
+            stateids.push(carried);
         }
         Ok(NfsEngine {
             path,
@@ -67,9 +76,16 @@ impl NfsEngine {
             read_data: vec![None; depth as usize],
             reqs: vec![None; depth as usize],
             names,
+            stateids,
             outcomes: Vec::with_capacity(depth as usize),
             target,
         })
+    }
+
+    /// The stateid file `file`'s I/O carries: the run's open of it, or None for the
+    /// anonymous one (NFSv3, or an open the server refused).
+    pub fn stateid(&self, file: u32) -> Option<Stateid> {
+        self.stateids.get(file as usize).copied().flatten()
     }
 
     /// The engine's completion for a data-path outcome.

@@ -12,18 +12,18 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use dbio_engine::{Backend, Engine, EngineConfig, EngineError};
 use dbio_nfs::client::ClientOptions;
+use dbio_nfs::fs::{split_parent, Access, Fs, Handle, OpenFile};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::pool::{Pool, PoolOptions};
-use dbio_nfs::proto::nfs3::FileHandle;
-use dbio_nfs::proto::nfs4::Fh4;
+use dbio_nfs::proto::nfs4::{Fh4, Stateid};
 use dbio_nfs::url::NfsVersion;
-use dbio_nfs::{Nfs3Client, NfsError, NfsUrl};
+use dbio_nfs::{NfsError, NfsUrl};
 
 pub mod dataset;
-pub mod dataset41;
 pub mod engine;
 pub mod views;
 
@@ -90,18 +90,35 @@ impl Default for TargetOptions {
 /// directory inside the export. Shared by all users.
 pub struct NfsTarget {
     pub pool: Pool,
+    /// The file API over the pool's metadata client.
+    fs: Fs,
     /// The URL as given.
     pub url: String,
     /// Server name as given in the URL.
     pub server: String,
-    /// Data-set directory, relative to the export root.
+    /// Data-set directory, relative to the root of [`NfsTarget::fs`].
     pub dir: String,
     max_transfer: u32,
     /// Every WRITE FILE_SYNC (the URL's `sync=1`).
     sync_writes: bool,
-    handles: Mutex<HashMap<String, FileHandle>>,
-    handles41: Mutex<HashMap<String, Fh4>>,
+    /// Handles looked up once for every user, by path relative to the root.
+    handles: Mutex<HashMap<String, Handle>>,
+    /// Each data file opened once for the run (by path): its state goes with the I/O.
+    opens: Mutex<HashMap<String, Option<OpenFile>>>,
+    /// What the CLI should tell the user (an open refused, and what follows from it).
+    warnings: Mutex<Vec<String>>,
 }
+
+/// A data file as the engine needs it: its handle, and the state of the run's open of
+/// it (none over NFSv3, or when the server refused to open it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataFile {
+    pub handle: Handle,
+    pub stateid: Option<Stateid>,
+}
+
+/// Longest the target waits, when dropped, for the server to take back its opens.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for NfsTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -119,7 +136,18 @@ impl NfsTarget {
             url: url.to_string(),
             source,
         })?;
-        let mut client = ClientOptions::default().with_url(&parsed);
+        Self::open_url(&parsed, url, opts)
+    }
+
+    /// Mounts the export of a parsed URL and opens the pool; `given` names the target
+    /// in messages (the URL as the user wrote it).
+    pub fn open_url(
+        parsed: &NfsUrl,
+        given: &str,
+        opts: &TargetOptions,
+    ) -> Result<Arc<NfsTarget>, TargetError> {
+        let url = given.to_string();
+        let mut client = ClientOptions::default().with_url(parsed);
         client.conn.reply_batch = opts.reply_batch.max(1);
         client.conn.dontroute = opts.dontroute;
         let pool_opts = PoolOptions {
@@ -128,31 +156,29 @@ impl NfsTarget {
             mount_timeout: opts.mount_timeout,
             client,
         };
-        let (pool, rest) =
-            Pool::open(&parsed, opts.paths.clone(), pool_opts).map_err(|source| {
-                TargetError::Nfs {
-                    url: url.to_string(),
-                    source: Box::new(source),
-                }
-            })?;
+        let (pool, rest) = Pool::open(parsed, opts.paths.clone(), pool_opts).map_err(|source| {
+            TargetError::Nfs {
+                url: url.clone(),
+                source: Box::new(source),
+            }
+        })?;
         Ok(Arc::new(NfsTarget {
+            fs: pool.fs(),
             pool,
-            url: url.to_string(),
+            url,
             server: opts.server_name.clone().unwrap_or(parsed.host.clone()),
             dir: rest.trim_matches('/').to_string(),
             max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
             sync_writes: parsed.sync,
             handles: Mutex::new(HashMap::new()),
-            handles41: Mutex::new(HashMap::new()),
+            opens: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(Vec::new()),
         }))
     }
 
-    /// The NFSv3 client, or an error naming the target for an NFSv4.1 one.
-    pub fn v3(&self) -> Result<&Nfs3Client, NfsError> {
-        self.pool.v3().ok_or_else(|| NfsError::Invalid {
-            path: self.url.clone(),
-            reason: "this needs NFSv3 (version=3)".into(),
-        })
+    /// The file API of the target (paths relative to its root).
+    pub fn fs(&self) -> &Fs {
+        &self.fs
     }
 
     /// The NFS version of the target.
@@ -160,77 +186,110 @@ impl NfsTarget {
         self.pool.version()
     }
 
-    /// The NFSv3 file handle of `rel` (relative to the export root), looked up
-    /// once and then cached for every user.
-    pub fn handle(&self, rel: &str) -> Result<FileHandle, NfsError> {
+    /// The handle of `rel` (relative to the root), looked up once and then cached for
+    /// every user.
+    pub fn handle(&self, rel: &str) -> Result<Handle, NfsError> {
         if let Some(fh) = self.handles.lock().ok().and_then(|h| h.get(rel).copied()) {
             return Ok(fh);
         }
-        let (fh, _) = self.pool.block_on(self.v3()?.lookup_path(rel))?;
+        let (fh, _) = self.pool.block_on(self.fs.lookup_path(rel))?;
         self.remember(rel, fh);
         Ok(fh)
     }
 
-    /// The file handle of `rel` in the target's protocol (cached for every user).
-    pub fn handle_bytes(&self, rel: &str) -> Result<Vec<u8>, NfsError> {
-        let Some(m) = self.pool.v41() else {
-            return Ok(self.handle(rel)?.as_bytes().to_vec());
-        };
-        if let Some(fh) = self.handles41.lock().ok().and_then(|h| h.get(rel).copied()) {
-            return Ok(fh.as_bytes().to_vec());
+    /// Records a handle obtained another way (a create, a walk from the root).
+    pub fn remember(&self, rel: &str, fh: Handle) {
+        if let Ok(mut h) = self.handles.lock() {
+            h.insert(rel.to_string(), fh);
         }
-        let (fh, _) = self
-            .pool
-            .block_on(m.client().lookup_path(&format!("/{rel}")))?;
-        self.remember41(rel, fh);
-        Ok(fh.as_bytes().to_vec())
     }
 
-    /// The handle of data file `rel` for the engine; with pNFS its layout is fetched
-    /// (once), so that the data servers are known before the first I/O.
-    pub fn data_handle(&self, rel: &str) -> Result<Vec<u8>, NfsError> {
-        let bytes = self.handle_bytes(rel)?;
-        if let (Some(layouts), Some(fh)) =
-            (self.pool.v41().and_then(|m| m.layouts()), Fh4::new(&bytes))
-        {
+    /// Forgets a handle, and gives back the run's open of the file (it is being removed
+    /// or replaced).
+    pub fn forget(&self, rel: &str) {
+        if let Ok(mut h) = self.handles.lock() {
+            h.remove(rel);
+        }
+        let open = self
+            .opens
+            .lock()
+            .ok()
+            .and_then(|mut o| o.remove(rel))
+            .flatten();
+        if let Some(open) = open {
+            // A close that fails leaves state the server drops with the lease.
+            let _ = self.pool.block_on(self.fs.close(open));
+        }
+    }
+
+    /// Data file `rel` for the engine, opened for reading and writing once for the run
+    /// so that its I/O carries the open's state; with pNFS its layout is fetched (once),
+    /// so that the data servers are known before the first I/O.
+    pub fn data_file(&self, rel: &str) -> Result<DataFile, NfsError> {
+        let handle = self.handle(rel)?;
+        let stateid = self.open_once(rel, &handle)?;
+        if let (Some(layouts), Some(fh)) = (self.pool.layouts(), Fh4::new(handle.as_bytes())) {
             if layouts.route(&fh).is_none() {
                 let path = format!("/{}", rel.trim_matches('/'));
                 self.pool.block_on(layouts.fetch(fh, &path, "first use"))?;
             }
         }
-        Ok(bytes)
+        Ok(DataFile { handle, stateid })
     }
 
-    /// Records an NFSv4.1 handle obtained another way (OPEN with create).
-    pub fn remember41(&self, rel: &str, fh: Fh4) {
-        if let Ok(mut h) = self.handles41.lock() {
-            h.insert(rel.to_string(), fh);
+    /// The stateid of the run's open of `rel`, opening it the first time: by handle,
+    /// else by name in its directory; a server that refuses both leaves the file's I/O
+    /// anonymous, with a warning. Only a failing connection is an error.
+    fn open_once(&self, rel: &str, handle: &Handle) -> Result<Option<Stateid>, NfsError> {
+        let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(open) = opens.get(rel) {
+            return Ok(open.as_ref().and_then(|o| o.stateid));
+        }
+        let by_handle = self
+            .pool
+            .block_on(self.fs.open_handle(handle, Access::Both, rel));
+        let opened = match by_handle {
+            Ok(open) => Ok(open),
+            Err(e) if is_connection(&e) => return Err(e),
+            Err(_) => {
+                let (parent, name) = split_parent(rel);
+                self.handle(parent).and_then(|dir| {
+                    self.pool
+                        .block_on(self.fs.open(&dir, name, Access::Both, rel))
+                })
+            }
+        };
+        let open = match opened {
+            Ok(open) => Some(open),
+            Err(e) if is_connection(&e) => return Err(e),
+            Err(e) => {
+                self.warn(format!(
+                    "{}: cannot open for the run ({e}); its I/O carries the anonymous \
+                     stateid (and, with pNFS, gets no layout)",
+                    self.display_path(rel)
+                ));
+                None
+            }
+        };
+        let stateid = open.as_ref().and_then(|o| o.stateid);
+        opens.insert(rel.to_string(), open);
+        Ok(stateid)
+    }
+
+    fn warn(&self, text: String) {
+        if let Ok(mut w) = self.warnings.lock() {
+            w.push(text);
         }
     }
 
-    /// Records a handle obtained another way (CREATE).
-    pub fn remember(&self, rel: &str, fh: FileHandle) {
-        if let Ok(mut h) = self.handles.lock() {
-            h.insert(rel.to_string(), fh);
-        }
+    /// Warnings for the user gathered so far (the library prints nothing).
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
-    /// Forgets a handle (the file was removed).
-    pub fn forget(&self, rel: &str) {
-        if let Ok(mut h) = self.handles.lock() {
-            h.remove(rel);
-        }
-        if let Ok(mut h) = self.handles41.lock() {
-            h.remove(rel);
-        }
-    }
-
-    /// `server:/export/rel`, for messages and the files view.
+    /// `server:/path/rel`, for messages and the files view.
     pub fn display_path(&self, rel: &str) -> String {
-        match self.pool.v3() {
-            Some(c) => format!("{}:{}", self.server, c.full_path(rel)),
-            None => format!("{}:/{}", self.server, rel.trim_matches('/')),
-        }
+        self.fs.display(rel)
     }
 
     /// READ and WRITE sizes: the server's limits (NFSv3 rtmax and wtmax, multiples
@@ -256,6 +315,34 @@ impl NfsTarget {
     /// The backend that opens one engine per user on this target.
     pub fn backend(self: &Arc<Self>) -> Arc<dyn Backend> {
         Arc::new(NfsBackend(self.clone()))
+    }
+}
+
+/// A connection that failed (as opposed to a server that said no).
+fn is_connection(e: &NfsError) -> bool {
+    matches!(e, NfsError::Transport { .. } | NfsError::Rpc { .. })
+}
+
+impl Drop for NfsTarget {
+    /// Gives back the run's opens, within [`CLOSE_TIMEOUT`] in all: a server that does
+    /// not answer drops them with the lease, and the run's outcome stands either way.
+    fn drop(&mut self) {
+        let opens: Vec<OpenFile> = match self.opens.get_mut() {
+            Ok(o) => o.drain().filter_map(|(_, open)| open).collect(),
+            Err(_) => return,
+        };
+        if opens.is_empty() {
+            return;
+        }
+        let fs = self.fs.clone();
+        let _ = self.pool.block_on(async move {
+            tokio::time::timeout(CLOSE_TIMEOUT, async {
+                for open in opens {
+                    let _ = fs.close(open).await;
+                }
+            })
+            .await
+        });
     }
 }
 

@@ -12,7 +12,8 @@ use crate::NfsTarget;
 /// The "servers" view: one row (one server per target for now).
 pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
     let (rsize, wsize) = t.transfer_sizes();
-    let mut row = NfsServer {
+    let (rtmax, wtmax) = t.pool.server_limits();
+    vec![NfsServer {
         name: t.server.clone(),
         export: export(t),
         nfs_port: t.pool.nfs_port(),
@@ -20,33 +21,22 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
         rsize,
         wsize,
         paths: t.pool.paths().iter().map(|p| p.spec.label()).collect(),
-        ..Default::default()
-    };
-    if let Some(c) = t.pool.v3() {
-        let fsinfo = c.fsinfo();
-        row.nfs_version = "3".into();
-        row.rtmax = fsinfo.rtmax;
-        row.wtmax = fsinfo.wtmax;
-    }
-    if let Some(m) = t.pool.v41() {
-        let fore = m.client().session().fore_channel();
-        row.nfs_version = t.pool.version().label().into();
-        // What one COMPOUND may carry, as the session granted it.
-        row.rtmax = fore.maxresponsesize;
-        row.wtmax = fore.maxrequestsize;
-        row.sessions = m
+        nfs_version: t.version().label().into(),
+        rtmax,
+        wtmax,
+        sessions: t
+            .pool
             .sessions()
             .into_iter()
             .map(|(slots, in_use)| NfsSession { slots, in_use })
-            .collect();
-    }
-    vec![row]
+            .collect(),
+    }]
 }
 
 /// The export (NFSv3) or the path looked up from the root (NFSv4.1).
 fn export(t: &NfsTarget) -> String {
-    match t.pool.v3() {
-        Some(c) => c.export().to_string(),
+    match t.pool.export() {
+        Some(export) => export.to_string(),
         None => format!("/{}", t.dir),
     }
 }
@@ -132,10 +122,7 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
         events: events(t),
         ..Default::default()
     }));
-    if let (Some(nfs), Some(l)) = (
-        result.nfs.as_deref_mut(),
-        t.pool.v41().and_then(|m| m.layouts()),
-    ) {
+    if let (Some(nfs), Some(l)) = (result.nfs.as_deref_mut(), t.pool.layouts()) {
         nfs.data_servers = l
             .servers()
             .into_iter()
@@ -211,7 +198,7 @@ pub fn live_text(t: &NfsTarget) -> String {
             c.reconnects
         );
     }
-    if let Some(l) = t.pool.v41().and_then(|m| m.layouts()) {
+    if let Some(l) = t.pool.layouts() {
         for (addr, ios, bytes) in l.servers() {
             let _ = writeln!(
                 s,

@@ -1,4 +1,4 @@
-//! The data set through NFS against nfs-ganesha: created, reused on the
+//! The data set through NFS (v3 and v4.1) against nfs-ganesha: created, reused on the
 //! next prepare without writing, and guarded: a file dbio did not create
 //! (a foreign one, or zeros once creation has finished) is refused and
 //! left as it was.
@@ -127,4 +127,60 @@ fn foreign_file_in_a_new_directory_is_refused() {
     assert!(ds.created);
     let data = std::fs::read(dir.join("dbio-data-01.dbf")).unwrap();
     assert_eq!(parse_header(&data).unwrap().id, ds.id);
+}
+
+fn open_v41(server: &common::Server, dir: &str) -> Arc<NfsTarget> {
+    let url = format!("nfs://{}/export/{dir}?version=4.1", server.addr);
+    NfsTarget::open(&url, &TargetOptions::default()).unwrap()
+}
+
+/// The same data-set directory over NFSv4.1: missing parents made owner-only, files
+/// owner-only at their size with dbio's header, reused without writing.
+#[test]
+fn nfs41_data_set_is_created_in_new_directories_and_reused() {
+    let Some(server) = common::Server::start("dataset41") else {
+        return;
+    };
+    let t = open_v41(&server, "a/b/ds");
+    let dir = server.export_dir.join("a/b/ds");
+    let ds = prep(&t, false).unwrap();
+    assert!(ds.created);
+    for d in ["a", "a/b", "a/b/ds"] {
+        let meta = std::fs::metadata(server.export_dir.join(d)).unwrap();
+        assert!(meta.is_dir(), "{d}");
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o700,
+            "{d}"
+        );
+    }
+    for f in &ds.files {
+        let data = std::fs::read(dir.join(&f.name)).unwrap();
+        assert_eq!(data.len() as u64, f.size, "{}", f.name);
+        assert_eq!(parse_header(&data).unwrap().id, ds.id, "{}", f.name);
+    }
+    assert!(manifest(&dir).complete);
+    assert!(!dir.join(format!(".{MANIFEST_NAME}.tmp")).exists());
+    let before = writes(&t);
+    let again = prep(&t, false).unwrap();
+    assert_eq!((again.created, again.id), (false, ds.id));
+    assert_eq!(writes(&t), before);
+    assert!(t.warnings().is_empty(), "{:?}", t.warnings());
+}
+
+/// A file where the data-set directory (or one of its parents) should be is named as
+/// not a directory, over either version.
+#[test]
+fn a_file_in_place_of_the_directory_is_not_a_directory() {
+    let Some(server) = common::Server::start("dsnotdir") else {
+        return;
+    };
+    std::fs::write(server.export_dir.join("plain"), b"x").unwrap();
+    for t in [open(&server, "plain/ds"), open_v41(&server, "plain/ds")] {
+        let err = prep(&t, false).unwrap_err();
+        assert!(
+            matches!(err, DatasetError::NotDir(ref p) if p.ends_with("/export/plain")),
+            "{err}"
+        );
+    }
 }

@@ -376,6 +376,42 @@ impl Pool {
         }
     }
 
+    /// The largest READ and WRITE the server states: NFSv3's rtmax and wtmax, or what
+    /// one NFSv4.1 COMPOUND may carry as the session granted it.
+    pub fn server_limits(&self) -> (u32, u32) {
+        match &self.proto {
+            Proto::V3(c) => (c.fsinfo().rtmax, c.fsinfo().wtmax),
+            Proto::V41(m) => {
+                let fore = m.client().session().fore_channel();
+                (fore.maxresponsesize, fore.maxrequestsize)
+            }
+        }
+    }
+
+    /// Sessions and their slots (granted, in use); none without sessions (NFSv3).
+    pub fn sessions(&self) -> Vec<(u32, u32)> {
+        match &self.proto {
+            Proto::V3(_) => Vec::new(),
+            Proto::V41(m) => m.sessions(),
+        }
+    }
+
+    /// The export mounted; None where paths start at the server's root (NFSv4.1).
+    pub fn export(&self) -> Option<&str> {
+        match &self.proto {
+            Proto::V3(c) => Some(c.export()),
+            Proto::V41(_) => None,
+        }
+    }
+
+    /// pNFS: the layouts of the pool's files.
+    pub fn layouts(&self) -> Option<&Arc<crate::v41::pnfs::Layouts>> {
+        match &self.proto {
+            Proto::V3(_) => None,
+            Proto::V41(m) => m.layouts(),
+        }
+    }
+
     /// READ size of the data paths: within the server's limits and `cap`.
     pub fn read_size(&self, cap: u32) -> u32 {
         match &self.proto {

@@ -102,6 +102,30 @@ impl NfsVersion {
 }
 
 impl NfsUrl {
+    /// The URL of `path` (absolute, without `..`; normalised) on `host` (an address or
+    /// name, IPv6 without brackets) with `version`, everything else as when unsaid:
+    /// what an oranfstab entry names, without a detour through text.
+    pub fn new(host: &str, path: &str, version: NfsVersion) -> Result<NfsUrl, UrlError> {
+        if host.is_empty() {
+            return Err(UrlError::NoHost(format!("nfs://{path}")));
+        }
+        Ok(NfsUrl {
+            host: host.to_string(),
+            nfs_port: None,
+            mount_port: None,
+            path: normalise(path)?,
+            trailing_slash: path.ends_with('/'),
+            uid: None,
+            gid: None,
+            conns: None,
+            paths: Vec::new(),
+            timeo: None,
+            sync: false,
+            version,
+            layout_refresh: None,
+        })
+    }
+
     /// Parses an `nfs://` URL.
     pub fn parse(url: &str) -> Result<NfsUrl, UrlError> {
         let rest = url

@@ -177,10 +177,19 @@ impl<'f> Builder<'f> {
 
     /// `nfs_version: V`.
     pub(super) fn nfs_version(&mut self, value: &str, line: usize) -> Result<(), ConfigError> {
-        let entry = self.once("nfs_version", line)?;
-        entry.config.nfs_version = match value.to_ascii_lowercase().as_str() {
+        self.once("nfs_version", line)?;
+        let version = match value.to_ascii_lowercase().as_str() {
             "nfsv3" => NfsVersion::V3,
-            "nfsv4" => NfsVersion::V4,
+            "nfsv4" => {
+                self.warnings.push(ConfigWarning {
+                    file: self.file.to_string(),
+                    line,
+                    message: "nfs_version: nfsv4 is spoken as NFSv4.1 (dbio's NFSv4 client \
+                              uses sessions, minor version 1)"
+                        .into(),
+                });
+                NfsVersion::V41
+            }
             "nfsv4.1" => NfsVersion::V41,
             "pnfs" => NfsVersion::Pnfs,
             _ => {
@@ -190,6 +199,7 @@ impl<'f> Builder<'f> {
                 ))
             }
         };
+        self.entry("nfs_version", line)?.config.nfs_version = version;
         Ok(())
     }
 

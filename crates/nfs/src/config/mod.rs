@@ -34,8 +34,9 @@
 //! - Addresses are IPv4, IPv6, host names or (for `local:`) interface names, kept as written.
 //! - `export: /X mount: /Y [security: FLAVOR]`, all on one line, as many lines as needed.
 //!   Both are absolute paths; a mount point is used by one export only.
-//! - `nfs_version: nfsv3|nfsv4|nfsv4.1|pnfs` (default nfsv3): parsed and returned typed; the
-//!   client decides which it supports.
+//! - `nfs_version: nfsv3|nfsv4|nfsv4.1|pnfs` (default nfsv3), returned as the URL's
+//!   [`NfsVersion`]; `nfsv4` is spoken as NFSv4.1 (dbio's NFSv4 client uses sessions), with
+//!   a [`ConfigWarning`].
 //! - `dontroute` (no value): send from the local address without routing.
 //! - `mnt_timeout: SECONDS` (default 600).
 //! - `security_default: FLAVOR` for the entry and `security: FLAVOR` per export. Only `sys`
@@ -85,6 +86,8 @@ mod tests;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
+
+pub use crate::url::NfsVersion;
 
 /// Oracle Direct NFS uses at most this many paths per server.
 pub const ORACLE_MAX_PATHS: usize = 4;
@@ -144,20 +147,6 @@ pub struct ExportMount {
     pub mount: PathBuf,
     /// The export's own `security:`, or else the entry's `security_default`.
     pub security: Security,
-}
-
-/// NFS protocol version asked for with `nfs_version:`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NfsVersion {
-    /// `nfsv3` (the default).
-    #[default]
-    V3,
-    /// `nfsv4`.
-    V4,
-    /// `nfsv4.1`.
-    V41,
-    /// `pnfs` (NFSv4.1 with parallel layouts).
-    Pnfs,
 }
 
 /// RPC security flavor. Only AUTH_SYS is supported; Kerberos flavors are refused when parsed.
@@ -229,17 +218,6 @@ pub(crate) fn one_line(reason: &str) -> String {
             }
         })
         .collect()
-}
-
-impl fmt::Display for NfsVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NfsVersion::V3 => "nfsv3",
-            NfsVersion::V4 => "nfsv4",
-            NfsVersion::V41 => "nfsv4.1",
-            NfsVersion::Pnfs => "pnfs",
-        })
-    }
 }
 
 impl fmt::Display for Security {

@@ -1,4 +1,4 @@
-//! dbio-target: the storage a command works on.
+//! dbio-storage: the storage a command works on.
 //!
 //! Every command that touches a data set goes through here: [`resolve`]
 //! says what a `--target` names (a local directory, an `nfs://` URL, a path
@@ -7,11 +7,12 @@
 //! creates or reuses the data set; engines are then opened through the
 //! data set (its `Backend` for NFS); [`Target::fill_views`] adds what the
 //! storage layer saw (the dNFS views) to a run's result. The commands never
-//! ask which kind of target they hold.
+//! ask which kind of target they hold, and nothing here prints: what the user
+//! should be told comes back as [`Target::take_notices`].
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use dbio_engine::EngineKind;
 use dbio_nfs_engine::{NfsTarget, TargetOptions};
@@ -31,6 +32,18 @@ pub const DEFAULT_CONNS: u32 = 4;
 pub enum TargetError {
     #[error("--target: not UTF-8")]
     NotUtf8,
+    #[error("--target {url}: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: dbio_nfs::UrlError,
+    },
+    #[error("--target {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Config(#[from] dbio_nfs::config::ConfigError),
     #[error("--target {}: no mount point of {} covers it", target.display(), file.display())]
@@ -79,6 +92,9 @@ pub enum Target {
         /// The target as the user named it.
         name: PathBuf,
         nfs: Arc<NfsTarget>,
+        /// Notices of resolving it not yet taken, and how many of the NFS target's
+        /// warnings were.
+        notices: Mutex<(Vec<String>, usize)>,
     },
 }
 
@@ -109,10 +125,73 @@ impl Target {
                 };
                 Ok(Target::Nfs {
                     name: target.to_path_buf(),
-                    nfs: NfsTarget::open(&plan.url, &topts)?,
+                    nfs: NfsTarget::open_url(&plan.url, &plan.given, &topts)?,
+                    notices: Mutex::new((plan.notices, 0)),
                 })
             }
         }
+    }
+
+    /// The target of one part of `base` (a rank's of a run over several hosts): the
+    /// directory `part` inside it, in an `nfs://` URL `.../BASE/PART?...`. A local
+    /// `base` is created when missing (its parent must exist), as a single run creates
+    /// its target.
+    pub fn part(base: &Path, part: &str, oranfstab: Option<&Path>) -> Result<PathBuf, TargetError> {
+        if is_nfs_url(base) {
+            let url = base.to_str().ok_or(TargetError::NotUtf8)?;
+            let (path, query) = url.split_once('?').unwrap_or((url, ""));
+            let path = format!("{}/{part}", path.trim_end_matches('/'));
+            return Ok(PathBuf::from(if query.is_empty() {
+                path
+            } else {
+                format!("{path}?{query}")
+            }));
+        }
+        if let Resolved::Local(_) = resolve(base, oranfstab)? {
+            match std::fs::create_dir(base) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => {
+                    return Err(TargetError::CreateDir {
+                        path: base.to_path_buf(),
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(base.join(part))
+    }
+
+    /// What the user should be told and has not been yet: how the target was read
+    /// (an oranfstab's warnings) and what opening its files brought (an NFS open the
+    /// server refused). The library prints nothing; the commands show these.
+    pub fn take_notices(&self) -> Vec<String> {
+        let Target::Nfs { nfs, notices, .. } = self else {
+            return Vec::new();
+        };
+        let Ok(mut n) = notices.lock() else {
+            return Vec::new();
+        };
+        let (pending, shown) = &mut *n;
+        let mut out = std::mem::take(pending);
+        let warnings = nfs.warnings();
+        out.extend(warnings.iter().skip(*shown).cloned());
+        *shown = warnings.len();
+        out
+    }
+
+    /// The local directory whose block devices serve the I/O, for device statistics;
+    /// None when the I/O goes over the network.
+    pub fn device_dir(&self) -> Option<&Path> {
+        match self {
+            Target::Local(dir) => Some(dir),
+            Target::Nfs { .. } => None,
+        }
+    }
+
+    /// Whether the target has live views to show under the progress line.
+    pub fn has_live_views(&self) -> bool {
+        self.nfs().is_some()
     }
 
     /// The target as the user named it.
@@ -206,5 +285,60 @@ impl Target {
     /// under the progress line; None when the target has none.
     pub fn live_views(&self) -> Option<String> {
         self.nfs().map(|nfs| dbio_nfs_engine::views::live_text(nfs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_part_is_a_directory_inside_the_base() {
+        let url = "nfs://127.0.0.1/export/dbio?version=3&mountport=20048&nfsport=2049";
+        assert_eq!(
+            Target::part(Path::new(url), "rank-3", None).unwrap(),
+            PathBuf::from(
+                "nfs://127.0.0.1/export/dbio/rank-3?version=3&mountport=20048&nfsport=2049"
+            )
+        );
+        assert_eq!(
+            Target::part(Path::new("nfs://h/export/d/"), "rank-0", None).unwrap(),
+            PathBuf::from("nfs://h/export/d/rank-0")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let tab = dir.path().join("oranfstab");
+        std::fs::write(
+            &tab,
+            "server: f\npath: 10.0.1.2\nexport: /vol mount: /u02\n",
+        )
+        .unwrap();
+        // Under an oranfstab mount point: nothing is made locally.
+        assert_eq!(
+            Target::part(Path::new("/u02/dbio"), "rank-2", Some(&tab)).unwrap(),
+            PathBuf::from("/u02/dbio/rank-2")
+        );
+        assert!(!Path::new("/u02/dbio").exists());
+        // A local base is made (its parent must exist).
+        let base = dir.path().join("dbio");
+        let other = dir.path().join("oranfstab-elsewhere");
+        std::fs::write(
+            &other,
+            "server: f\npath: 10.0.1.2\nexport: /vol mount: /u09\n",
+        )
+        .unwrap();
+        let err = Target::part(&base, "rank-1", Some(&other)).unwrap_err();
+        assert!(err.to_string().contains("no mount point"), "{err}");
+        if !Path::new("oranfstab").exists() && !Path::new("/etc/oranfstab").exists() {
+            assert_eq!(
+                Target::part(&base, "rank-1", None).unwrap(),
+                base.join("rank-1")
+            );
+            assert!(base.is_dir());
+            let missing = dir.path().join("no/parent");
+            let err = Target::part(&missing, "rank-1", None).unwrap_err();
+            assert!(err
+                .to_string()
+                .starts_with(&format!("--target {}: ", missing.display())));
+        }
     }
 }

@@ -3,19 +3,22 @@
 //! NFS client, as Oracle's Direct NFS does). Reads the oranfstab; opens
 //! nothing.
 
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dbio_nfs::config::{default_candidates, NfsConfig, NfsVersion};
+use dbio_nfs::config::{default_candidates, NfsConfig};
 use dbio_nfs::path::PathSpec;
+use dbio_nfs::NfsUrl;
 
 use crate::TargetError;
 
 /// How to reach an NFS target: its URL, network paths and server name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NfsPlan {
-    pub url: String,
+    pub url: NfsUrl,
+    /// The URL as the user wrote it (or as the oranfstab entry makes it), for messages.
+    pub given: String,
     /// Network paths; empty means the URL's host (and its `path=`s).
     pub paths: Vec<PathSpec>,
     /// The oranfstab `server:` name, for the views.
@@ -24,13 +27,16 @@ pub struct NfsPlan {
     pub dontroute: bool,
     /// The oranfstab entry's `mnt_timeout`.
     pub mount_timeout: Option<Duration>,
+    /// What the user should be told about how the target was read (the oranfstab's
+    /// warnings), for the CLI to print.
+    pub notices: Vec<String>,
 }
 
 /// A target as resolved from its name.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Resolved {
     Local(PathBuf),
-    Nfs(NfsPlan),
+    Nfs(Box<NfsPlan>),
 }
 
 /// The target names an NFS export (`nfs://server/export/dir?...`).
@@ -45,14 +51,20 @@ pub fn is_nfs_url(target: &Path) -> bool {
 /// error: the user meant NFS.
 pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, TargetError> {
     if is_nfs_url(target) {
-        let url = target.to_str().ok_or(TargetError::NotUtf8)?;
-        return Ok(Resolved::Nfs(NfsPlan {
-            url: url.to_string(),
+        let text = target.to_str().ok_or(TargetError::NotUtf8)?;
+        let url = NfsUrl::parse(text).map_err(|source| TargetError::Url {
+            url: text.to_string(),
+            source,
+        })?;
+        return Ok(Resolved::Nfs(Box::new(NfsPlan {
+            url,
+            given: text.to_string(),
             paths: Vec::new(),
             server_name: None,
             dontroute: false,
             mount_timeout: None,
-        }));
+            notices: Vec::new(),
+        })));
     }
     let Some(cfg) = NfsConfig::load(oranfstab, &default_candidates())? else {
         return Ok(Resolved::Local(target.to_path_buf()));
@@ -66,28 +78,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         }
         return Ok(Resolved::Local(target.to_path_buf()));
     };
-    for w in &cfg.warnings {
-        eprintln!("note: {w}");
-    }
     let server = m.server;
-    let version = match server.nfs_version {
-        NfsVersion::V3 => "",
-        NfsVersion::V41 => "?version=4.1",
-        NfsVersion::V4 => {
-            eprintln!(
-                "note: server {}: nfs_version nfsv4 is spoken as NFSv4.1 (dbio's NFSv4 client \
-                 uses sessions, minor version 1)",
-                server.name
-            );
-            "?version=4.1"
-        }
-        other => {
-            return Err(TargetError::Unsupported(format!(
-                "server {}: nfs_version {other:?} is not supported yet (nfsv3, nfsv4, nfsv4.1)",
-                server.name
-            )))
-        }
-    };
     let mut paths = Vec::new();
     for p in &server.paths {
         let remote = match p.remote_ip() {
@@ -121,22 +112,27 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
     let first = paths.first().ok_or_else(|| {
         TargetError::Unsupported(format!("server {}: entry without a path", server.name))
     })?;
-    let host = match first.server {
-        IpAddr::V6(v6) => format!("[{v6}]"),
-        IpAddr::V4(v4) => v4.to_string(),
-    };
-    Ok(Resolved::Nfs(NfsPlan {
-        url: format!("nfs://{host}{}{version}", m.remote_path()),
+    let url = NfsUrl::new(
+        &first.server.to_string(),
+        &m.remote_path(),
+        server.nfs_version,
+    )
+    .map_err(|e| TargetError::Unsupported(format!("server {}: {e}", server.name)))?;
+    Ok(Resolved::Nfs(Box::new(NfsPlan {
+        given: url.to_string(),
+        url,
         paths,
         server_name: Some(server.name.clone()),
         dontroute: server.dontroute,
         mount_timeout: Some(server.mnt_timeout),
-    }))
+        notices: cfg.warnings.iter().map(|w| w.to_string()).collect(),
+    })))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dbio_nfs::url::NfsVersion;
 
     #[test]
     fn urls_oranfstab_paths_and_local_dirs() {
@@ -152,7 +148,9 @@ mod tests {
         let Resolved::Nfs(plan) = r else {
             panic!("not NFS: {r:?}")
         };
-        assert_eq!(plan.url, "nfs://10.0.1.2/vol/ora/dbio");
+        assert_eq!(plan.url.to_string(), "nfs://10.0.1.2/vol/ora/dbio");
+        assert_eq!(plan.url.version, NfsVersion::V3);
+        assert!(plan.notices.is_empty());
         assert_eq!(plan.paths.len(), 2);
         assert_eq!(plan.paths[1].label(), "10.0.2.1->10.0.2.2");
         assert_eq!(plan.server_name.as_deref(), Some("filer1"));
@@ -162,7 +160,13 @@ mod tests {
         let Resolved::Nfs(plan) = resolve(Path::new(url), Some(&tab)).unwrap() else {
             panic!("URL not NFS")
         };
-        assert_eq!(plan.url, url);
+        assert_eq!(plan.url, NfsUrl::parse(url).unwrap());
+        assert_eq!(plan.given, url);
+        let err = resolve(Path::new("nfs://127.0.0.1/x?version=5"), Some(&tab)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--target nfs://127.0.0.1/x?version=5: NFS version 5 is not supported (version=3, 4, 4.1 or pnfs)"
+        );
 
         let err = resolve(Path::new("/elsewhere"), Some(&tab)).unwrap_err();
         assert_eq!(
@@ -186,10 +190,11 @@ mod tests {
     fn nfs_version_picks_the_protocol_of_the_url() {
         let dir = tempfile::tempdir().unwrap();
         let tab = dir.path().join("oranfstab");
-        for (version, suffix) in [
-            ("nfsv4.1", "?version=4.1"),
-            ("nfsv4", "?version=4.1"),
-            ("nfsv3", ""),
+        for (version, want, notice) in [
+            ("nfsv4.1", NfsVersion::V41, None),
+            ("nfsv4", NfsVersion::V41, Some("nfsv4 is spoken as NFSv4.1")),
+            ("nfsv3", NfsVersion::V3, None),
+            ("pnfs", NfsVersion::Pnfs, None),
         ] {
             std::fs::write(
                 &tab,
@@ -199,20 +204,38 @@ mod tests {
             let Resolved::Nfs(plan) = resolve(Path::new("/u02/x"), Some(&tab)).unwrap() else {
                 panic!("not NFS")
             };
-            assert_eq!(
-                plan.url,
-                format!("nfs://10.0.1.2/vol/ora/x{suffix}"),
-                "{version}"
-            );
+            assert_eq!(plan.url.version, want, "{version}");
+            assert_eq!(plan.url.path, "/vol/ora/x", "{version}");
+            match notice {
+                None => assert!(plan.notices.is_empty(), "{:?}", plan.notices),
+                Some(n) => {
+                    assert_eq!(plan.notices.len(), 1, "{:?}", plan.notices);
+                    assert!(plan.notices[0].contains(n), "{:?}", plan.notices);
+                    assert!(
+                        plan.notices[0].contains("oranfstab:4:"),
+                        "{:?}",
+                        plan.notices
+                    );
+                }
+            }
         }
+    }
+
+    #[test]
+    fn paths_with_url_characters_stay_as_written() {
+        // Built without a detour through URL text: '%' and '?' are plain characters.
+        let dir = tempfile::tempdir().unwrap();
+        let tab = dir.path().join("oranfstab");
         std::fs::write(
             &tab,
-            "server: f\npath: 10.0.1.2\nexport: /vol/ora mount: /u02\nnfs_version: pnfs\n",
+            "server: f\npath: 2001:db8::2\nexport: /vol/a%20b mount: /u02\n",
         )
         .unwrap();
-        let err = resolve(Path::new("/u02/x"), Some(&tab))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("pnfs") || err.contains("Pnfs"), "{err}");
+        let Resolved::Nfs(plan) = resolve(Path::new("/u02/q?x"), Some(&tab)).unwrap() else {
+            panic!("not NFS")
+        };
+        assert_eq!(plan.url.path, "/vol/a%20b/q?x");
+        assert_eq!(plan.url.host, "2001:db8::2");
+        assert_eq!(plan.url.to_string(), "nfs://[2001:db8::2]/vol/a%20b/q?x");
     }
 }
