@@ -268,12 +268,15 @@ impl Client {
     /// `session.owner` + `/ds`: a client id of its own even when the data server is
     /// the metadata server itself (same owner, same server: same client id, RFC 8881
     /// 2.4), so that closing it leaves the metadata session's state alone.
+    ///
+    /// The connection behaves as `session.conn` says (its timeouts, retries and
+    /// fail-fast mode: a silent data server must cost seconds, not the metadata
+    /// connection's patience); `options` gives the credential.
     pub async fn connect_data_server(
         addrs: &[NetAddr],
         options: &ClientOptions,
         mut session: SessionOptions,
     ) -> Result<Client, NfsError> {
-        session.conn = options.conn.clone();
         session.owner.push_str("/ds");
         let cred = options.credential()?;
         let mut last = None;

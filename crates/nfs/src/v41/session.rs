@@ -121,6 +121,29 @@ fn status(op: Opnum, path: &str, status: Nfsstat4) -> NfsError {
     }
 }
 
+/// The last "try again later" answer of a call whose re-sends ran out, saying what
+/// was retried, how many times and for how long.
+fn retried(last: NfsError, st: Nfsstat4, retries: u32, since: Instant) -> NfsError {
+    NfsError::Retried {
+        last: Box::new(last),
+        why: match st {
+            Nfsstat4::Grace => "server in its grace period",
+            _ => "server busy",
+        },
+        retries,
+        secs: since.elapsed().as_secs_f64(),
+    }
+}
+
+/// `server:path` (the server alone for a call on no file): what an error names.
+fn on_server(server: SocketAddr, path: &str) -> String {
+    if path.is_empty() {
+        server.to_string()
+    } else {
+        format!("{server}:{path}")
+    }
+}
+
 impl Session {
     /// Connects to `addr` and sets up a session.
     pub async fn connect(
@@ -292,6 +315,15 @@ impl Session {
     /// so (the server still works on the request), with the next one when a later op
     /// did (RFC 8881 2.10.6). Any other failure names the op and `path`.
     pub async fn compound(&self, ops: &Compound<'_>, path: &str) -> Result<Reply, NfsError> {
+        // Errors name the server as well as the file: a pool talks to several.
+        let named = on_server(self.conn.addr(), path);
+        let path = named.as_str();
+        let bad = |what: &str, reason: String| NfsError::BadReply {
+            what: what.into(),
+            path: path.into(),
+            reason,
+        };
+        let started = Instant::now();
         let (slot, mut seqid) = self.take_slot(path).await?;
         let mut guard = SlotGuard {
             session: self,
@@ -347,7 +379,12 @@ impl Session {
                 _ => return Err(bad(ops.tag, "reply without a SEQUENCE result".into())),
             };
             if !self.opts.backoff.allows(attempt) {
-                return Err(status(retry.op, path, retry.status));
+                let last = status(retry.op, path, retry.status);
+                return Err(if attempt == 0 {
+                    last
+                } else {
+                    retried(last, retry.status, attempt, started)
+                });
             }
             tokio::time::sleep(self.opts.backoff.delay(attempt)).await;
             attempt += 1;
@@ -417,6 +454,9 @@ impl Session {
     }
 
     /// DESTROY_SESSION and DESTROY_CLIENTID (after the calls in flight ended).
+    ///
+    /// The work is done by then: callers report an error here as a warning, not as
+    /// the command's failure (the server drops the state when the lease expires).
     pub async fn close(self) -> Result<(), NfsError> {
         let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(self.sessionid);
         plain_call(&self.conn, &self.cred, &c).await?;
@@ -457,6 +497,13 @@ async fn plain_call(
     c: &Compound<'_>,
 ) -> Result<Reply, NfsError> {
     let backoff = Backoff::default();
+    let server = conn.addr().to_string();
+    let bad = |what: &str, reason: String| NfsError::BadReply {
+        what: what.into(),
+        path: server.clone(),
+        reason,
+    };
+    let started = Instant::now();
     let mut attempt = 0;
     loop {
         let call = build_call(
@@ -492,7 +539,11 @@ async fn plain_call(
                 tokio::time::sleep(backoff.delay(attempt)).await;
                 attempt += 1;
             }
-            Some(f) => return Err(status(f.op, &conn.addr().to_string(), f.status)),
+            Some(f) if attempt > 0 => {
+                let last = status(f.op, &server, f.status);
+                return Err(retried(last, f.status, attempt, started));
+            }
+            Some(f) => return Err(status(f.op, &server, f.status)),
         }
     }
 }
