@@ -187,7 +187,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
             None => bail!("nothing to run: give --plan FILE, --config NAME=OPTIONS, or --resume"),
         };
         let plan = plan.check()?;
-        sweep::check_arguments(&plan, &run_line)?;
+        sweep::check_arguments(&plan, run_line)?;
         Manifest::create(&args.out, &plan)?
     };
     let exe = std::env::current_exe().context("cannot find the dbio executable to run")?;

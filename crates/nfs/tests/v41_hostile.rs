@@ -231,7 +231,7 @@ fn a_refused_destroy_clientid_is_returned_after_the_work_and_names_the_server() 
         let c = Compound::new("root", MINOR_VERSION).putrootfh();
         s.compound(&c, "/export").await.unwrap();
         // The work is done; the refusal comes back for the caller to warn about.
-        let e = s.close().await.err().expect("DESTROY_CLIENTID refused");
+        let e = s.close().await.expect_err("DESTROY_CLIENTID refused");
         assert_eq!(
             e.to_string(),
             format!("DESTROY_CLIENTID {addr}: NFS4ERR_CLIENTID_BUSY")

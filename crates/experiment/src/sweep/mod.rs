@@ -288,7 +288,7 @@ pub fn run_arguments(plan: &CheckedPlan, run: &PlannedRun) -> Result<Vec<String>
 /// command does not know stops the sweep before `--out` exists, not at that run.
 pub fn check_arguments(
     plan: &CheckedPlan,
-    parse: &dyn Fn(&str, &[String]) -> Result<(), String>,
+    parse: impl Fn(&str, &[String]) -> Result<(), String>,
 ) -> Result<(), SweepError> {
     let schedule = plan.schedule();
     for config in &plan.plan.configs {
