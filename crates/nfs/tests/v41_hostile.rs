@@ -1,22 +1,26 @@
 //! The NFSv4.1 client against scripted servers on loopback that misbehave in ways
-//! ganesha never does: a data server that accepts connections and never answers, a
-//! server that answers NFS4ERR_DELAY to everything, one that refuses
-//! DESTROY_CLIENTID. Each ends in bounded time with a one-line error naming the server
-//! (and the file, and what was retried).
+//! ganesha never does: a data server that accepts connections and never answers
+//! (reached directly, or named by a metadata server's layout), a server that answers
+//! NFS4ERR_DELAY to everything, one that refuses DESTROY_CLIENTID. Each ends in bounded
+//! time with a one-line error naming the server (and the file, and what was retried).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use std::sync::{Arc, Mutex};
+
+use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, Compound, NetAddr, Nfsstat4, Opnum, SequenceOk,
-    MINOR_VERSION,
+    encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout, NetAddr,
+    Nfsstat4, Opnum, SequenceOk, Stateid, MINOR_VERSION,
 };
 use dbio_nfs::retry::Backoff;
+use dbio_nfs::v41::pnfs::Layouts;
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
 use dbio_rpc::{decode_call, encode_reply_success, AuthSys, Credential};
-use dbio_xdr::XdrEncode;
+use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
@@ -158,6 +162,117 @@ fn keeps_the_client(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
         Opnum::Putrootfh
     };
     encode_resop_status(out, next, Nfsstat4::Ok);
+}
+
+/// The data server the scripted metadata server's device names.
+static DEVICE_DS: Mutex<Option<SocketAddr>> = Mutex::new(None);
+
+/// Where the op after SEQUENCE and PUTFH starts.
+fn third_op(args: &[u8]) -> usize {
+    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 8;
+    let putfh = at + 4 + 32;
+    putfh + 8 + (u32_at(args, putfh + 4) as usize).div_ceil(4) * 4
+}
+
+/// A pNFS metadata server: OPEN by handle, a files layout of one stripe on the one
+/// data server of its device, that device ([`DEVICE_DS`]).
+fn metadata_server(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
+    let ok = Nfsstat4::Ok;
+    if answer_session_op(op, out) {
+        return;
+    }
+    assert_eq!(op, 53, "unexpected op {op}");
+    encode_compound_header(out, ok, b"", count as usize);
+    encode_resop_status(out, Opnum::Sequence, ok);
+    sequence_ok(args, out);
+    let stateid = Stateid {
+        seqid: 1,
+        other: [9; 12],
+    };
+    match second_op(args) {
+        RECLAIM_COMPLETE => encode_resop_status(out, Opnum::ReclaimComplete, ok),
+        // GETDEVICEINFO: one stripe, one data server.
+        47 => {
+            encode_resop_status(out, Opnum::Getdeviceinfo, ok);
+            out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+            let ds = DEVICE_DS.lock().unwrap().expect("data server set");
+            let mut body = Vec::new();
+            FileDsAddr {
+                stripe_indices: vec![0],
+                multipath_ds_list: vec![vec![netaddr(ds)]],
+            }
+            .encode(&mut body);
+            out.put_opaque(&body);
+            out.put_u32(0); // no notifications
+        }
+        22 => {
+            encode_resop_status(out, Opnum::Putfh, ok);
+            match u32_at(args, third_op(args)) {
+                18 => {
+                    encode_resop_status(out, Opnum::Open, ok);
+                    stateid.encode(out);
+                    out.put_u32(1); // change_info4: atomic, before, after
+                    out.put_u64(1);
+                    out.put_u64(2);
+                    out.put_u32(0x4); // OPEN4_RESULT_LOCKTYPE_POSIX
+                    out.put_u32(0); // attrset: empty bitmap
+                    out.put_u32(0); // OPEN_DELEGATE_NONE
+                }
+                50 => {
+                    encode_resop_status(out, Opnum::Layoutget, ok);
+                    out.put_u32(0); // return on close: no
+                    stateid.encode(out);
+                    out.put_u32(1); // one layout
+                    out.put_u64(0);
+                    out.put_u64(u64::MAX);
+                    out.put_u32(2); // LAYOUTIOMODE4_RW
+                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+                    let mut body = Vec::new();
+                    FileLayout {
+                        deviceid: [5; 16],
+                        util: 1 << 20,
+                        first_stripe_index: 0,
+                        pattern_offset: 0,
+                        fh_list: vec![Fh4::new(b"ds-file").unwrap()],
+                    }
+                    .encode(&mut body);
+                    out.put_opaque(&body);
+                }
+                other => panic!("unexpected op {other} after PUTFH"),
+            }
+        }
+        other => panic!("unexpected op {other} after SEQUENCE"),
+    }
+}
+
+#[test]
+fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
+    let silent = silent_server();
+    *DEVICE_DS.lock().unwrap() = Some(silent);
+    let mds = scripted(metadata_server);
+    let t = Instant::now();
+    let route = rt().block_on(async {
+        let s = Session::connect(mds, cred(), SessionOptions::default())
+            .await
+            .unwrap();
+        let client = Arc::new(Client::from_session(s, mds.to_string()));
+        // The pool's options: patient connections (10 s, 2 retries) for the metadata
+        // server; the data server's own are the pool's fail-fast ones.
+        let layouts = Layouts::new(
+            client,
+            ClientOptions::default(),
+            SessionOptions::default(),
+            None,
+        );
+        let fh = Fh4::new(b"file").unwrap();
+        layouts.fetch(fh, "/export/f", "first I/O").await.unwrap()
+    });
+    let took = t.elapsed();
+    let why = route.through_mds.clone().unwrap_or_default();
+    assert!(took < Duration::from_secs(5), "took {took:?}: {why}");
+    // Through the metadata server, saying which data server failed.
+    assert!(why.contains(&silent.to_string()), "{why}");
+    assert!(route.place(0, 8192).is_none());
 }
 
 #[test]
