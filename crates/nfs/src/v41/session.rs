@@ -91,12 +91,15 @@ pub struct Session {
 /// what was sent). Owns the reply record; [`Reply::res`] decodes it.
 pub struct Reply {
     results: Results,
+    /// The server that sent it (named by a decoding error).
+    server: SocketAddr,
 }
 
 impl Reply {
     /// The decoded results, SEQUENCE first.
     pub fn res(&self) -> Result<CompoundRes<'_>, NfsError> {
-        decode_compound(self.results.bytes()).map_err(|e| bad("COMPOUND", e.to_string()))
+        decode_compound(self.results.bytes())
+            .map_err(|e| bad("COMPOUND", &self.server.to_string(), e.to_string()))
     }
 
     /// `data` (a READ's data from [`Reply::res`]) sharing the reply's record.
@@ -105,10 +108,10 @@ impl Reply {
     }
 }
 
-fn bad(what: &str, reason: String) -> NfsError {
+fn bad(what: &str, server: &str, reason: String) -> NfsError {
     NfsError::BadReply {
         what: what.into(),
-        path: String::new(),
+        path: server.into(),
         reason,
     }
 }
@@ -175,10 +178,11 @@ impl Session {
             flags: 0,
             impl_id: Some(("dbio", env!("CARGO_PKG_VERSION"))),
         });
+        let server = conn.addr().to_string();
         let r = plain_call(&conn, &cred, &c).await?;
         let (clientid, seq) = match r.res()?.results.first() {
             Some(OpResult::ExchangeId(x)) => (x.clientid, x.sequenceid),
-            _ => return Err(bad("EXCHANGE_ID", "no result".into())),
+            _ => return Err(bad("EXCHANGE_ID", &server, "no result".into())),
         };
         let session =
             Session::create(conn, cred, opts, clientid, Arc::new(AtomicU32::new(seq))).await?;
@@ -231,13 +235,18 @@ impl Session {
             cb_program: 0x4000_0000,
             sec: CallbackSec::None,
         });
+        let server = conn.addr().to_string();
         let r = plain_call(&conn, &cred, &c).await?;
         let (sessionid, granted) = match r.res()?.results.first() {
             Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
-            _ => return Err(bad("CREATE_SESSION", "no result".into())),
+            _ => return Err(bad("CREATE_SESSION", &server, "no result".into())),
         };
         if granted.maxrequests == 0 {
-            return Err(bad("CREATE_SESSION", "the server granted no slots".into()));
+            return Err(bad(
+                "CREATE_SESSION",
+                &server,
+                "the server granted no slots".into(),
+            ));
         }
         // Never more than was asked for, whatever the server says.
         let n = granted.maxrequests.min(fore.maxrequests);
@@ -364,7 +373,10 @@ impl Session {
                             res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
                                 .map_err(|e| bad(ops.tag, e.to_string()))?;
                             drop(res);
-                            return Ok(Reply { results });
+                            return Ok(Reply {
+                                results,
+                                server: self.conn.addr(),
+                            });
                         }
                         Some(f) if matches!(f.status, Nfsstat4::Delay | Nfsstat4::Grace) => {
                             // SEQUENCE was done: the retry is a new request.
@@ -533,7 +545,10 @@ async fn plain_call(
                 res.check_ops(c.opnums())
                     .map_err(|e| bad(c.tag, e.to_string()))?;
                 drop(res);
-                return Ok(Reply { results });
+                return Ok(Reply {
+                    results,
+                    server: conn.addr(),
+                });
             }
             Some(f) if f.status == Nfsstat4::Delay && backoff.allows(attempt) => {
                 tokio::time::sleep(backoff.delay(attempt)).await;
