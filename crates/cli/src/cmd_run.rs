@@ -214,7 +214,17 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let plan = RunPlan::new(&args.options())?;
     let name = args.target.clone().unwrap_or_else(common::default_target);
     let outputs = args.output.outputs();
+    {
+        // Written if a signal comes while a step that cannot be stopped (a server
+        // that never answers) holds the run past its grace.
+        let nfs = name.to_string_lossy().starts_with("nfs://");
+        let engine = if nfs { EngineKind::Nfs } else { args.engine };
+        let result = AnyResult::Run(plan.interrupted_result(&name.display().to_string(), engine));
+        let outputs = outputs.clone();
+        common::results_if_stuck(move || dbio_report::write_outputs(&result, &outputs).is_ok());
+    }
     let m = measure(&args, &plan, &name, &mut |stopped| Ok(stopped))?;
+    common::finishing();
     if m.before_start {
         return common::exit_interrupted(m.result, &outputs);
     }

@@ -13,7 +13,7 @@ use dbio_experiment::sweep::{
     self, ConfigPlan, Executor, Manifest, Outcome, Plan, PlannedRun, Progress, Users,
 };
 
-use crate::common::{stop_flag, EXIT_INTERRUPTED};
+use crate::common::{stop_flag_within, EXIT_INTERRUPTED, STOP_GRACE};
 
 #[derive(clap::Args)]
 #[command(
@@ -172,7 +172,8 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         "dbio sweep runs on one host and starts its runs itself: give it `--launcher 'mpirun -n N \
          ...'` (or `launcher = ...` in the plan) to run each run over several hosts"
     );
-    let stop = stop_flag();
+    // The run in flight gets its own grace to end and write its result first.
+    let stop = stop_flag_within(2 * STOP_GRACE);
     let mut manifest = if args.resume {
         Manifest::load(&args.out)?
     } else {
@@ -185,7 +186,9 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
             None if !args.config.is_empty() => plan_from_flags(&args)?,
             None => bail!("nothing to run: give --plan FILE, --config NAME=OPTIONS, or --resume"),
         };
-        Manifest::create(&args.out, &plan.check()?)?
+        let plan = plan.check()?;
+        sweep::check_arguments(&plan, run_line)?;
+        Manifest::create(&args.out, &plan)?
     };
     let exe = std::env::current_exe().context("cannot find the dbio executable to run")?;
     let launcher: Vec<String> = manifest
@@ -228,6 +231,29 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         finished.done, finished.total
     );
     Ok(0)
+}
+
+/// Whether `dbio COMMAND ARGS` parses (the parser `dbio run` itself uses), as one line.
+fn run_line(command: &str, args: &[String]) -> Result<(), String> {
+    use clap::error::{ContextKind, ErrorKind};
+    let line = ["dbio", command]
+        .into_iter()
+        .map(String::from)
+        .chain(args.iter().cloned());
+    let Err(e) = <crate::Cli as clap::Parser>::try_parse_from(line) else {
+        return Ok(());
+    };
+    let arg = e.get(ContextKind::InvalidArg).map(|a| a.to_string());
+    Err(match (e.kind(), arg) {
+        (ErrorKind::UnknownArgument, Some(a)) => {
+            format!("option {a}: `dbio {command}` has no such option")
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.trim_start_matches("error: ").to_string()
+        }
+    })
 }
 
 fn clock(d: Duration) -> String {

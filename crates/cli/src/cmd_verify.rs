@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 
 use dbio_engine::EngineKind;
 use dbio_experiment::verify_map;
-use dbio_storage::Target;
+use dbio_storage::{Target, TargetError};
+use dbio_workload::DatasetError;
 
 use crate::common::{self, engine_arg, Progress, EXIT_INTERRUPTED};
 
@@ -42,6 +43,22 @@ pub struct Args {
     nfs: crate::nfs_target::NfsArgs,
 }
 
+/// A manifest verify cannot read: say what can be done, not what `run` would do
+/// with `--force-overwrite` (an option verify does not have).
+fn not_a_data_set(e: TargetError, dir: &std::path::Path) -> anyhow::Error {
+    let path = match &e {
+        TargetError::Dataset(DatasetError::Foreign(path)) => path,
+        TargetError::Dataset(DatasetError::TooLarge { path, .. }) => path,
+        _ => return e.into(),
+    };
+    anyhow::anyhow!(
+        "{path}: not a dbio data-set manifest (damaged, or not written by dbio): there is no \
+         data set here to verify; `dbio run --verify --force-overwrite --target {}` makes a new \
+         one, overwriting these files",
+        dir.display()
+    )
+}
+
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let dir = &args.dataset;
     anyhow::ensure!(
@@ -52,7 +69,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     // through dbio's NFS client; its generation map lives for a run only.
     let target = Target::open(dir, &args.nfs.options())?;
     common::print_notices(&target);
-    let (ds, complete) = target.open_existing()?;
+    let (ds, complete) = target.open_existing().map_err(|e| not_a_data_set(e, dir))?;
     if !complete {
         println!(
             "{}: creation of data set {:016x} did not finish; it holds no written blocks \

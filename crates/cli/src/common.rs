@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
@@ -252,6 +252,12 @@ impl StorageArgs {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// Write end of the pipe that wakes the stop watchdog (-1: none yet).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+
+/// How long a command may take to end after the first signal: the load's drain limit
+/// (5 s) and room to write the results. Past it, the watchdog ends the process.
+pub const STOP_GRACE: Duration = Duration::from_secs(6);
 
 extern "C" fn on_signal(_: libc::c_int) {
     // A second signal means "now": leave without writing results.
@@ -259,12 +265,29 @@ extern "C" fn on_signal(_: libc::c_int) {
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(EXIT_INTERRUPTED) };
     }
+    let fd = WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write(2) is async-signal-safe; a failure only leaves the
+        // watchdog asleep, and the command ends on its own.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    }
 }
 
-/// Installs SIGINT and SIGTERM handlers that set the returned flag.
+/// Installs SIGINT and SIGTERM handlers that set the returned flag, and a
+/// watchdog that ends the process [`STOP_GRACE`] after the first signal if the
+/// command has not ended by then (a step that does not look at the flag, e.g.
+/// waiting on a server that never answers).
 pub fn stop_flag() -> &'static AtomicBool {
+    stop_flag_within(STOP_GRACE)
+}
+
+/// [`stop_flag`] with another grace (a command that waits for other dbio
+/// processes to end gives them theirs first).
+pub fn stop_flag_within(grace: Duration) -> &'static AtomicBool {
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    WATCHDOG.call_once(|| start_watchdog(grace));
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only touches an atomic and calls _exit.
+        // SAFETY: the handler only touches atomics and calls write and _exit.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
@@ -273,6 +296,68 @@ pub fn stop_flag() -> &'static AtomicBool {
         }
     }
     &STOP
+}
+
+type Fallback = Box<dyn FnOnce() -> bool + Send>;
+
+/// What the watchdog writes when it ends a command (`Some`: armed); `None` once the
+/// command writes its own results ([`finishing`]).
+static FALLBACK: std::sync::Mutex<(Option<Fallback>, bool)> = std::sync::Mutex::new((None, false));
+
+/// Arms the watchdog with the command's results for a run ended before it measured:
+/// written, marked interrupted, if the watchdog has to end the process. `write`
+/// says whether it wrote them.
+pub fn results_if_stuck(write: impl FnOnce() -> bool + Send + 'static) {
+    let mut f = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    *f = (Some(Box::new(write)), false);
+}
+
+/// The command writes its own results now: the watchdog leaves it alone from here
+/// (waiting, if it is writing the fallback, until the process ends).
+pub fn finishing() {
+    let mut f = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    *f = (None, true);
+}
+
+fn start_watchdog(grace: Duration) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors or fails.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    let [read_fd, write_fd] = fds;
+    WAKE.store(write_fd, Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("stop-watchdog".into())
+        .spawn(move || {
+            let mut b = [0u8; 1];
+            // SAFETY: reads one byte into a local buffer; retried on EINTR.
+            while unsafe { libc::read(read_fd, b.as_mut_ptr().cast(), 1) } != 1 {
+                if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                    return;
+                }
+            }
+            std::thread::sleep(grace);
+            let mut f = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+            if f.1 {
+                return;
+            }
+            let wrote = f.0.take().is_some_and(|write| write());
+            eprintln!(
+                "dbio: interrupted: still busy {:.1} s after the signal (a server that does not \
+                 answer?); {}",
+                grace.as_secs_f64(),
+                if wrote {
+                    "results written, marked interrupted"
+                } else {
+                    "no results written"
+                }
+            );
+            std::process::exit(EXIT_INTERRUPTED);
+        });
+    if spawned.is_err() {
+        WAKE.store(-1, Ordering::SeqCst);
+    }
 }
 
 /// Progress lines go to stderr only when it is a terminal.

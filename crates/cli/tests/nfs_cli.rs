@@ -360,7 +360,10 @@ fn nfs_ls_stat_cat_over_nfs41() {
 
     let err = fails(dbio(&["nfs", "stat", &url("/export/missing")]));
     assert!(
-        err.contains("LOOKUP /export/missing: NFS4ERR_NOENT"),
+        err.contains(&format!(
+            "LOOKUP {}:2049:/export/missing: NFS4ERR_NOENT",
+            s.addr
+        )),
         "{err}"
     );
     let out = ok(dbio(&["nfs", "df", &url("/export")]));

@@ -61,9 +61,18 @@ fn nfs_cp_mkdir_rm_over_nfs41() {
     assert!(host("d1/d2").is_dir());
     ok(dbio(&["nfs", "mkdir", "-p", &url("/export/d1/d2")]));
     let e = fails(dbio(&["nfs", "mkdir", &url("/export/d1")]));
-    assert!(e.contains("CREATE /export/d1: NFS4ERR_EXIST"), "{e}");
+    assert!(
+        e.contains(&format!("CREATE {}:2049:/export/d1: NFS4ERR_EXIST", s.addr)),
+        "{e}"
+    );
     let e = fails(dbio(&["nfs", "mkdir", &url("/export/nope/d")]));
-    assert!(e.contains("LOOKUP /export/nope: NFS4ERR_NOENT"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "LOOKUP {}:2049:/export/nope: NFS4ERR_NOENT",
+            s.addr
+        )),
+        "{e}"
+    );
 
     // cp to NFS, several pipelined WRITEs, and back.
     let data = pattern(5 << 20 | 123, 1);
@@ -144,13 +153,22 @@ fn nfs_cp_mkdir_rm_over_nfs41() {
 
     // rm: files and empty directories; a full directory stays.
     let e = fails(dbio(&["nfs", "rm", &url("/export/d1")]));
-    assert!(e.contains("REMOVE /export/d1: NFS4ERR_NOTEMPTY"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "REMOVE {}:2049:/export/d1: NFS4ERR_NOTEMPTY",
+            s.addr
+        )),
+        "{e}"
+    );
     ok(dbio(&["nfs", "rm", &url("/export/d1/d2/big.bin")]));
     ok(dbio(&["nfs", "rm", &url("/export/d1/d2")]));
     ok(dbio(&["nfs", "rm", &url("/export/d1")]));
     assert!(!host("d1").exists());
     let e = fails(dbio(&["nfs", "rm", &url("/export/d1")]));
-    assert!(e.contains("REMOVE /export/d1: NFS4ERR_NOENT"), "{e}");
+    assert!(
+        e.contains(&format!("REMOVE {}:2049:/export/d1: NFS4ERR_NOENT", s.addr)),
+        "{e}"
+    );
     // Reading the removed file fails, naming it.
     let e = fails(dbio(&[
         "nfs",
@@ -159,7 +177,10 @@ fn nfs_cp_mkdir_rm_over_nfs41() {
         &local("gone.bin"),
     ]));
     assert!(
-        e.contains("LOOKUP /export/d1/d2/big.bin: NFS4ERR_NOENT"),
+        e.contains(&format!(
+            "LOOKUP {}:2049:/export/d1/d2/big.bin: NFS4ERR_NOENT",
+            s.addr
+        )),
         "{e}"
     );
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dbio_engine::EngineKind;
 use dbio_workload::dataset::{reformat, write_content};
-use dbio_workload::verify::{GenMap, VerifyCounts, MAP_NAME};
+use dbio_workload::verify::{GenMap, MapError, VerifyCounts, MAP_NAME};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, PrepareOptions};
 
@@ -144,7 +144,15 @@ fn local_map(ds: &Dataset) -> Result<GenMap, ExperimentError> {
             )));
         }
     }
-    GenMap::open(ds)?.ok_or_else(|| {
+    let map = GenMap::open_checked(ds).map_err(|e| match e {
+        MapError::Corrupt { .. } => ExperimentError::Config(format!(
+            "{e}: what its blocks should hold is not known; `dbio run --verify --target {}` \
+             writes the data set's content and its map again",
+            ds.dir.display()
+        )),
+        e => e.into(),
+    })?;
+    map.ok_or_else(|| {
         ExperimentError::Config(format!(
             "{}: no verify map ({MAP_NAME}) for data set {:016x}: it was last written without \
              --verify, so what its blocks should hold is not known",

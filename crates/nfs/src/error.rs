@@ -67,6 +67,16 @@ pub enum NfsError {
     },
     #[error("{path}: {reason}")]
     Invalid { path: String, reason: String },
+    /// A call the server kept answering "try again later" (NFS4ERR_DELAY,
+    /// NFS4ERR_GRACE) until the back-off ran out: its last answer, why it was
+    /// retried, and how many times over how long.
+    #[error("{last} ({why}; retried {retries} times over {secs:.1} s)")]
+    Retried {
+        last: Box<NfsError>,
+        why: &'static str,
+        retries: u32,
+        secs: f64,
+    },
 }
 
 impl NfsError {
@@ -74,6 +84,7 @@ impl NfsError {
     pub fn status(&self) -> Option<Nfsstat3> {
         match self {
             NfsError::Status { status, .. } => Some(*status),
+            NfsError::Retried { last, .. } => last.status(),
             _ => None,
         }
     }
@@ -105,6 +116,7 @@ impl NfsError {
                 S4::Stale | S4::Badhandle | S4::Fhexpired => Some(K::Stale),
                 _ => None,
             },
+            NfsError::Retried { last, .. } => last.kind(),
             _ => None,
         }
     }

@@ -152,6 +152,10 @@ pub enum MapError {
     TooLarge { units: u64, max: u64 },
     #[error("verify mode supports at most {MAX_FILES} files")]
     TooManyFiles,
+    /// A map file that is there but unusable: damaged, cut short, or another data
+    /// set's.
+    #[error("{path}: verify map is corrupt ({reason})")]
+    Corrupt { path: String, reason: String },
 }
 
 /// Where the map's words live.
@@ -254,6 +258,16 @@ impl GenMap {
     /// Opens the map of the local data set `ds` if it exists and belongs to
     /// it; `None` when there is none (or it is another data set's).
     pub fn open(ds: &Dataset) -> Result<Option<Self>, MapError> {
+        match Self::open_checked(ds) {
+            Err(MapError::Corrupt { .. }) => Ok(None),
+            other => other,
+        }
+    }
+
+    /// [`GenMap::open`], telling a missing map (`None`) from one that is there but
+    /// does not fit `ds` ([`MapError::Corrupt`]): `dbio verify` must not mistake a
+    /// damaged map for a data set written without `--verify`.
+    pub fn open_checked(ds: &Dataset) -> Result<Option<Self>, MapError> {
         let files = layout(ds)?;
         let path = ds.dir.join(MAP_NAME);
         let want = header(ds, &files);
@@ -264,11 +278,25 @@ impl GenMap {
             Err(e) => return Err(map_io("cannot open the verify map", &path)(e)),
         };
         let mut head = vec![0u8; MAP_HEADER];
-        let ok = std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).is_ok()
-            && head == want
-            && file.metadata().is_ok_and(|m| m.len() == total as u64);
-        if !ok {
-            return Ok(None);
+        let len = file
+            .metadata()
+            .map_err(map_io("cannot read the verify map", &path))?
+            .len();
+        let corrupt = |reason: String| MapError::Corrupt {
+            path: path.display().to_string(),
+            reason,
+        };
+        if std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).is_err() {
+            return Err(corrupt(format!("{len} bytes, shorter than its header")));
+        }
+        if head != want {
+            return Err(corrupt(format!(
+                "its header does not match data set {:016x}",
+                ds.id
+            )));
+        }
+        if len != total as u64 {
+            return Err(corrupt(format!("{len} bytes, {total} expected")));
         }
         Self::map(file, &path, total, files).map(Some)
     }

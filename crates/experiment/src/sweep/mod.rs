@@ -283,6 +283,25 @@ pub fn run_arguments(plan: &CheckedPlan, run: &PlannedRun) -> Result<Vec<String>
     Ok(args)
 }
 
+/// Checks the whole command line of every configuration's first run with `parse` (the
+/// command, e.g. "run", and its arguments; an error is one line), so that an option the
+/// command does not know stops the sweep before `--out` exists, not at that run.
+pub fn check_arguments(
+    plan: &CheckedPlan,
+    parse: impl Fn(&str, &[String]) -> Result<(), String>,
+) -> Result<(), SweepError> {
+    let schedule = plan.schedule();
+    for config in &plan.plan.configs {
+        let Some(run) = schedule.iter().find(|r| r.config == config.name) else {
+            continue;
+        };
+        let args = run_arguments(plan, run)?;
+        parse(&plan.plan.command, &args)
+            .map_err(|e| SweepError::Plan(format!("config {:?}: {e}", config.name)))?;
+    }
+    Ok(())
+}
+
 /// Runs every run of the manifest that is not done, in order, saving the manifest after
 /// each. Stops at the first failed run or hook (the manifest then says which), or when
 /// `stop` is set (the run in flight counts as not done).

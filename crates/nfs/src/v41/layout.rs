@@ -125,7 +125,7 @@ impl Client {
         let res = r.res()?;
         match res.results.last() {
             Some(OpResult::Open(ok)) => Ok(ok.stateid),
-            _ => Err(bad(path, "OPEN reply without a stateid")),
+            _ => Err(bad(&self.server, path, "OPEN reply without a stateid")),
         }
     }
 
@@ -188,7 +188,7 @@ impl Client {
         };
         let res = r.res()?;
         let Some(OpResult::Layoutget(ok)) = res.results.last() else {
-            return Err(bad(path, "LAYOUTGET reply without a layout"));
+            return Err(bad(&self.server, path, "LAYOUTGET reply without a layout"));
         };
         let Some(lo) = ok.layouts.iter().find(|l| {
             l.layout_type == LayoutType::NfsV41Files
@@ -197,8 +197,8 @@ impl Client {
         }) else {
             return Ok(LayoutReply::NoLayout(NoLayout::NoFilesLayout));
         };
-        let layout =
-            FileLayout::from_body(lo.body).map_err(|e| bad(path, &format!("files layout: {e}")))?;
+        let layout = FileLayout::from_body(lo.body)
+            .map_err(|e| bad(&self.server, path, &format!("files layout: {e}")))?;
         Ok(LayoutReply::Files(FileLayoutGrant {
             stateid: ok.stateid,
             return_on_close: ok.return_on_close,
@@ -231,12 +231,21 @@ impl Client {
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         let Some(OpResult::Getdeviceinfo(ok)) = res.results.last() else {
-            return Err(bad(path, "GETDEVICEINFO reply without a device"));
+            return Err(bad(
+                &self.server,
+                path,
+                "GETDEVICEINFO reply without a device",
+            ));
         };
         if ok.layout_type != LayoutType::NfsV41Files {
-            return Err(bad(path, "GETDEVICEINFO answered for another layout type"));
+            return Err(bad(
+                &self.server,
+                path,
+                "GETDEVICEINFO answered for another layout type",
+            ));
         }
-        FileDsAddr::from_body(ok.addr_body).map_err(|e| bad(path, &format!("device address: {e}")))
+        FileDsAddr::from_body(ok.addr_body)
+            .map_err(|e| bad(&self.server, path, &format!("device address: {e}")))
     }
 
     /// LAYOUTRETURN of a granted layout's range.
@@ -268,12 +277,15 @@ impl Client {
     /// `session.owner` + `/ds`: a client id of its own even when the data server is
     /// the metadata server itself (same owner, same server: same client id, RFC 8881
     /// 2.4), so that closing it leaves the metadata session's state alone.
+    ///
+    /// The connection behaves as `session.conn` says (its timeouts, retries and
+    /// fail-fast mode: a silent data server must cost seconds, not the metadata
+    /// connection's patience); `options` gives the credential.
     pub async fn connect_data_server(
         addrs: &[NetAddr],
         options: &ClientOptions,
         mut session: SessionOptions,
     ) -> Result<Client, NfsError> {
-        session.conn = options.conn.clone();
         session.owner.push_str("/ds");
         let cred = options.credential()?;
         let mut last = None;
@@ -308,10 +320,10 @@ pub fn tcp_addr(a: &NetAddr) -> Option<SocketAddr> {
     }
 }
 
-fn bad(path: &str, reason: &str) -> NfsError {
+fn bad(server: &str, path: &str, reason: &str) -> NfsError {
     NfsError::BadReply {
         what: "NFSv4.1 pNFS".into(),
-        path: path.into(),
+        path: format!("{server}:{path}"),
         reason: reason.into(),
     }
 }

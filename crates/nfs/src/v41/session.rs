@@ -96,12 +96,15 @@ pub struct Session {
 /// what was sent). Owns the reply record; [`Reply::res`] decodes it.
 pub struct Reply {
     results: Results,
+    /// The server that sent it (named by a decoding error).
+    server: SocketAddr,
 }
 
 impl Reply {
     /// The decoded results, SEQUENCE first.
     pub fn res(&self) -> Result<CompoundRes<'_>, NfsError> {
-        decode_compound(self.results.bytes()).map_err(|e| bad("COMPOUND", e.to_string()))
+        decode_compound(self.results.bytes())
+            .map_err(|e| bad("COMPOUND", &self.server.to_string(), e.to_string()))
     }
 
     /// `data` (a READ's data from [`Reply::res`]) sharing the reply's record.
@@ -110,10 +113,10 @@ impl Reply {
     }
 }
 
-fn bad(what: &str, reason: String) -> NfsError {
+fn bad(what: &str, server: &str, reason: String) -> NfsError {
     NfsError::BadReply {
         what: what.into(),
-        path: String::new(),
+        path: server.into(),
         reason,
     }
 }
@@ -123,6 +126,29 @@ fn status(op: Opnum, path: &str, status: Nfsstat4) -> NfsError {
         op,
         path: path.to_string(),
         status,
+    }
+}
+
+/// The last "try again later" answer of a call whose re-sends ran out, saying what
+/// was retried, how many times and for how long.
+fn retried(last: NfsError, st: Nfsstat4, retries: u32, since: Instant) -> NfsError {
+    NfsError::Retried {
+        last: Box::new(last),
+        why: match st {
+            Nfsstat4::Grace => "server in its grace period",
+            _ => "server busy",
+        },
+        retries,
+        secs: since.elapsed().as_secs_f64(),
+    }
+}
+
+/// `server:path` (the server alone for a call on no file): what an error names.
+fn on_server(server: SocketAddr, path: &str) -> String {
+    if path.is_empty() {
+        server.to_string()
+    } else {
+        format!("{server}:{path}")
     }
 }
 
@@ -157,10 +183,11 @@ impl Session {
             flags: 0,
             impl_id: Some(("dbio", env!("CARGO_PKG_VERSION"))),
         });
+        let server = conn.addr().to_string();
         let r = plain_call(&conn, &cred, &c).await?;
         let (clientid, seq) = match r.res()?.results.first() {
             Some(OpResult::ExchangeId(x)) => (x.clientid, x.sequenceid),
-            _ => return Err(bad("EXCHANGE_ID", "no result".into())),
+            _ => return Err(bad("EXCHANGE_ID", &server, "no result".into())),
         };
         let session =
             Session::create(conn, cred, opts, clientid, Arc::new(AtomicU32::new(seq))).await?;
@@ -213,13 +240,18 @@ impl Session {
             cb_program: 0x4000_0000,
             sec: CallbackSec::None,
         });
+        let server = conn.addr().to_string();
         let r = plain_call(&conn, &cred, &c).await?;
         let (sessionid, granted) = match r.res()?.results.first() {
             Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
-            _ => return Err(bad("CREATE_SESSION", "no result".into())),
+            _ => return Err(bad("CREATE_SESSION", &server, "no result".into())),
         };
         if granted.maxrequests == 0 {
-            return Err(bad("CREATE_SESSION", "the server granted no slots".into()));
+            return Err(bad(
+                "CREATE_SESSION",
+                &server,
+                "the server granted no slots".into(),
+            ));
         }
         // Never more than was asked for, whatever the server says.
         let n = granted.maxrequests.min(fore.maxrequests);
@@ -298,6 +330,15 @@ impl Session {
     /// so (the server still works on the request), with the next one when a later op
     /// did (RFC 8881 2.10.6). Any other failure names the op and `path`.
     pub async fn compound(&self, ops: &Compound<'_>, path: &str) -> Result<Reply, NfsError> {
+        // Errors name the server as well as the file: a pool talks to several.
+        let named = on_server(self.conn.addr(), path);
+        let path = named.as_str();
+        let bad = |what: &str, reason: String| NfsError::BadReply {
+            what: what.into(),
+            path: path.into(),
+            reason,
+        };
+        let started = Instant::now();
         let (slot, mut seqid) = self.take_slot(path).await?;
         let mut guard = SlotGuard {
             session: self,
@@ -340,7 +381,10 @@ impl Session {
                             res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
                                 .map_err(|e| bad(ops.tag, e.to_string()))?;
                             drop(res);
-                            return Ok(Reply { results });
+                            return Ok(Reply {
+                                results,
+                                server: self.conn.addr(),
+                            });
                         }
                         // RETRY_UNCACHED_REP: a re-send after a lost reply (over
                         // another path) that the server kept no reply for; it goes
@@ -363,7 +407,12 @@ impl Session {
                 _ => return Err(bad(ops.tag, "reply without a SEQUENCE result".into())),
             };
             if !self.opts.backoff.allows(attempt) {
-                return Err(status(retry.op, path, retry.status));
+                let last = status(retry.op, path, retry.status);
+                return Err(if attempt == 0 {
+                    last
+                } else {
+                    retried(last, retry.status, attempt, started)
+                });
             }
             tokio::time::sleep(self.opts.backoff.delay(attempt)).await;
             attempt += 1;
@@ -450,6 +499,9 @@ impl Session {
     }
 
     /// DESTROY_SESSION and DESTROY_CLIENTID (after the calls in flight ended).
+    ///
+    /// The work is done by then: callers report an error here as a warning, not as
+    /// the command's failure (the server drops the state when the lease expires).
     pub async fn close(self) -> Result<(), NfsError> {
         let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(self.sessionid);
         plain_call(&self.conn, &self.cred, &c).await?;
@@ -490,6 +542,13 @@ async fn plain_call(
     c: &Compound<'_>,
 ) -> Result<Reply, NfsError> {
     let backoff = Backoff::default();
+    let server = conn.addr().to_string();
+    let bad = |what: &str, reason: String| NfsError::BadReply {
+        what: what.into(),
+        path: server.clone(),
+        reason,
+    };
+    let started = Instant::now();
     let mut attempt = 0;
     loop {
         let call = build_call(
@@ -519,13 +578,20 @@ async fn plain_call(
                 res.check_ops(c.opnums())
                     .map_err(|e| bad(c.tag, e.to_string()))?;
                 drop(res);
-                return Ok(Reply { results });
+                return Ok(Reply {
+                    results,
+                    server: conn.addr(),
+                });
             }
             Some(f) if f.status == Nfsstat4::Delay && backoff.allows(attempt) => {
                 tokio::time::sleep(backoff.delay(attempt)).await;
                 attempt += 1;
             }
-            Some(f) => return Err(status(f.op, &conn.addr().to_string(), f.status)),
+            Some(f) if attempt > 0 => {
+                let last = status(f.op, &server, f.status);
+                return Err(retried(last, f.status, attempt, started));
+            }
+            Some(f) => return Err(status(f.op, &server, f.status)),
         }
     }
 }
