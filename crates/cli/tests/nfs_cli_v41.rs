@@ -96,5 +96,8 @@ fn nfs41_listings_and_errors_name_the_op_and_path() {
         &url("/export/d1/d2/big.bin"),
         s.export_dir.join("x").to_str().unwrap(),
     ]));
-    assert!(e.contains("LOOKUP /export/d1/d2/big.bin: NFS4ERR_NOENT"), "{e}");
+    assert!(
+        e.contains("LOOKUP /export/d1/d2/big.bin: NFS4ERR_NOENT"),
+        "{e}"
+    );
 }
