@@ -101,7 +101,10 @@ fn upload(conn: &ConnArgs, src: &Path, dst: &str, opts: CopyOptions) -> anyhow::
             return failed.map(|f| f.err().unwrap_or(Done::Ok));
         }
     };
-    closed.map_err(flat)?;
+    // The data is written and committed: a refused CLOSE loses nothing.
+    if let Err(e) = closed {
+        warn(&e);
+    }
     progress.finish(up.bytes);
     r.close()
 }
