@@ -33,7 +33,8 @@ const STOP_POLL: Duration = Duration::from_millis(100);
 pub struct CopyOptions {
     /// I/Os in flight at once (at most the data path's depth).
     pub depth: u32,
-    /// Bytes of one READ or WRITE I/O (the data path splits it into RPCs the server takes).
+    /// Bytes of one READ or WRITE I/O: a READ larger than the data path's transfer size
+    /// goes as several RPCs, a WRITE is cut to it.
     pub io_size: u32,
     /// Bytes of READs in flight in a download (at least one I/O). A reply is copied to
     /// its destination while still in the CPU cache only if few arrive ahead of it:
@@ -290,7 +291,9 @@ pub async fn upload(
         path: local.to_string(),
         source,
     };
-    let io = opts.io_size.max(1) as usize;
+    // One RPC per WRITE: a short one then says exactly where the written bytes end
+    // (of an I/O split in parts, only the first short part would be known).
+    let io = opts.io_size.clamp(1, dp.transfer_sizes().1) as usize;
     let mut free: Vec<u32> = (0..opts.depth.clamp(1, dp.depth())).rev().collect();
     let mut in_flight: HashMap<u32, Pending> = HashMap::new();
     let mut unconfirmed: Vec<(u64, u32)> = Vec::new();

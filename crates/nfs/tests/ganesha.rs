@@ -336,7 +336,7 @@ fn source<'a>(
 }
 
 /// Whole-file copies over the data path, both ways and both versions: several I/Os in
-/// flight, COMMITs every MiB, and a download asked for more than the file has stops at
+/// flight, READs in several RPCs, COMMITs every MiB, and a download asked for more than the file has stops at
 /// its end.
 fn copies(server: &common::Server) {
     let data: Vec<u8> = (0..3_000_017u32)
@@ -362,7 +362,9 @@ fn copies(server: &common::Server) {
             commit_every: 1 << 20,
             ..CopyOptions::default()
         };
-        let mut dp = pool.data_path(8, 64 * 1024).unwrap();
+        // RPCs of 16 KiB: each 64 KiB READ goes as four, each WRITE is cut to one.
+        let mut dp = pool.data_path(8, 16 * 1024).unwrap();
+        assert_eq!(dp.transfer_sizes(), (16 * 1024, 16 * 1024));
         let id = copy::add_file(&fs, &mut dp, &open).unwrap();
         let (mut last, mut reads) = (0, 0);
         let up = pool
