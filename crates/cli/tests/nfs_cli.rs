@@ -448,8 +448,8 @@ fn interrupt(args: &[&str], after: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// Ctrl-C stops ping and cp at once with exit code 130, over both versions; the copy
-/// leaves no partial file behind.
+/// Ctrl-C stops ping and cp at once with exit code 130, over both versions; a copy
+/// either way leaves no partial file behind.
 #[test]
 fn ctrl_c_stops_ping_and_cp() {
     let Some(s) = common::Server::start("nfsint") else {
@@ -457,6 +457,8 @@ fn ctrl_c_stops_ping_and_cp() {
     };
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(s.export_dir.join("big.bin"), pattern(64 << 20, 5)).unwrap();
+    let local_big = tmp.path().join("big.bin").to_string_lossy().into_owned();
+    std::fs::write(&local_big, pattern(64 << 20, 6)).unwrap();
     for version in ["3", "4.1"] {
         let url = |p: &str| match version {
             "3" => s.url(p),
@@ -483,12 +485,33 @@ fn ctrl_c_stops_ping_and_cp() {
                 "--depth",
                 "1",
             ],
-            Duration::from_millis(500),
+            Duration::from_millis(300),
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(130), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(!target.exists(), "a partial copy was left");
+        // The other way: the partial file on the server is removed.
+        let up = format!("up{version}.bin");
+        let out = interrupt(
+            &[
+                "nfs",
+                "cp",
+                &local_big,
+                &url(&format!("/export/{up}")),
+                "--io-size",
+                "4k",
+                "--depth",
+                "1",
+            ],
+            Duration::from_millis(300),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{err}");
+        assert!(
+            !s.export_dir.join(&up).exists(),
+            "a partial upload was left"
+        );
     }
 }
 
