@@ -196,14 +196,21 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
 /// The file of [`copy_server`]: READs at offsets below this bring data, beyond nothing.
 const DATA_END: u64 = 150_000;
 
-/// Answers one COMPOUND of a pool and its data path: the session's ops, READs (100
-/// bytes more than asked below [`DATA_END`], nothing beyond, never EOF), and anything
-/// else (the lease renewal's lookups) with NFS4ERR_NOTSUPP.
+/// Answers one COMPOUND of a pool and its data path: the session's ops (but a refused
+/// DESTROY_SESSION), READs (100 bytes more than asked below [`DATA_END`], nothing
+/// beyond, never EOF), and anything else (the lease renewal's lookups) with
+/// NFS4ERR_NOTSUPP.
 fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
     let ok = Nfsstat4::Ok;
     let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
     let count = u32_at(args, at) as usize;
     let op = u32_at(args, at + 4);
+    if op == 44 {
+        // DESTROY_SESSION refused, as by a server that already forgot the session.
+        encode_compound_header(out, Nfsstat4::Badsession, b"", 1);
+        encode_resop_status(out, Opnum::DestroySession, Nfsstat4::Badsession);
+        return;
+    }
     if answer_session_op(op, out) {
         return;
     }
@@ -325,6 +332,13 @@ fn download_from_script(size: u64) -> (Vec<u8>, u32) {
         .unwrap();
     assert_eq!(n, got.len() as u64);
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    drop(dp);
+    // Teardown goes on past the refused DESTROY_SESSION and reports it.
+    let e = pool.close().unwrap_err().to_string();
+    assert!(
+        e.contains("DESTROY_SESSION") && e.contains("NFS4ERR_BADSESSION"),
+        "{e}"
+    );
     (got, reads.load(SeqCst))
 }
 
