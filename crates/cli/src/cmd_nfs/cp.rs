@@ -93,13 +93,14 @@ fn upload(conn: &ConnArgs, src: &Path, dst: &str, opts: CopyOptions) -> anyhow::
     ));
     drop(dp);
     let closed = r.block_on(fs.close(open));
-    let up = match copy_result(result) {
-        Ok(Ok(up)) => up,
-        failed => {
-            // No partial file is left to pass for a copy.
-            let _ = r.block_on(fs.remove(&dfh, name, false, &rel));
-            return failed.map(|f| f.err().unwrap_or(Done::Ok));
-        }
+    let outcome = copy_result(result);
+    if !matches!(outcome, Ok(Ok(_))) {
+        // No partial file is left to pass for a copy.
+        let _ = r.block_on(fs.remove(&dfh, name, false, &rel));
+    }
+    let up = match outcome? {
+        Ok(up) => up,
+        Err(stopped) => return Ok(stopped),
     };
     // The data is written and committed: a refused CLOSE loses nothing.
     if let Err(e) = closed {
@@ -150,14 +151,15 @@ fn download(conn: &ConnArgs, src: &str, dst: &Path, opts: CopyOptions) -> anyhow
         });
     drop(dp);
     let closed = r.block_on(fs.close(open));
-    let read = match copy_result(result) {
-        Ok(Ok(n)) => n,
-        failed => {
-            drop(file);
-            // No partial file is left to pass for a copy.
-            let _ = std::fs::remove_file(&target);
-            return failed.map(|f| f.err().unwrap_or(Done::Ok));
-        }
+    drop(file);
+    let outcome = copy_result(result);
+    if !matches!(outcome, Ok(Ok(_))) {
+        // No partial file is left to pass for a copy.
+        let _ = std::fs::remove_file(&target);
+    }
+    let read = match outcome? {
+        Ok(n) => n,
+        Err(stopped) => return Ok(stopped),
     };
     if let Err(e) = closed {
         warn(&e);
