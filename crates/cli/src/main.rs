@@ -92,7 +92,7 @@ fn main() {
         Command::Verify(a) => cmd_verify::main(a),
         Command::Frag(a) => cmd_frag::main(a).map(|()| 0),
         Command::Doctor(a) => cmd_doctor::main(a),
-        Command::Nfs(a) => cmd_nfs::main(a).map(|()| 0),
+        Command::Nfs(a) => cmd_nfs::main(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

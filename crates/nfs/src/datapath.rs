@@ -269,6 +269,11 @@ impl DataPath {
         self.ops.len() as u32
     }
 
+    /// Largest READ and WRITE sent in one RPC: an I/O within them is never split.
+    pub fn transfer_sizes(&self) -> (u32, u32) {
+        (self.rsize, self.wsize)
+    }
+
     /// I/Os submitted and not yet returned by [`DataPath::wait`].
     pub fn in_flight(&self) -> u32 {
         self.in_flight

@@ -11,7 +11,8 @@
 //!   (channels per path, health, calls per procedure, routes by file and offset).
 //! - [`datapath`]: READ/WRITE/COMMIT of byte ranges over the router, many outstanding,
 //!   for engines and copies; the wire is a seam with one encoder per version, and pNFS
-//!   placement beside them.
+//!   placement beside them; [`copy`]: whole-file copies over a data path (COMMIT and
+//!   the write-verifier check); [`ping`]: NULL or READ round trips and their latency.
 //! - [`retry`]: the one back-off for "try later" (JUKEBOX, DELAY, GRACE) and dead paths;
 //!   [`error`]: typed errors naming the procedure and path; [`url`]: libnfs-style URLs
 //!   (`version=3`, `4.1`, `pnfs`); [`config`]: oranfstab and TOML configuration.
@@ -28,16 +29,17 @@
 pub mod channel;
 pub mod client;
 pub mod config;
+pub mod copy;
 pub mod datapath;
 pub mod error;
 pub mod failover;
 pub mod fs;
 pub mod mount;
 pub mod path;
+pub mod ping;
 pub mod pool;
 pub mod retry;
 pub mod router;
-pub mod transfer;
 pub mod url;
 pub mod v41;
 

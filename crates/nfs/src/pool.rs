@@ -490,6 +490,25 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Ends what the pool holds on the server once its work is done: NFSv3 unmounts
+    /// (UMNT), NFSv4.1 returns pNFS layouts and destroys its sessions and client id.
+    /// An error here leaves nothing undone on the client's side.
+    pub fn close(&self) -> Result<(), NfsError> {
+        self.rt.block_on(async {
+            match &self.proto {
+                Proto::V3(c) => c.unmount().await,
+                Proto::V41(m) => {
+                    if let Some(l) = m.layouts() {
+                        let _ = tokio::time::timeout(RELEASE_WAIT, l.release()).await;
+                    }
+                    m.destroy(&self.router).await
+                }
+            }
+        })
+    }
+}
+
 impl Drop for Pool {
     /// pNFS: layouts are returned and their opens closed, within a bound.
     fn drop(&mut self) {

@@ -5,12 +5,16 @@
 mod common;
 
 use bytes::Bytes;
+use dbio_nfs::copy::{self, CopyError, CopyOptions, Uploaded};
 use dbio_nfs::fs::Handle;
+use dbio_nfs::fs::{join, Create};
 use dbio_nfs::mount::MountClient;
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::mount3::Mountstat3;
 use dbio_nfs::proto::nfs3::{access, CreateHow, Ftype3, Nfsstat3, Sattr3, StableHow};
-use dbio_nfs::transfer::{self, TransferOptions};
+use dbio_nfs::Fs;
 use dbio_nfs::{ClientOptions, Nfs3Client, NfsError, NfsUrl};
+use std::sync::atomic::AtomicBool;
 
 fn opts() -> ClientOptions {
     let mut o = ClientOptions {
@@ -47,10 +51,10 @@ fn nfs3_client_against_ganesha() {
         files_and_data(&server, &c).await;
         directories(&c).await;
         permissions(&server).await;
-        transfers(&c).await;
-        verifier_change_resends(&server, &c).await;
         c.unmount().await.unwrap();
     });
+    copies(&server);
+    verifier_change_resends(&server);
 }
 
 async fn mounting(server: &common::Server) {
@@ -299,106 +303,207 @@ async fn permissions(server: &common::Server) {
         .unwrap();
 }
 
-async fn transfers(c: &Nfs3Client) {
-    let root = c.root();
-    let fh = c
-        .create(root, "big", CreateHow::Unchecked(Sattr3::default()), "big")
-        .await
-        .unwrap();
+/// A pool over the server's export for the copies (its own runtime: not inside one).
+fn pool(server: &common::Server, version: &str) -> (Pool, Fs, String) {
+    let url = NfsUrl::parse(&format!(
+        "nfs://{}/export/?version={version}&mountport=20048",
+        server.addr
+    ))
+    .unwrap();
+    let options = PoolOptions {
+        conns_per_path: 2,
+        workers: 0,
+        client: opts(),
+        mount_timeout: None,
+    };
+    let (pool, rest) = Pool::open(&url, Vec::new(), options).unwrap();
+    let fs = pool.fs();
+    (pool, fs, rest)
+}
+
+/// A source over `data` that counts its reads.
+fn source<'a>(
+    data: &'a [u8],
+    reads: &'a mut u32,
+) -> impl FnMut(u64, &mut [u8]) -> std::io::Result<usize> + 'a {
+    move |off, buf| {
+        *reads += 1;
+        let rest = &data[(off as usize).min(data.len())..];
+        let k = buf.len().min(rest.len());
+        buf[..k].copy_from_slice(&rest[..k]);
+        Ok(k)
+    }
+}
+
+/// Whole-file copies over the data path, both ways and both versions: several I/Os in
+/// flight, READs in several RPCs, COMMITs every MiB, and a download asked for more than the file has stops at
+/// its end.
+fn copies(server: &common::Server) {
     let data: Vec<u8> = (0..3_000_017u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    let opts = TransferOptions {
-        depth: 8,
-        max_io: 64 * 1024,
-        commit_every: 1 << 20,
-        ..TransferOptions::default()
-    };
-    let mut last = 0;
-    let n = transfer::upload(
-        c,
-        fh,
-        "big",
-        opts,
-        |off: u64, buf: &mut [u8]| {
-            let rest = &data[(off as usize).min(data.len())..];
-            let k = buf.len().min(rest.len());
-            buf[..k].copy_from_slice(&rest[..k]);
-            Ok(k)
-        },
-        |done| last = done,
-    )
-    .await
-    .unwrap();
-    assert_eq!((n, last), (data.len() as u64, data.len() as u64));
-    let mut back = Vec::new();
-    let got = transfer::download(c, fh, "big", data.len() as u64 + 100, opts, |off, d| {
-        assert_eq!(off, back.len() as u64);
-        back.extend_from_slice(d);
-        Ok(())
-    })
-    .await
-    .unwrap();
-    assert_eq!(got, data.len() as u64);
-    assert!(back == data, "downloaded data differs");
-    c.remove(root, "big", "big").await.unwrap();
+    let stop = AtomicBool::new(false);
+    for version in ["3", "4.1"] {
+        let (pool, fs, rest) = pool(server, version);
+        let rel = join(&rest, "big");
+        let (dir, open) = pool
+            .block_on(async {
+                let (dir, _) = fs.lookup_path(&rest).await?;
+                let open = fs
+                    .create(&dir, "big", 0o644, Create::Truncate, &rel)
+                    .await?;
+                Ok::<_, NfsError>((dir, open))
+            })
+            .unwrap();
+        assert_eq!(open.stateid.is_some(), version == "4.1");
+        let opts = CopyOptions {
+            depth: 8,
+            io_size: 64 * 1024,
+            commit_every: 1 << 20,
+            ..CopyOptions::default()
+        };
+        // RPCs of 16 KiB: each 64 KiB READ goes as four, each WRITE is cut to one.
+        let mut dp = pool.data_path(8, 16 * 1024).unwrap();
+        assert_eq!(dp.transfer_sizes(), (16 * 1024, 16 * 1024));
+        let id = copy::add_file(&fs, &mut dp, &open).unwrap();
+        let (mut last, mut reads) = (0, 0);
+        let up = pool
+            .block_on(copy::upload(
+                &fs,
+                &mut dp,
+                id,
+                &open,
+                &opts,
+                &stop,
+                source(&data, &mut reads),
+                "data",
+                |d| last = d,
+            ))
+            .unwrap();
+        assert_eq!(
+            up,
+            Uploaded {
+                bytes: data.len() as u64,
+                resent: 0
+            }
+        );
+        assert_eq!(last, data.len() as u64);
+        assert!(
+            std::fs::read(server.export_dir.join("big")).unwrap() == data,
+            "NFSv{version} upload differs"
+        );
+        let mut back = Vec::new();
+        let got = pool
+            .block_on(copy::download(
+                &mut dp,
+                id,
+                data.len() as u64 + 100,
+                &opts,
+                "big",
+                &stop,
+                |off, d| {
+                    assert_eq!(off, back.len() as u64);
+                    back.extend_from_slice(d);
+                    Ok(())
+                },
+                "memory",
+            ))
+            .unwrap();
+        assert_eq!(got, data.len() as u64);
+        assert!(back == data, "NFSv{version} download differs");
+        // A stop flag that is set ends a copy at once.
+        let stopped = AtomicBool::new(true);
+        let e = pool
+            .block_on(copy::download(
+                &mut dp,
+                id,
+                data.len() as u64,
+                &opts,
+                "big",
+                &stopped,
+                |_, _| Ok(()),
+                "memory",
+            ))
+            .unwrap_err();
+        assert!(matches!(e, CopyError::Stopped(_)), "{e}");
+        drop(dp);
+        pool.block_on(async {
+            fs.close(open).await?;
+            fs.remove(&dir, "big", false, &rel).await
+        })
+        .unwrap();
+        pool.close().unwrap();
+    }
 }
 
-/// UNSTABLE writes, then the server restarts (new write verifier): the
-/// COMMIT's verifier differs, so every write is sent again, and the file
-/// is complete afterwards. The client reconnects on its own.
-async fn verifier_change_resends(server: &common::Server, c: &Nfs3Client) {
-    let root = c.root();
-    let fh = c
-        .create(root, "v", CreateHow::Unchecked(Sattr3::default()), "v")
-        .await
+/// UNSTABLE writes, then the server restarts (new write verifier) in the middle of an
+/// upload: the last COMMIT's verifier is not the one from before the writes, so every
+/// write is read from the source again and sent FILE_SYNC, and the file is complete.
+/// The pool's connections come back on their own.
+fn verifier_change_resends(server: &common::Server) {
+    let (pool, fs, rest) = pool(server, "3");
+    let rel = join(&rest, "v");
+    let (dir, open) = pool
+        .block_on(async {
+            let (dir, _) = fs.lookup_path(&rest).await?;
+            let open = fs.create(&dir, "v", 0o644, Create::Truncate, &rel).await?;
+            Ok::<_, NfsError>((dir, open))
+        })
         .unwrap();
-    let mut tracker = transfer::WriteTracker::default();
-    for (i, chunk) in [b"aaaa", b"bbbb", b"cccc"].iter().enumerate() {
-        let off = 4 * i as u64;
-        let data = Bytes::from_static(&chunk[..]);
-        let r = c
-            .write(fh, off, &data, StableHow::Unstable, "v")
-            .await
-            .unwrap();
-        tracker.record(off, 4, r.committed, r.verf);
-    }
-    let unchanged = tracker.bytes();
-    // ganesha derives its verifier from its start time in seconds.
-    server.restart(1.0);
+    let opts = CopyOptions {
+        depth: 1,
+        io_size: 4,
+        ..CopyOptions::default()
+    };
+    let mut dp = pool.data_path(1, 4096).unwrap();
+    let id = copy::add_file(&fs, &mut dp, &open).unwrap();
     // Resent ranges are read from the source again: upper case shows which.
-    let mut source = |off: u64, buf: &mut [u8]| {
-        let upper = b"AAAABBBBCCCC";
-        let rest = &upper[off as usize..];
+    let mut reads = std::collections::HashMap::new();
+    let src = |off: u64, buf: &mut [u8]| {
+        let n = reads.entry(off).or_insert(0);
+        *n += 1;
+        let text: &[u8] = if *n == 1 {
+            b"aaaabbbbcccc"
+        } else {
+            b"AAAABBBBCCCC"
+        };
+        let rest = &text[(off as usize).min(12)..];
         let k = buf.len().min(rest.len());
         buf[..k].copy_from_slice(&rest[..k]);
         Ok(k)
     };
-    let resent = transfer::commit(c, fh, "v", &mut tracker, &mut source)
-        .await
+    let mut restarted = false;
+    let stop = AtomicBool::new(false);
+    let up = pool
+        .block_on(copy::upload(
+            &fs,
+            &mut dp,
+            id,
+            &open,
+            &opts,
+            &stop,
+            src,
+            "text",
+            |_| {
+                if !restarted {
+                    // ganesha derives its verifier from its start time in seconds.
+                    server.restart(1.0);
+                    restarted = true;
+                }
+            },
+        ))
         .unwrap();
-    // Writes answered FILE_SYNC are not tracked; all tracked ones are resent.
-    assert_eq!(resent as u64 * 4, unchanged);
-    assert!(resent > 0, "ganesha answered UNSTABLE writes FILE_SYNC");
-    let want: Vec<u8> = b"aaaabbbbcccc"
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let resent_range = tracker_was_resent(i, resent);
-            if resent_range {
-                b.to_ascii_uppercase()
-            } else {
-                *b
-            }
-        })
-        .collect();
-    assert_eq!(std::fs::read(server.export_dir.join("v")).unwrap(), want);
-    let r = c.read(fh, 0, 12, "v").await.unwrap();
-    assert_eq!(&r.data[..], &want[..]);
-    c.remove(root, "v", "v").await.unwrap();
-}
-
-/// All three writes were UNSTABLE, so `resent` of them (the first ones) came back.
-fn tracker_was_resent(byte: usize, resent: usize) -> bool {
-    byte / 4 < resent
+    assert_eq!(
+        up,
+        Uploaded {
+            bytes: 12,
+            resent: 3
+        }
+    );
+    assert_eq!(
+        std::fs::read(server.export_dir.join("v")).unwrap(),
+        b"AAAABBBBCCCC"
+    );
+    drop(dp);
+    pool.block_on(fs.remove(&dir, "v", false, &rel)).unwrap();
 }

@@ -6,13 +6,14 @@
 #[path = "hostile/server.rs"]
 mod server;
 
-use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use dbio_nfs::copy::{self, CopyOptions};
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs3::{self, Nfsstat3, ReadArgs};
-use dbio_nfs::transfer::{download, TransferOptions};
 use dbio_nfs::NfsError;
 use dbio_rpc::conn::{CallBuf, ConnStats, Connection, ReplyTo, TransportError};
 use dbio_rpc::{encode_call, AuthStat, Credential, ReplyError, RpcError};
@@ -567,6 +568,78 @@ fn expect_bad_read(err: NfsError, why: &str) {
     }
 }
 
+/// Downloads the export's root as a file through a pool's data path, as `dbio nfs cat`
+/// and `cp` do: up to the size GETATTR gives. Returns the bytes handed on.
+fn pool_download(server: &Server) -> Vec<u8> {
+    let options = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: client_options(),
+        mount_timeout: None,
+    };
+    let (pool, rest) = Pool::open(&server.url(), Vec::new(), options).expect("pool");
+    let fs = pool.fs();
+    let (fh, attr) = pool.block_on(fs.lookup_path(&rest)).expect("getattr");
+    let mut dp = pool.data_path(4, 1 << 16).expect("data path");
+    let file = dp.add_file(fh.as_bytes()).expect("handle");
+    let opts = CopyOptions {
+        depth: 4,
+        io_size: 1 << 16,
+        ..CopyOptions::default()
+    };
+    let stop = AtomicBool::new(false);
+    let mut got = Vec::new();
+    let n = pool
+        .block_on(copy::download(
+            &mut dp,
+            file,
+            attr.size,
+            &opts,
+            "f",
+            &stop,
+            |off, d| {
+                assert_eq!(off, got.len() as u64);
+                got.extend_from_slice(d);
+                Ok(())
+            },
+            "memory",
+        ))
+        .expect("download");
+    assert_eq!(n, got.len() as u64);
+    got
+}
+
+/// A server whose GETATTR says a regular file of `size` bytes and whose READ answers
+/// with `make(offset, requested count)` as results.
+fn file_server(size: u64, make: impl Fn(u64, u32) -> Vec<u8> + Send + Sync + 'static) -> Server {
+    nfs_server(move |call, peer| {
+        if call.prog != nfs3::PROGRAM {
+            return Step::Default;
+        }
+        match call.proc_ {
+            1 => {
+                let mut res = Vec::new();
+                nfs3::encode_res_ok(
+                    &mut res,
+                    &nfs3::GetattrOk {
+                        attributes: attrs(nfs3::Ftype3::Reg, size),
+                    },
+                );
+                peer.reply(call.xid, &res);
+                Step::Done
+            }
+            6 => {
+                let Ok(args) = ReadArgs::from_xdr(&call.args) else {
+                    return Step::Close;
+                };
+                peer.reply(call.xid, &make(args.offset, args.count));
+                Step::Done
+            }
+            _ => Step::Default,
+        }
+    })
+}
+
 #[test]
 fn read_returning_more_than_asked_is_refused() {
     let server = read_server(|count| {
@@ -577,23 +650,24 @@ fn read_returning_more_than_asked_is_refused() {
         let client = mount(&server).await.expect("mount");
         let err = client.read(client.root(), 0, 512, "f").await.unwrap_err();
         expect_bad_read(err, "more data than asked");
-        // The pipelined copy must not hand the extra bytes on either.
-        let mut got = 0u64;
-        let res = download(
-            &client,
-            client.root(),
-            "f",
-            8192,
-            TransferOptions::default(),
-            |_, d| {
-                got += d.len() as u64;
-                Ok(())
-            },
-        )
-        .await;
-        expect_bad_read(res.unwrap_err(), "more data than asked");
-        assert_eq!(got, 0);
     });
+}
+
+#[test]
+fn whole_file_read_hands_on_no_more_than_the_size_whatever_the_replies() {
+    // Every READ brings 100 bytes more than asked and never says EOF: the copy hands on
+    // exactly the file's size, and ends.
+    const SIZE: u64 = 150_000;
+    let server = file_server(SIZE, |_, count| {
+        let data = vec![1u8; count as usize + 100];
+        read_res(data.len() as u32, false, &data)
+    });
+    let got = run_case(HARD, MEM, move || {
+        let got = pool_download(&server);
+        async move { got }
+    });
+    assert_eq!(got.len() as u64, SIZE);
+    assert!(got.iter().all(|b| *b == 1));
 }
 
 #[test]
@@ -625,64 +699,23 @@ fn read_data_length_beyond_the_record_is_refused() {
 
 #[test]
 fn file_size_of_u64_max_allocates_nothing_for_it() {
-    // GETATTR claims a file of 2^64 - 1 bytes; READ gives 100 bytes and EOF.
+    // GETATTR claims a file of 2^64 - 1 bytes; READ gives 100 bytes at offset 0 and
+    // nothing after, and never says EOF.
     let reads = Arc::new(AtomicU32::new(0));
     let r = reads.clone();
-    let server = nfs_server(move |call, peer| {
-        if call.prog != nfs3::PROGRAM {
-            return Step::Default;
-        }
-        match call.proc_ {
-            1 => {
-                let mut res = Vec::new();
-                nfs3::encode_res_ok(
-                    &mut res,
-                    &nfs3::GetattrOk {
-                        attributes: attrs(nfs3::Ftype3::Reg, u64::MAX),
-                    },
-                );
-                peer.reply(call.xid, &res);
-                Step::Done
-            }
-            6 => {
-                let Ok(args) = ReadArgs::from_xdr(&call.args) else {
-                    return Step::Close;
-                };
-                r.fetch_add(1, SeqCst);
-                let data = if args.offset == 0 {
-                    &[3u8; 100][..]
-                } else {
-                    &[]
-                };
-                peer.reply(call.xid, &read_res(data.len() as u32, true, data));
-                Step::Done
-            }
-            _ => Step::Default,
-        }
+    let server = file_server(u64::MAX, move |offset, _| {
+        r.fetch_add(1, SeqCst);
+        let data = if offset == 0 { &[3u8; 100][..] } else { &[] };
+        read_res(data.len() as u32, false, data)
     });
-    run_case(HARD, MEM, move || async move {
-        let client = mount(&server).await.expect("mount");
-        let a = client.getattr(client.root(), "f").await.expect("getattr");
-        assert_eq!(a.size, u64::MAX);
-        let mut got = Vec::new();
-        let n = download(
-            &client,
-            client.root(),
-            "f",
-            a.size,
-            TransferOptions::default(),
-            |_, d| {
-                got.extend_from_slice(d);
-                Ok(())
-            },
-        )
-        .await
-        .expect("download stops at EOF");
-        assert_eq!(n, 100);
-        assert_eq!(got, [3u8; 100]);
+    let got = run_case(HARD, MEM, move || {
+        let got = pool_download(&server);
+        async move { got }
     });
-    // Only the pipeline's first window went out, not 2^64 / rtmax calls.
-    assert!(reads.load(SeqCst) <= 64, "{} READs", reads.load(SeqCst));
+    assert_eq!(got, [3u8; 100]);
+    // Only the pipeline's first window and the READ that found the end went out, not
+    // 2^64 / rtmax calls.
+    assert!(reads.load(SeqCst) <= 8, "{} READs", reads.load(SeqCst));
 }
 
 #[test]

@@ -9,14 +9,17 @@ mod common;
 
 use std::process::Command;
 
-use dbio_nfs::proto::nfs3::{CreateHow, Sattr3};
+use dbio_nfs::copy::{self, CopyOptions};
+use dbio_nfs::fs::{join, Create, Stable};
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{
     access, share, ArgOp, Compound, Fh4, Ftype4, Nfsstat4, OpenClaim, OpenHow, Opnum, SetAttrs,
     StableHow, MINOR_VERSION,
 };
-use dbio_nfs::transfer::{self, TransferOptions};
 use dbio_nfs::v41::{self, create_verifier, Access, Client, SessionOptions};
-use dbio_nfs::{ClientOptions, Nfs3Client, NfsError, NfsUrl};
+use dbio_nfs::Fs;
+use dbio_nfs::{ClientOptions, NfsError, NfsUrl};
+use std::sync::atomic::AtomicBool;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -60,23 +63,120 @@ fn status4(e: NfsError, op: Opnum, path: &str) -> Nfsstat4 {
     }
 }
 
+/// The whole file, up to its size, READs with the open stateid.
 async fn read_all(c: &Client, f: &v41::OpenFile) -> Vec<u8> {
     let mut got = Vec::new();
     let size = c.getattr(f.fh, &f.path).await.unwrap().size;
-    v41::transfer::download(
-        c,
-        f.fh,
-        f.stateid,
-        &f.path,
+    while (got.len() as u64) < size {
+        let want = (size - got.len() as u64).min(u64::from(c.max_read())) as u32;
+        let (d, eof) = c.read_open(f, got.len() as u64, want).await.unwrap();
+        got.extend_from_slice(&d);
+        if eof || d.is_empty() {
+            break;
+        }
+    }
+    got
+}
+
+/// A pool over the export, NFSv3 or NFSv4.1 (its own runtime: not inside one).
+fn pool(s: &common::Server, version: &str) -> (Pool, Fs, String) {
+    let url = match version {
+        "3" => s.url("/export/"),
+        v => format!("nfs://{}/export/?version={v}", s.addr),
+    };
+    let options = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: ClientOptions::default(),
+        mount_timeout: None,
+    };
+    let (pool, rest) = Pool::open(&NfsUrl::parse(&url).unwrap(), Vec::new(), options).unwrap();
+    let fs = pool.fs();
+    (pool, fs, rest)
+}
+
+const COPY: CopyOptions = CopyOptions {
+    depth: 16,
+    io_size: 256 << 10,
+    read_window: 4 << 20,
+    stable: Stable::Unstable,
+    commit_every: u64::MAX,
+};
+
+/// Writes `data` to `name` in the export, created or truncated, pipelined over the data
+/// path (UNSTABLE, then COMMIT).
+fn upload(s: &common::Server, version: &str, name: &str, data: &[u8]) {
+    let (pool, fs, rest) = pool(s, version);
+    let rel = join(&rest, name);
+    let open = pool
+        .block_on(async {
+            let (dir, _) = fs.lookup_path(&rest).await?;
+            fs.create(&dir, name, 0o644, Create::Truncate, &rel).await
+        })
+        .unwrap();
+    let mut dp = pool.data_path(COPY.depth, COPY.io_size).unwrap();
+    let id = copy::add_file(&fs, &mut dp, &open).unwrap();
+    let src = |off: u64, buf: &mut [u8]| {
+        let rest = data.get(off as usize..).unwrap_or(&[]);
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    };
+    let stop = AtomicBool::new(false);
+    let up = pool
+        .block_on(copy::upload(
+            &fs,
+            &mut dp,
+            id,
+            &open,
+            &COPY,
+            &stop,
+            src,
+            "data",
+            |_| {},
+        ))
+        .unwrap();
+    assert_eq!(up.bytes, data.len() as u64);
+    drop(dp);
+    pool.block_on(fs.close(open)).unwrap();
+    pool.close().unwrap();
+}
+
+/// The whole file `name` of the export, over the data path.
+fn download(s: &common::Server, version: &str, name: &str) -> Vec<u8> {
+    let (pool, fs, rest) = pool(s, version);
+    let rel = join(&rest, name);
+    let (open, size) = pool
+        .block_on(async {
+            let (fh, a) = fs.lookup_path(&rel).await?;
+            Ok::<_, NfsError>((
+                fs.open_handle(&fh, dbio_nfs::fs::Access::Read, &rel)
+                    .await?,
+                a.size,
+            ))
+        })
+        .unwrap();
+    let mut dp = pool.data_path(COPY.depth, COPY.io_size).unwrap();
+    let id = copy::add_file(&fs, &mut dp, &open).unwrap();
+    let mut got = Vec::new();
+    let stop = AtomicBool::new(false);
+    pool.block_on(copy::download(
+        &mut dp,
+        id,
         size,
-        TransferOptions::default(),
+        &COPY,
+        &rel,
+        &stop,
         |_, d| {
             got.extend_from_slice(d);
             Ok(())
         },
-    )
-    .await
+        "memory",
+    ))
     .unwrap();
+    drop(dp);
+    pool.block_on(fs.close(open)).unwrap();
+    pool.close().unwrap();
     got
 }
 
@@ -308,86 +408,14 @@ fn files_written_over_v41_read_the_same_over_v3_and_back() {
     };
     let v41_data = pattern(5 << 20 | 777, 2);
     let v3_data = pattern(4 << 20 | 99, 3);
-    rt().block_on(async {
-        let c = connect(&s).await;
-        let (root, _) = c.lookup_path("/export").await.unwrap();
-        // dbio writes over NFSv4.1, pipelined, UNSTABLE then COMMIT.
-        let f = c
-            .create(root, "v41.bin", 0o644, create_verifier(), "/export/v41.bin")
-            .await
-            .unwrap();
-        let opts = TransferOptions {
-            max_io: 256 << 10,
-            ..TransferOptions::default()
-        };
-        let src = v41_data.clone();
-        let n = v41::transfer::upload(
-            &c,
-            &f,
-            opts,
-            |off: u64, buf: &mut [u8]| {
-                let rest = src.get(off as usize..).unwrap_or(&[]);
-                let n = rest.len().min(buf.len());
-                buf[..n].copy_from_slice(&rest[..n]);
-                Ok(n)
-            },
-            |_| {},
-        )
-        .await
-        .unwrap();
-        assert_eq!(n, v41_data.len() as u64);
-        c.close_file(f).await.unwrap();
-
-        // dbio's NFSv3 client reads it back.
-        let (v3, _) = Nfs3Client::mount(
-            &NfsUrl::parse(&s.url("/export/")).unwrap(),
-            ClientOptions::default(),
-        )
-        .await
-        .unwrap();
-        let (fh, attrs) = v3.lookup_path("v41.bin").await.unwrap();
-        assert_eq!(attrs.size, v41_data.len() as u64);
-        let mut got = Vec::new();
-        transfer::download(&v3, fh, "v41.bin", attrs.size, opts, |_, d| {
-            got.extend_from_slice(d);
-            Ok(())
-        })
-        .await
-        .unwrap();
-        assert!(got == v41_data, "NFSv3 read back {} bytes", got.len());
-
-        // A file written over NFSv3 reads back the same over NFSv4.1.
-        let dir = v3.root();
-        let how = CreateHow::Unchecked(Sattr3 {
-            mode: Some(0o644),
-            ..Sattr3::default()
-        });
-        let fh = v3.create(dir, "v3.bin", how, "v3.bin").await.unwrap();
-        let src = v3_data.clone();
-        transfer::upload(
-            &v3,
-            fh,
-            "v3.bin",
-            opts,
-            |off: u64, buf: &mut [u8]| {
-                let rest = src.get(off as usize..).unwrap_or(&[]);
-                let n = rest.len().min(buf.len());
-                buf[..n].copy_from_slice(&rest[..n]);
-                Ok(n)
-            },
-            |_| {},
-        )
-        .await
-        .unwrap();
-        v3.unmount().await.unwrap();
-        let r = c
-            .open(root, "v3.bin", Access::Read, "/export/v3.bin")
-            .await
-            .unwrap();
-        assert!(read_all(&c, &r).await == v3_data);
-        c.close_file(r).await.unwrap();
-        c.close().await.unwrap();
-    });
+    // dbio writes over NFSv4.1, pipelined, UNSTABLE then COMMIT; its NFSv3 client
+    // reads it back, and the other way round.
+    upload(&s, "4.1", "v41.bin", &v41_data);
+    let got = download(&s, "3", "v41.bin");
+    assert!(got == v41_data, "NFSv3 read back {} bytes", got.len());
+    upload(&s, "3", "v3.bin", &v3_data);
+    let got = download(&s, "4.1", "v3.bin");
+    assert!(got == v3_data, "NFSv4.1 read back {} bytes", got.len());
 
     // libnfs reads dbio's NFSv4.1 file over NFSv3.
     if libnfs_available() {

@@ -1,12 +1,19 @@
 //! The NFSv4.1 file operations against a scripted server on loopback that answers
 //! wrongly in ways ganesha never does: an OPEN that asks for OPEN_CONFIRM (NFSv4.0
 //! only), a READ with more data than was asked for, a WRITE that claims more bytes than
-//! were sent. Each is a one-line error naming the path, never a panic or a hang.
+//! were sent. Each is a one-line error naming the path, never a panic or a hang. And a
+//! whole-file copy over a pool's data path whose READs bring more than asked and never
+//! say EOF hands on no more than the size, and ends.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::BufMut;
+use dbio_nfs::copy::{self, CopyOptions};
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Fh4, Ftype4, Nfsstat4, Opnum, SequenceOk,
     StableHow, Stateid,
@@ -184,4 +191,166 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
     });
     drop(rt);
     server.join().unwrap();
+}
+
+/// The file of [`copy_server`]: READs at offsets below this bring data, beyond nothing.
+const DATA_END: u64 = 150_000;
+
+/// Answers one COMPOUND of a pool and its data path: the session's ops (but a refused
+/// DESTROY_SESSION), READs (100 bytes more than asked below [`DATA_END`], nothing
+/// beyond, never EOF), and anything else (the lease renewal's lookups) with
+/// NFS4ERR_NOTSUPP.
+fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
+    let ok = Nfsstat4::Ok;
+    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
+    let count = u32_at(args, at) as usize;
+    let op = u32_at(args, at + 4);
+    if op == 44 {
+        // DESTROY_SESSION refused, as by a server that already forgot the session.
+        encode_compound_header(out, Nfsstat4::Badsession, b"", 1);
+        encode_resop_status(out, Opnum::DestroySession, Nfsstat4::Badsession);
+        return;
+    }
+    if answer_session_op(op, out) {
+        return;
+    }
+    assert_eq!(op, 53, "a COMPOUND without SEQUENCE");
+    let second = u32_at(args, at + 8 + 32);
+    let read = count == 3 && second == 22 && u32_at(args, third_op(args)) == 25;
+    let status = if count == 1 || read || second == 58 {
+        ok
+    } else {
+        Nfsstat4::Notsupp
+    };
+    encode_compound_header(out, status, b"", count.min(2) + usize::from(read));
+    encode_resop_status(out, Opnum::Sequence, ok);
+    SequenceOk {
+        sessionid: SID,
+        sequenceid: u32_at(args, at + 8 + 16),
+        slotid: u32_at(args, at + 8 + 20),
+        highest_slotid: 7,
+        target_highest_slotid: 7,
+        status_flags: 0,
+    }
+    .encode(out);
+    if count == 1 {
+        return;
+    }
+    let second_op = Opnum::from_u32(second).unwrap_or(Opnum::Putfh);
+    encode_resop_status(out, second_op, status);
+    if !read {
+        return;
+    }
+    reads.fetch_add(1, SeqCst);
+    let third = third_op(args);
+    let offset =
+        u64::from(u32_at(args, third + 4 + 16)) << 32 | u64::from(u32_at(args, third + 4 + 20));
+    let want = u32_at(args, third + 4 + 16 + 8);
+    encode_resop_status(out, Opnum::Read, ok);
+    out.put_u32(0); // eof false, always
+    let n = if offset < DATA_END { want + EXTRA } else { 0 };
+    out.put_opaque(&vec![7u8; n as usize]);
+}
+
+/// A scripted NFSv4.1 server for one connection; counts the READs.
+fn copy_server(l: TcpListener, reads: Arc<AtomicU32>) {
+    let (mut s, _) = l.accept().unwrap();
+    loop {
+        let mut h = [0u8; 4];
+        if s.read_exact(&mut h).is_err() {
+            return;
+        }
+        let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
+        let mut rec = vec![0; len];
+        if s.read_exact(&mut rec).is_err() {
+            return;
+        }
+        let call = dbio_rpc::decode_call(&rec).unwrap();
+        let mut body = Vec::new();
+        dbio_rpc::encode_reply_success(&mut body, call.xid);
+        if call.proc_ == 0 {
+            // NULL: no results.
+        } else {
+            answer_copy(call.args, &mut body, &reads);
+        }
+        let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
+        out.extend_from_slice(&body);
+        if s.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+/// Downloads a file of `size` bytes (as its attributes would say) through a pool's data
+/// path with the open's stateid; returns the bytes handed on and the READs sent.
+fn download_from_script(size: u64) -> (Vec<u8>, u32) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let reads = Arc::new(AtomicU32::new(0));
+    let r = reads.clone();
+    std::thread::spawn(move || copy_server(l, r));
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export?version=4.1")).unwrap();
+    let options = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    let (pool, _) = Pool::open(&url, Vec::new(), options).unwrap();
+    let mut dp = pool.data_path(4, 1 << 16).unwrap();
+    let file = dp.add_file(b"file").unwrap();
+    dp.set_stateid(
+        file,
+        Stateid {
+            seqid: 1,
+            other: [9; 12],
+        },
+    );
+    let opts = CopyOptions {
+        depth: 4,
+        io_size: 1 << 16,
+        ..CopyOptions::default()
+    };
+    let stop = AtomicBool::new(false);
+    let mut got = Vec::new();
+    let t0 = Instant::now();
+    let n = pool
+        .block_on(copy::download(
+            &mut dp,
+            file,
+            size,
+            &opts,
+            "/export/f",
+            &stop,
+            |off, d| {
+                assert_eq!(off, got.len() as u64);
+                got.extend_from_slice(d);
+                Ok(())
+            },
+            "memory",
+        ))
+        .unwrap();
+    assert_eq!(n, got.len() as u64);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    drop(dp);
+    // Teardown goes on past the refused DESTROY_SESSION and reports it.
+    let e = pool.close().unwrap_err().to_string();
+    assert!(
+        e.contains("DESTROY_SESSION") && e.contains("NFS4ERR_BADSESSION"),
+        "{e}"
+    );
+    (got, reads.load(SeqCst))
+}
+
+#[test]
+fn whole_file_read_over_v41_hands_on_no_more_than_the_size() {
+    // Every READ brings 100 bytes more than asked and none says EOF.
+    let (got, _) = download_from_script(DATA_END);
+    assert_eq!(got.len() as u64, DATA_END);
+    assert!(got.iter().all(|b| *b == 7));
+    // A size of 2^64 - 1: the READ that brings nothing is the end; only the first
+    // window and that READ went out.
+    let (got, reads) = download_from_script(u64::MAX);
+    assert_eq!(got.len(), 3 << 16);
+    assert!(reads <= 8, "{reads} READs");
 }

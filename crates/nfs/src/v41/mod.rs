@@ -1,7 +1,7 @@
 //! NFSv4.1 client (RFC 8881): a [`Session`] (slots, SEQUENCE, retries) and a small
 //! file API over it ([`Client`]: look up a path, attributes, directory listing; OPEN,
 //! exclusive create, READ, WRITE, COMMIT, CLOSE, REMOVE, RENAME, directories, SETATTR,
-//! ACCESS, free space in `files.rs`; whole-file copies in [`transfer`]).
+//! ACCESS, free space in `files.rs`; whole-file copies are [`crate::copy`]'s).
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
@@ -11,7 +11,6 @@ mod mount;
 pub mod pnfs;
 mod session;
 mod slots;
-pub mod transfer;
 
 pub use files::{
     create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,

@@ -13,6 +13,9 @@ use std::time::Duration;
 use dbio_rpc::conn::Connection;
 
 use crate::error::NfsError;
+use crate::mount::call_error;
+use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
+use crate::router::{Route, Router};
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
@@ -139,6 +142,61 @@ impl V41Mount {
             out.push((st.granted, st.busy));
         }
         out
+    }
+}
+
+impl V41Mount {
+    /// Ends the client's state on the server: DESTROY_SESSION of every session (the
+    /// data paths' first), then DESTROY_CLIENTID, each the only op of its COMPOUND, over
+    /// `router`'s connections. The first refusal is returned after trying them all.
+    pub async fn destroy(&self, router: &Router) -> Result<(), NfsError> {
+        let mut ids: Vec<SessionId> = {
+            let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+            extra.iter().map(|s| s.sessionid()).collect()
+        };
+        ids.push(self.client.session().sessionid());
+        let server = self.client.server().to_string();
+        let mut first = None;
+        for id in ids {
+            let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(id);
+            if let Err(e) = sole_op(router, &c, &server).await {
+                first.get_or_insert(e);
+            }
+        }
+        let c = Compound::new("destroy_clientid", MINOR_VERSION)
+            .destroy_clientid(self.client.session().clientid());
+        if let Err(e) = sole_op(router, &c, &server).await {
+            first.get_or_insert(e);
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// A COMPOUND without SEQUENCE (session and client id teardown) and its status.
+async fn sole_op(router: &Router, c: &Compound<'_>, server: &str) -> Result<(), NfsError> {
+    let proc_ = router.proc_id("COMPOUND");
+    let results = router
+        .call(Route::META, proc_, || {
+            router.encode(
+                PROC_COMPOUND,
+                |b| dbio_xdr::XdrEncode::encode(c, b),
+                bytes::Bytes::new(),
+            )
+        })
+        .await
+        .map_err(|e| call_error(c.tag, server, e))?;
+    let res = decode_compound(results.bytes()).map_err(|e| NfsError::BadReply {
+        what: c.tag.into(),
+        path: server.to_string(),
+        reason: e.to_string(),
+    })?;
+    match res.failure {
+        None => Ok(()),
+        Some(f) => Err(NfsError::Status4 {
+            op: f.op,
+            path: server.to_string(),
+            status: f.status,
+        }),
     }
 }
 
