@@ -1,7 +1,8 @@
 //! The NFSv4.1 file operations against a scripted server on loopback that answers
 //! wrongly in ways ganesha never does: an OPEN that asks for OPEN_CONFIRM (NFSv4.0
 //! only), a READ with more data than was asked for, a WRITE that claims more bytes than
-//! were sent. Each is a one-line error naming the path, never a panic or a hang. And a
+//! were sent, a READDIR whose cookie never moves. Each is a one-line error naming the
+//! path, never a panic or a hang. And a
 //! whole-file copy over a pool's data path whose READs bring more than asked and never
 //! say EOF hands on no more than the size, and ends.
 
@@ -106,9 +107,25 @@ fn answer(args: &[u8], out: &mut Vec<u8>) {
             out.put_u32(2); // FILE_SYNC4
             out.put_slice(&[5; 8]);
         }
+        // READDIR: the same entry with the same cookie every time, never eof.
+        26 => {
+            READDIRS.fetch_add(1, SeqCst);
+            encode_resop_status(out, Opnum::Readdir, ok);
+            out.put_slice(&[3; 8]); // cookieverf
+            out.put_u32(1); // an entry follows
+            out.put_u64(5);
+            out.put_opaque(b"again");
+            out.put_u32(0); // fattr4: empty bitmap, empty attributes
+            out.put_u32(0);
+            out.put_u32(0); // no more entries
+            out.put_u32(0); // eof false
+        }
         other => panic!("unexpected third op {other}"),
     }
 }
+
+/// READDIRs the scripted server answered.
+static READDIRS: AtomicU32 = AtomicU32::new(0);
 
 fn serve(l: TcpListener) {
     let (mut s, _) = l.accept().unwrap();
@@ -187,7 +204,19 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
             e,
             "NFSv4.1 /export/f: malformed reply: WRITE wrote more bytes than were sent"
         );
-        c.close().await.unwrap();
+        // A listing whose second reply brings nothing new stops there, in the file API
+        // (the same guard for every version).
+        let c = Arc::new(c);
+        let fs = dbio_nfs::Fs::v41(c.clone());
+        let dir = dbio_nfs::fs::Handle::new(b"dir").unwrap();
+        let e = fs.readdir(&dir, "export/d").await.unwrap_err().to_string();
+        assert!(
+            e.contains("READDIR") && e.contains("/export/d") && e.contains("no progress"),
+            "{e}"
+        );
+        assert_eq!(READDIRS.load(SeqCst), 2);
+        drop(fs);
+        Arc::into_inner(c).unwrap().close().await.unwrap();
     });
     drop(rt);
     server.join().unwrap();
