@@ -506,13 +506,15 @@ fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
                 .unwrap();
             assert!(st.status.success(), "nfs-multipath {what} {n}");
         };
+        // Each cut lasts 4 s: twice the 2 s without a reply that takes a path down, so
+        // a loaded machine still sees it before the path comes back.
         std::thread::sleep(Duration::from_secs(3));
         sh("cut", "1");
         std::thread::sleep(Duration::from_secs(4));
         sh("restore", "1");
-        std::thread::sleep(Duration::from_secs(2));
-        sh("cut", "2");
         std::thread::sleep(Duration::from_secs(3));
+        sh("cut", "2");
+        std::thread::sleep(Duration::from_secs(4));
         sh("restore", "2");
     });
     let r = run_ok(&[
@@ -531,7 +533,7 @@ fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
         "--conns",
         "2",
         "--time",
-        "17s",
+        "21s",
         "--verify",
         "--json",
         &out("run.json"),
