@@ -7,14 +7,12 @@
 //! - [`plan`]: from the options a user gives to a checked [`RunPlan`], then
 //!   to a [`RunSpec`] once the target is open.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
-//! - [`ping`]: round trips in a closed loop with their latency figures.
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
 
 mod calibrate;
 mod drive;
 pub mod matrix;
-pub mod ping;
 pub mod plan;
 mod run;
 pub mod sweep;

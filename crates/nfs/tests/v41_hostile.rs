@@ -4,7 +4,6 @@
 //! NFS4ERR_DELAY to everything, one that refuses DESTROY_CLIENTID. Each ends in bounded
 //! time with a one-line error naming the server (and the file, and what was retried).
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -19,12 +18,12 @@ use dbio_nfs::retry::Backoff;
 use dbio_nfs::v41::pnfs::Layouts;
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
-use dbio_rpc::{decode_call, encode_reply_success, AuthSys, Credential};
+use dbio_rpc::{AuthSys, Credential};
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op, u32_at, SID};
+use v41_script::{answer_session_op, serve_calls, u32_at, SID};
 
 fn cred() -> Credential {
     Credential::sys(&AuthSys {
@@ -73,30 +72,11 @@ fn scripted(answer: fn(u32, u32, &[u8], &mut Vec<u8>)) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     std::thread::spawn(move || {
-        let (mut s, _) = l.accept().unwrap();
-        loop {
-            let mut h = [0u8; 4];
-            if s.read_exact(&mut h).is_err() {
-                return;
-            }
-            let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
-            let mut rec = vec![0; len];
-            if s.read_exact(&mut rec).is_err() {
-                return;
-            }
-            let call = decode_call(&rec).unwrap();
-            let args = call.args;
-            let mut body = Vec::new();
-            encode_reply_success(&mut body, call.xid);
+        serve_calls(l, |_, args, body| {
             let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
             let (count, op) = (u32_at(args, at), u32_at(args, at + 4));
-            answer(op, count, args, &mut body);
-            let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
-            out.extend_from_slice(&body);
-            if s.write_all(&out).is_err() {
-                return;
-            }
-        }
+            answer(op, count, args, body);
+        })
     });
     addr
 }

@@ -6,7 +6,6 @@
 //! whole-file copy over a pool's data path whose READs bring more than asked and never
 //! say EOF hands on no more than the size, and ends.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::sync::Arc;
@@ -25,7 +24,7 @@ use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op, u32_at, SID};
+use v41_script::{answer_session_op, serve_calls, u32_at, SID};
 
 /// The extra bytes the hostile READ returns, and the hostile WRITE claims.
 const EXTRA: u32 = 100;
@@ -128,25 +127,7 @@ fn answer(args: &[u8], out: &mut Vec<u8>) {
 static READDIRS: AtomicU32 = AtomicU32::new(0);
 
 fn serve(l: TcpListener) {
-    let (mut s, _) = l.accept().unwrap();
-    loop {
-        let mut h = [0u8; 4];
-        if s.read_exact(&mut h).is_err() {
-            return;
-        }
-        let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
-        let mut rec = vec![0; len];
-        s.read_exact(&mut rec).unwrap();
-        let call = dbio_rpc::decode_call(&rec).unwrap();
-        let mut body = Vec::new();
-        dbio_rpc::encode_reply_success(&mut body, call.xid);
-        answer(call.args, &mut body);
-        let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
-        out.extend_from_slice(&body);
-        if s.write_all(&out).is_err() {
-            return;
-        }
-    }
+    serve_calls(l, |_, args, body| answer(args, body));
 }
 
 #[test]
@@ -283,31 +264,12 @@ fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
 
 /// A scripted NFSv4.1 server for one connection; counts the READs.
 fn copy_server(l: TcpListener, reads: Arc<AtomicU32>) {
-    let (mut s, _) = l.accept().unwrap();
-    loop {
-        let mut h = [0u8; 4];
-        if s.read_exact(&mut h).is_err() {
-            return;
+    serve_calls(l, |proc_, args, body| {
+        // NULL (procedure 0) has no results.
+        if proc_ != 0 {
+            answer_copy(args, body, &reads);
         }
-        let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
-        let mut rec = vec![0; len];
-        if s.read_exact(&mut rec).is_err() {
-            return;
-        }
-        let call = dbio_rpc::decode_call(&rec).unwrap();
-        let mut body = Vec::new();
-        dbio_rpc::encode_reply_success(&mut body, call.xid);
-        if call.proc_ == 0 {
-            // NULL: no results.
-        } else {
-            answer_copy(call.args, &mut body, &reads);
-        }
-        let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
-        out.extend_from_slice(&body);
-        if s.write_all(&out).is_err() {
-            return;
-        }
-    }
+    });
 }
 
 /// Downloads a file of `size` bytes (as its attributes would say) through a pool's data
