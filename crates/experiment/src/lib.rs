@@ -10,7 +10,10 @@
 //! - [`ping`]: round trips in a closed loop with their latency figures.
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
+//! - [`age`]: file systems aged by rounds of random block writes, measured
+//!   after each round.
 
+pub mod age;
 mod calibrate;
 mod drive;
 pub mod matrix;
