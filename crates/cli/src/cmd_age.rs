@@ -1,5 +1,6 @@
-//! `dbio age`: the options, the loop file systems (`diag`) handed to the
-//! experiment (`dbio_experiment::age`), its progress on stderr and the report.
+//! `dbio age`: the options, the plan for the experiment
+//! (`dbio_experiment::age`), its progress on stderr and the report; the
+//! machine's side (loop file systems over `diag`) is in `age_loops`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
