@@ -1,5 +1,6 @@
 //! dbio: is this storage good enough for my database, and what is the best way to reach it?
 
+mod age_loops;
 mod cmd_age;
 mod cmd_awr;
 mod cmd_calibrate;

@@ -9,7 +9,10 @@
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
+//! - [`age`]: file systems aged by rounds of random block writes, measured
+//!   after each round.
 
+pub mod age;
 mod calibrate;
 mod drive;
 pub mod matrix;

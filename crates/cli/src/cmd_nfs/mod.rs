@@ -66,7 +66,7 @@ struct ConnArgs {
     /// calls outstanding, only while 8 or more are, read anyway after 2 ms. Less CPU per
     /// call; the server then sees half to all of the outstanding calls. 1 wakes for every
     /// reply.
-    #[arg(long, global = true, value_name = "N", default_value_t = dbio_rpc::conn::DEFAULT_REPLY_BATCH,
+    #[arg(long, global = true, value_name = "N", default_value_t = dbio_nfs::DEFAULT_REPLY_BATCH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     reply_batch: usize,
 }
