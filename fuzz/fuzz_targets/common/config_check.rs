@@ -107,7 +107,12 @@ pub fn to_toml(config: &NfsConfig) -> Option<String> {
             t.push_str(&format!("path = {}}}", toml_string(&p.remote)));
         }
         t.push_str("]\n");
-        t.push_str(&format!("nfs_version = \"{}\"\n", s.nfs_version));
+        let version = match s.nfs_version {
+            dbio_nfs::url::NfsVersion::V3 => "nfsv3",
+            dbio_nfs::url::NfsVersion::V41 => "nfsv4.1",
+            dbio_nfs::url::NfsVersion::Pnfs => "pnfs",
+        };
+        t.push_str(&format!("nfs_version = \"{version}\"\n"));
         t.push_str(&format!("dontroute = {}\n", s.dontroute));
         t.push_str(&format!("mnt_timeout = {secs}\n"));
         t.push_str(&format!("security_default = \"{}\"\n", s.security_default));
