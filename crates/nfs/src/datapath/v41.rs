@@ -14,6 +14,7 @@ use crate::proto::nfs4::{
     PROC_COMPOUND,
 };
 use crate::router::Router;
+use crate::v41::sequence::{settle, Settled};
 use crate::v41::SlotLease;
 
 pub const READ: &str = "READ4";
@@ -148,28 +149,32 @@ impl Wire {
                 return Err(malformed(&e));
             }
         };
-        match res.results.first() {
-            Some(OpResult::Sequence(ok)) => self.lease.answered(index, ok),
+        match settle(&res) {
+            Settled::Done(ok) => self.lease.answered(index, ok),
+            Settled::Again { seq, status, .. } => {
+                self.lease.answered(index, seq);
+                return Ok(match busy(status) {
+                    Some(b) => PartReply::Busy(b),
+                    None => PartReply::Resend,
+                });
+            }
             // SEQUENCE itself failed: the slot's state on the server is not known for
             // sure (DELAY means the server still works on this sequence id).
-            _ => {
+            Settled::Same { status } => {
                 self.lease.retire(index);
-                if res.failure.is_none() {
-                    return Err(malformed(&"reply without a SEQUENCE result"));
+                return Ok(PartReply::Busy(busy(status).unwrap_or(BusyStatus::Delay)));
+            }
+            Settled::Failed { seq, op, status } => {
+                match seq {
+                    Some(ok) => self.lease.answered(index, ok),
+                    None => self.lease.retire(index),
                 }
+                return Err(PartError::Status4 { op, status });
             }
-        }
-        if let Some(f) = res.failure {
-            if f.status == Nfsstat4::RetryUncachedRep {
-                return Ok(PartReply::Resend);
+            Settled::NoSequence => {
+                self.lease.retire(index);
+                return Err(malformed(&"reply without a SEQUENCE result"));
             }
-            return match busy(f.status) {
-                Some(b) => Ok(PartReply::Busy(b)),
-                None => Err(PartError::Status4 {
-                    op: f.op,
-                    status: f.status,
-                }),
-            };
         }
         match (dir, res.results.get(2)) {
             (Dir::Read, Some(OpResult::Read { data, .. })) => {

@@ -9,6 +9,7 @@ mod files;
 pub mod layout;
 mod mount;
 pub mod pnfs;
+pub(crate) mod sequence;
 mod session;
 mod slots;
 

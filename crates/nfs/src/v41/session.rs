@@ -20,10 +20,12 @@ use crate::error::NfsError;
 use crate::mount::call_error;
 use crate::proto::nfs4::{
     decode_compound, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound, CompoundRes, Nfsstat4,
-    OpResult, Opnum, RdmaIrd, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM, VERSION,
+    OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM,
+    VERSION,
 };
 use crate::retry::Backoff;
 use crate::router::{ProcId, Route, Router};
+use crate::v41::sequence::{settle, Settled};
 use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
 
 /// How a session is set up and how its calls wait and retry.
@@ -366,56 +368,73 @@ impl Session {
             let results = self.send(call, ops.tag, path).await?;
             guard.settled = true;
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
-            let retry = match (res.results.first(), res.failure) {
-                (Some(OpResult::Sequence(ok)), failure) => {
-                    if ok.sessionid != self.sessionid || ok.slotid != slot {
-                        return Err(bad("SEQUENCE", "reply for another session or slot".into()));
-                    }
-                    {
-                        let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-                        t.used(slot, seqid);
-                        t.honour(ok);
-                    }
-                    match failure {
-                        None => {
-                            res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
-                                .map_err(|e| bad(ops.tag, e.to_string()))?;
-                            drop(res);
-                            return Ok(Reply {
-                                results,
-                                server: self.conn.addr(),
-                            });
-                        }
-                        // RETRY_UNCACHED_REP: a re-send after a lost reply (over
-                        // another path) that the server kept no reply for; it goes
-                        // again as a new request, as after any reconnect.
-                        Some(f)
-                            if matches!(
-                                f.status,
-                                Nfsstat4::Delay | Nfsstat4::Grace | Nfsstat4::RetryUncachedRep
-                            ) =>
-                        {
-                            // SEQUENCE was done: the retry is a new request.
-                            seqid = seqid.wrapping_add(1);
-                            f
-                        }
-                        Some(f) => return Err(status(f.op, path, f.status)),
-                    }
+            let retry = match settle(&res) {
+                Settled::Done(ok) => {
+                    self.check_sequenced(ok, slot, seqid, &bad)?;
+                    res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
+                        .map_err(|e| bad(ops.tag, e.to_string()))?;
+                    drop(res);
+                    return Ok(Reply {
+                        results,
+                        server: self.conn.addr(),
+                    });
                 }
-                (None, Some(f)) if f.op == Opnum::Sequence && f.status == Nfsstat4::Delay => f,
-                (None, Some(f)) => return Err(status(f.op, path, f.status)),
-                _ => return Err(bad(ops.tag, "reply without a SEQUENCE result".into())),
+                Settled::Again { seq, op, status } => {
+                    self.check_sequenced(seq, slot, seqid, &bad)?;
+                    // SEQUENCE was done: the retry is a new request.
+                    seqid = seqid.wrapping_add(1);
+                    (op, status)
+                }
+                Settled::Same { status } => (Opnum::Sequence, status),
+                Settled::Failed { seq, op, status: s } => {
+                    if let Some(ok) = seq {
+                        self.check_sequenced(ok, slot, seqid, &bad)?;
+                    }
+                    return Err(status(op, path, s));
+                }
+                Settled::NoSequence => {
+                    return Err(bad(ops.tag, "reply without a SEQUENCE result".into()))
+                }
             };
             if !self.opts.backoff.allows(attempt) {
-                let last = status(retry.op, path, retry.status);
+                let last = status(retry.0, path, retry.1);
                 return Err(if attempt == 0 {
                     last
                 } else {
-                    retried(last, retry.status, attempt, started)
+                    retried(last, retry.1, attempt, started)
                 });
             }
             tokio::time::sleep(self.opts.backoff.delay(attempt)).await;
             attempt += 1;
+        }
+    }
+
+    /// SEQUENCE on `slot` with `seqid` was done: the slot's sequence id moves on and
+    /// the server's slot targets are honoured. False for a reply of another session or
+    /// slot, which settles nothing.
+    fn sequenced(&self, ok: &SequenceOk, slot: u32, seqid: u32) -> bool {
+        if ok.sessionid != self.sessionid || ok.slotid != slot {
+            return false;
+        }
+        let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        t.used(slot, seqid);
+        t.honour(ok);
+        true
+    }
+
+    /// [`Session::sequenced`], or the error `bad` makes of a reply for another session
+    /// or slot.
+    fn check_sequenced(
+        &self,
+        ok: &SequenceOk,
+        slot: u32,
+        seqid: u32,
+        bad: &dyn Fn(&str, String) -> NfsError,
+    ) -> Result<(), NfsError> {
+        if self.sequenced(ok, slot, seqid) {
+            Ok(())
+        } else {
+            Err(bad("SEQUENCE", "reply for another session or slot".into()))
         }
     }
 

@@ -1,0 +1,135 @@
+//! What a COMPOUND reply's SEQUENCE result and its first failure mean: the one place
+//! they are settled, for the session's own slot table (metadata) and for the slots a
+//! data path leases alike (RFC 8881 2.10.6).
+
+use crate::proto::nfs4::{CompoundRes, Nfsstat4, OpResult, Opnum, SequenceOk};
+
+/// The meaning of one reply for its request and its slot.
+#[derive(Debug, PartialEq)]
+pub enum Settled<'r> {
+    /// SEQUENCE was done and every op succeeded.
+    Done(&'r SequenceOk),
+    /// SEQUENCE was done, then an op answered "try later" (DELAY, GRACE), or the server
+    /// kept no reply to replay a re-send (RETRY_UNCACHED_REP): the request goes again
+    /// as a new one, on the slot's next sequence id.
+    Again {
+        seq: &'r SequenceOk,
+        op: Opnum,
+        status: Nfsstat4,
+    },
+    /// SEQUENCE itself was delayed: the server still works on this sequence id, so the
+    /// same request goes again with it.
+    Same { status: Nfsstat4 },
+    /// An op failed; `seq` when SEQUENCE was done (the slot advanced).
+    Failed {
+        seq: Option<&'r SequenceOk>,
+        op: Opnum,
+        status: Nfsstat4,
+    },
+    /// A reply with neither a SEQUENCE result nor a failure.
+    NoSequence,
+}
+
+/// Settles a decoded COMPOUND reply whose first op was SEQUENCE.
+pub fn settle<'r>(res: &'r CompoundRes<'_>) -> Settled<'r> {
+    let seq = match res.results.first() {
+        Some(OpResult::Sequence(ok)) => Some(ok),
+        _ => None,
+    };
+    match (seq, res.failure) {
+        (Some(ok), None) => Settled::Done(ok),
+        (Some(ok), Some(f)) if again(f.status) => Settled::Again {
+            seq: ok,
+            op: f.op,
+            status: f.status,
+        },
+        (None, Some(f)) if f.op == Opnum::Sequence && f.status == Nfsstat4::Delay => {
+            Settled::Same { status: f.status }
+        }
+        (seq, Some(f)) => Settled::Failed {
+            seq,
+            op: f.op,
+            status: f.status,
+        },
+        (None, None) => Settled::NoSequence,
+    }
+}
+
+/// Statuses after which a request whose SEQUENCE was done goes again as a new one.
+fn again(status: Nfsstat4) -> bool {
+    matches!(
+        status,
+        Nfsstat4::Delay | Nfsstat4::Grace | Nfsstat4::RetryUncachedRep
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::nfs4::{OpFailure, Utf8};
+
+    fn res(seq: bool, failure: Option<(Opnum, Nfsstat4)>) -> CompoundRes<'static> {
+        let ok = SequenceOk {
+            sessionid: [1; 16],
+            sequenceid: 2,
+            slotid: 0,
+            highest_slotid: 7,
+            target_highest_slotid: 7,
+            status_flags: 0,
+        };
+        CompoundRes {
+            status: failure.map_or(Nfsstat4::Ok, |f| f.1),
+            tag: Utf8(b""),
+            results: if seq {
+                vec![OpResult::Sequence(ok)]
+            } else {
+                vec![]
+            },
+            failure: failure.map(|(op, status)| OpFailure {
+                index: usize::from(seq),
+                op,
+                status,
+                mincount: None,
+                will_signal_layout_avail: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn each_outcome_of_a_sequenced_reply() {
+        assert!(matches!(settle(&res(true, None)), Settled::Done(_)));
+        for s in [Nfsstat4::Delay, Nfsstat4::Grace, Nfsstat4::RetryUncachedRep] {
+            let r = res(true, Some((Opnum::Read, s)));
+            assert!(
+                matches!(settle(&r), Settled::Again { status, op: Opnum::Read, .. } if status == s),
+                "{s:?}"
+            );
+        }
+        let r = res(false, Some((Opnum::Sequence, Nfsstat4::Delay)));
+        assert_eq!(
+            settle(&r),
+            Settled::Same {
+                status: Nfsstat4::Delay
+            }
+        );
+        let r = res(false, Some((Opnum::Sequence, Nfsstat4::Badsession)));
+        assert!(matches!(
+            settle(&r),
+            Settled::Failed {
+                seq: None,
+                status: Nfsstat4::Badsession,
+                ..
+            }
+        ));
+        let r = res(true, Some((Opnum::Read, Nfsstat4::Io)));
+        assert!(matches!(
+            settle(&r),
+            Settled::Failed {
+                seq: Some(_),
+                status: Nfsstat4::Io,
+                ..
+            }
+        ));
+        assert_eq!(settle(&res(false, None)), Settled::NoSequence);
+    }
+}
