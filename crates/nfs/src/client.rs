@@ -313,20 +313,18 @@ impl Nfs3Client {
         rel: &str,
         make: impl Fn() -> CallBuf,
     ) -> Result<Results, NfsError> {
-        let mut attempt = 0;
+        let mut retry = self.options.retry.retrying();
+        let id = self.router.proc_id(proc_.name());
         loop {
-            let id = self.router.proc_id(proc_.name());
             let res = self
                 .router
                 .call(Route::META, id, &make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
-            if is_jukebox(res.bytes()) && self.options.retry.allows(attempt) {
-                tokio::time::sleep(self.options.retry.delay(attempt)).await;
-                attempt += 1;
-                continue;
+            // Still busy after the last re-send: the JUKEBOX status is the reply.
+            if !is_jukebox(res.bytes()) || !retry.again().await {
+                return Ok(res);
             }
-            return Ok(res);
         }
     }
 

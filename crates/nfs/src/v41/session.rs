@@ -23,7 +23,7 @@ use crate::proto::nfs4::{
     OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM,
     VERSION,
 };
-use crate::retry::Backoff;
+use crate::retry::{Backoff, Retrying};
 use crate::router::{ProcId, Route, Router};
 use crate::v41::sequence::{settle, Settled};
 use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
@@ -133,15 +133,20 @@ fn status(op: Opnum, path: &str, status: Nfsstat4) -> NfsError {
 
 /// The last "try again later" answer of a call whose re-sends ran out, saying what
 /// was retried, how many times and for how long.
-fn retried(last: NfsError, st: Nfsstat4, retries: u32, since: Instant) -> NfsError {
+/// The error of a call still "try later" when the re-sends ran out: the last status,
+/// with how many re-sends over how long if there were any.
+fn retried(last: NfsError, st: Nfsstat4, retry: &Retrying) -> NfsError {
+    if retry.resends() == 0 {
+        return last;
+    }
     NfsError::Retried {
         last: Box::new(last),
         why: match st {
             Nfsstat4::Grace => "server in its grace period",
             _ => "server busy",
         },
-        retries,
-        secs: since.elapsed().as_secs_f64(),
+        retries: retry.resends(),
+        secs: retry.waited().as_secs_f64(),
     }
 }
 
@@ -340,14 +345,13 @@ impl Session {
             path: path.into(),
             reason,
         };
-        let started = Instant::now();
+        let mut retry = self.opts.backoff.retrying();
         let (slot, mut seqid) = self.take_slot(path).await?;
         let mut guard = SlotGuard {
             session: self,
             slot,
             settled: true,
         };
-        let mut attempt = 0;
         loop {
             let highest = {
                 let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
@@ -368,7 +372,7 @@ impl Session {
             let results = self.send(call, ops.tag, path).await?;
             guard.settled = true;
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
-            let retry = match settle(&res) {
+            let (op, later) = match settle(&res) {
                 Settled::Done(ok) => {
                     self.check_sequenced(ok, slot, seqid, &bad)?;
                     res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
@@ -396,16 +400,9 @@ impl Session {
                     return Err(bad(ops.tag, "reply without a SEQUENCE result".into()))
                 }
             };
-            if !self.opts.backoff.allows(attempt) {
-                let last = status(retry.0, path, retry.1);
-                return Err(if attempt == 0 {
-                    last
-                } else {
-                    retried(last, retry.1, attempt, started)
-                });
+            if !retry.again().await {
+                return Err(retried(status(op, path, later), later, &retry));
             }
-            tokio::time::sleep(self.opts.backoff.delay(attempt)).await;
-            attempt += 1;
         }
     }
 
@@ -567,8 +564,7 @@ async fn plain_call(
         path: server.clone(),
         reason,
     };
-    let started = Instant::now();
-    let mut attempt = 0;
+    let mut retry = backoff.retrying();
     loop {
         let call = build_call(
             PROGRAM,
@@ -602,15 +598,8 @@ async fn plain_call(
                     server: conn.addr(),
                 });
             }
-            Some(f) if f.status == Nfsstat4::Delay && backoff.allows(attempt) => {
-                tokio::time::sleep(backoff.delay(attempt)).await;
-                attempt += 1;
-            }
-            Some(f) if attempt > 0 => {
-                let last = status(f.op, &server, f.status);
-                return Err(retried(last, f.status, attempt, started));
-            }
-            Some(f) => return Err(status(f.op, &server, f.status)),
+            Some(f) if f.status == Nfsstat4::Delay && retry.again().await => {}
+            Some(f) => return Err(retried(status(f.op, &server, f.status), f.status, &retry)),
         }
     }
 }
