@@ -428,21 +428,16 @@ fn path_down_at_the_start_joins_later() {
     assert!(sends_on(&r, 0) > 0 && sends_on(&r, 1) > 0);
 }
 
-#[test]
-fn mount_path_cut_while_creating_moves_metadata_calls() {
-    let Some(t) = Topology::up("meta") else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let json = tmp.path().join("meta.json").display().to_string();
-    // Slow paths, so that creating the data set takes several seconds; path 1 (the
-    // mount's) is cut in the middle and stays cut: the COMMITs, the manifest and its
-    // RENAME at the end must go over path 2.
+/// Creates a data set over `url` on slow paths, so that it takes several seconds, with
+/// path 1 cut in the middle and left cut: the metadata calls after the cut (NFSv3:
+/// COMMITs, the manifest and its RENAME; NFSv4.1: OPENs, SETATTRs, COMMITs, the
+/// manifest) must go over path 2. Returns the run's result.
+fn path_1_cut_while_creating(t: &Topology, url: &str, json: &str) -> Value {
     t.sh_out(&["rate", "--rate", "40mbit"]);
     let cut = t.later(Duration::from_millis(1500), &["cut", "1"]);
     let r = run_ok(&[
         "--target",
-        &t.url(),
+        url,
         "--size",
         "48MiB",
         "--workload",
@@ -450,20 +445,28 @@ fn mount_path_cut_while_creating_moves_metadata_calls() {
         "--time",
         "1s",
         "--json",
-        &json,
+        json,
     ]);
     cut.join().unwrap();
     assert_eq!(r["failed_ios"], 0);
-    let events = r["nfs"]["events"].as_array().unwrap();
     assert!(
-        events
-            .iter()
-            .any(|e| e["path"] == t.var("MP_ADDR1")
-                && e["what"].as_str().unwrap().starts_with("down")),
-        "{events:?}"
+        down_and_up(&r, t.var("MP_ADDR1")).0,
+        "{}",
+        r["nfs"]["events"]
     );
     assert!(r["ios"].as_u64().unwrap() > 0);
     t.sh_out(&["restore", "1"]);
+    r
+}
+
+#[test]
+fn mount_path_cut_while_creating_moves_metadata_calls() {
+    let Some(t) = Topology::up("meta") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("meta.json").display().to_string();
+    path_1_cut_while_creating(&t, &t.url(), &json);
 }
 
 /// The down and up events of `addr` in a result.
@@ -563,33 +566,9 @@ fn v41_session_path_cut_while_creating_moves_metadata_calls() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("meta.json").display().to_string();
-    // Slow paths, so that creating the data set takes several seconds; path 1 (where
-    // the session began) is cut in the middle and stays cut: the OPENs, SETATTRs,
-    // COMMITs, the manifest and its RENAME after that go over path 2.
-    t.sh_out(&["rate", "--rate", "40mbit"]);
-    let cut = t.later(Duration::from_millis(1500), &["cut", "1"]);
-    let r = run_ok(&[
-        "--target",
-        &t.url_v41(),
-        "--size",
-        "48MiB",
-        "--workload",
-        "single-block-read",
-        "--time",
-        "1s",
-        "--json",
-        &json,
-    ]);
-    cut.join().unwrap();
-    assert_eq!(r["failed_ios"], 0);
-    assert!(
-        down_and_up(&r, t.var("MP_ADDR1")).0,
-        "{}",
-        r["nfs"]["events"]
-    );
-    assert!(r["ios"].as_u64().unwrap() > 0);
+    // Path 1 is where the session began.
+    path_1_cut_while_creating(&t, &t.url_v41(), &json);
     // The data set is complete: a read-only run over path 2 alone reuses it.
-    t.sh_out(&["restore", "1"]);
     let again = run_ok(&[
         "--target",
         &format!("nfs://{}/export/dbio?version=4.1", t.var("MP_ADDR2")),
