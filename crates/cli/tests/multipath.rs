@@ -216,17 +216,12 @@ fn two_paths_carry_nearly_twice_one() {
     );
 }
 
-/// Runs an OLTP mix with --verify over both paths while `disrupt` runs on
-/// another thread; checks no I/O failed, the path went down with requests
-/// moved and came back, and every block verifies (in the run's final pass
-/// and afterwards in a read-only run through the other server).
-fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
-    let out = |n: &str| tmp.join(n).display().to_string();
-    prepare(t, &out("prep.json"));
-    let d = std::thread::spawn(disrupt);
-    let r = run_ok(&[
+/// An OLTP mix, half updates, 2 users of 8 outstanding I/Os on 2 connections per path,
+/// with --verify, over `url` for `time`: its result.
+fn oltp_verified(url: &str, time: &str, json: &str) -> Value {
+    run_ok(&[
         "--target",
-        &t.url(),
+        url,
         "--size",
         "32MiB",
         "--profile",
@@ -240,11 +235,22 @@ fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
         "--conns",
         "2",
         "--time",
-        "12s",
+        time,
         "--verify",
         "--json",
-        &out("run.json"),
-    ]);
+        json,
+    ])
+}
+
+/// Runs an OLTP mix with --verify over both paths while `disrupt` runs on
+/// another thread; checks no I/O failed, the path went down with requests
+/// moved and came back, and every block verifies (in the run's final pass
+/// and afterwards in a read-only run through the other server).
+fn survives(t: &Topology, tmp: &Path, disrupt: impl FnOnce() + Send + 'static) {
+    let out = |n: &str| tmp.join(n).display().to_string();
+    prepare(t, &out("prep.json"));
+    let d = std::thread::spawn(disrupt);
+    let r = oltp_verified(&t.url(), "12s", &out("run.json"));
     d.join().unwrap();
     assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]["events"]);
     let events = r["nfs"]["events"].as_array().unwrap();
@@ -520,27 +526,7 @@ fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
         std::thread::sleep(Duration::from_secs(4));
         sh("restore", "2");
     });
-    let r = run_ok(&[
-        "--target",
-        &t.url_v41(),
-        "--size",
-        "32MiB",
-        "--profile",
-        "oltp",
-        "--update-pct",
-        "50",
-        "--users",
-        "2",
-        "--outstanding",
-        "8",
-        "--conns",
-        "2",
-        "--time",
-        "21s",
-        "--verify",
-        "--json",
-        &out("run.json"),
-    ]);
+    let r = oltp_verified(&t.url_v41(), "21s", &out("run.json"));
     cuts.join().unwrap();
     assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]["events"]);
     for addr in [t.var("MP_ADDR1"), t.var("MP_ADDR2")] {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout, NetAddr,
-    Nfsstat4, Opnum, SequenceOk, Stateid, MINOR_VERSION,
+    Nfsstat4, Opnum, Stateid, MINOR_VERSION,
 };
 use dbio_nfs::retry::Backoff;
 use dbio_nfs::v41::pnfs::Layouts;
@@ -23,7 +23,7 @@ use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op, serve_calls, u32_at, SID};
+use v41_script::{answer_session_op, sequence_ok, serve_calls, u32_at};
 
 fn cred() -> Credential {
     Credential::sys(&AuthSys {
@@ -89,20 +89,6 @@ fn second_op(args: &[u8]) -> u32 {
 
 /// RECLAIM_COMPLETE's op number.
 const RECLAIM_COMPLETE: u32 = 58;
-
-/// SEQUENCE's result for the slot and sequence id the call used.
-fn sequence_ok(args: &[u8], out: &mut Vec<u8>) {
-    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 8;
-    SequenceOk {
-        sessionid: SID,
-        sequenceid: u32_at(args, at + 4 + 16),
-        slotid: u32_at(args, at + 4 + 20),
-        highest_slotid: 7,
-        target_highest_slotid: 7,
-        status_flags: 0,
-    }
-    .encode(out);
-}
 
 /// The session's own calls as a server answers them; RECLAIM_COMPLETE succeeds; any
 /// other call gets NFS4ERR_DELAY from SEQUENCE.

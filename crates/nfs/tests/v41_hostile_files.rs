@@ -15,8 +15,7 @@ use bytes::BufMut;
 use dbio_nfs::copy::{self, CopyOptions};
 use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, Fh4, Ftype4, Nfsstat4, Opnum, SequenceOk,
-    StableHow, Stateid,
+    encode_compound_header, encode_resop_status, Fh4, Ftype4, Nfsstat4, Opnum, StableHow, Stateid,
 };
 use dbio_nfs::v41::{Access, Attr, Client, OpenFile, SessionOptions};
 use dbio_nfs::{ClientOptions, NfsUrl};
@@ -24,7 +23,7 @@ use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op, serve_calls, u32_at, SID};
+use v41_script::{answer_session_op, sequence_ok, serve_calls, u32_at};
 
 /// The extra bytes the hostile READ returns, and the hostile WRITE claims.
 const EXTRA: u32 = 100;
@@ -52,15 +51,7 @@ fn answer(args: &[u8], out: &mut Vec<u8>) {
     }
     encode_compound_header(out, ok, b"", count);
     encode_resop_status(out, Opnum::Sequence, ok);
-    SequenceOk {
-        sessionid: SID,
-        sequenceid: u32_at(args, at + 8 + 16),
-        slotid: u32_at(args, at + 8 + 20),
-        highest_slotid: 7,
-        target_highest_slotid: 7,
-        status_flags: 0,
-    }
-    .encode(out);
+    sequence_ok(args, out);
     if count == 2 {
         encode_resop_status(out, Opnum::ReclaimComplete, ok);
         return;
@@ -234,15 +225,7 @@ fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
     };
     encode_compound_header(out, status, b"", count.min(2) + usize::from(read));
     encode_resop_status(out, Opnum::Sequence, ok);
-    SequenceOk {
-        sessionid: SID,
-        sequenceid: u32_at(args, at + 8 + 16),
-        slotid: u32_at(args, at + 8 + 20),
-        highest_slotid: 7,
-        target_highest_slotid: 7,
-        status_flags: 0,
-    }
-    .encode(out);
+    sequence_ok(args, out);
     if count == 1 {
         return;
     }

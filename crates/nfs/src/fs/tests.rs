@@ -29,8 +29,24 @@ fn type_letters_are_those_of_ls() {
 
 #[test]
 fn access_bits_match_both_versions() {
-    use crate::proto::{nfs3, nfs4};
-    assert_eq!(access::READ, nfs3::access::READ);
-    assert_eq!(access::EXECUTE, nfs4::access::EXECUTE);
-    assert_eq!(access::ALL, nfs3::access::ALL);
+    use crate::proto::nfs4;
+    // The file API uses NFSv3's table for both versions.
+    let v3 = [
+        access::READ,
+        access::LOOKUP,
+        access::MODIFY,
+        access::EXTEND,
+        access::DELETE,
+        access::EXECUTE,
+    ];
+    let v4 = [
+        nfs4::access::READ,
+        nfs4::access::LOOKUP,
+        nfs4::access::MODIFY,
+        nfs4::access::EXTEND,
+        nfs4::access::DELETE,
+        nfs4::access::EXECUTE,
+    ];
+    assert_eq!(v3, v4);
+    assert_eq!(access::ALL, v4.iter().fold(0, |a, b| a | b));
 }

@@ -93,3 +93,21 @@ pub fn serve_calls(l: std::net::TcpListener, mut answer: impl FnMut(u32, &[u8], 
         }
     }
 }
+
+/// SEQUENCE's result (session [`SID`], 8 slots) for the slot and sequence id the call
+/// in `args` (a COMPOUND with SEQUENCE first) used.
+#[allow(dead_code)] // Not every test that includes this file answers SEQUENCE with it.
+pub fn sequence_ok(args: &[u8], out: &mut Vec<u8>) {
+    use dbio_nfs::proto::nfs4::SequenceOk;
+    use dbio_xdr::XdrEncode;
+    let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 8;
+    SequenceOk {
+        sessionid: SID,
+        sequenceid: u32_at(args, at + 4 + 16),
+        slotid: u32_at(args, at + 4 + 20),
+        highest_slotid: 7,
+        target_highest_slotid: 7,
+        status_flags: 0,
+    }
+    .encode(out);
+}
