@@ -94,11 +94,17 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
     );
 
     let file = "dbio/dbio-data-01.dbf";
+    // Every file on one host, so that the run meets the other only when the data
+    // file moves there: a data server first named by a later layout.
+    let redo = lab.holder("dbio/dbio-redo-01.log");
+    if lab.holder(file) != redo {
+        lab.run(&["move", file]);
+    }
     let before = lab.holder(file);
 
     let mut run = Command::new(env!("CARGO_BIN_EXE_dbio"))
         .args(["run", "--target", &url, "--size", "16MiB", "--workload"])
-        .args(["single-block-read", "--outstanding", "8"])
+        .args(["single-block-read", "--users", "2", "--outstanding", "48"])
         .args(["--time", "30s", "--json", &out])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -128,6 +134,20 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
     };
     assert!(old.2 > 0 && new.2 > 0, "{rows:?}");
     assert!(new.3 > old.3, "{rows:?}");
+    // The new holder was first named by a refresh: both users got slots on it (more
+    // than one session grants), so no I/O stayed on the metadata server.
+    let late = r["nfs"]["file_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["server"] == "MDS" && f["file"].as_str().unwrap_or("").ends_with("01.dbf"))
+        .filter_map(|f| f["last_s"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(
+        late < new.3 + 1.0,
+        "I/O through the metadata server until {late:.1} s, after the move at {:.1} s: {rows:?}",
+        new.3
+    );
     let events = r["nfs"]["layout_events"].as_array().unwrap();
     assert!(
         events
@@ -173,5 +193,117 @@ fn without_layouts_io_goes_through_the_metadata_server() {
                 .unwrap_or("")
                 .contains("LAYOUTUNAVAILABLE")),
         "{events:?}"
+    );
+}
+
+/// `(path, what, t_s, unix_s)` of the result's path events.
+fn path_events(r: &Value) -> Vec<(String, String, f64, f64)> {
+    r["nfs"]["events"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    (
+                        e["path"].as_str().unwrap_or("").to_string(),
+                        e["what"].as_str().unwrap_or("").to_string(),
+                        e["t_s"].as_f64().unwrap_or(0.0),
+                        e["unix_s"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[test]
+fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
+    let Some(lab) = lab::Lab::start() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("restart.json").display().to_string();
+    // Layouts are fetched once: the I/O comes back to the data server by its path
+    // rejoining, not by a refresh.
+    let url = format!(
+        "nfs://{}/gv0/dbio?version=pnfs&layout_refresh=0",
+        lab.host("1")
+    );
+    let base = ["--target", &url, "--size", "16MiB"];
+    let st = support::dbio(&[&["run"], &base[..], &["--workload", "single-block-read"]].concat());
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    // The file's data on host 2, which is only a data server (host 1 is the metadata
+    // server too, whose restart is another matter).
+    let file = "dbio/dbio-data-01.dbf";
+    if lab.holder(file) != lab.host("2") {
+        lab.run(&["move", file]);
+    }
+    let ds = format!("{}:2049", lab.host("2"));
+
+    let mut run = Command::new(env!("CARGO_BIN_EXE_dbio"))
+        .arg("run")
+        .args(base)
+        .args(["--profile", "mixed", "--outstanding", "8", "--verify"])
+        .args(["--time", "14s", "--json", &out])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    lab.run(&["down", "2"]);
+    std::thread::sleep(Duration::from_secs(3));
+    // `up` returns once the server answers.
+    lab.run(&["up", "2"]);
+    let answering = unix_now();
+    let st = run.wait().unwrap();
+    assert!(st.success(), "dbio run failed");
+
+    let r = json(&out);
+    assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]);
+    let events = path_events(&r);
+    eprintln!("{events:?}\n{}", r["nfs"]["layout_events"]);
+    let label = format!("DS {ds}");
+    let down = events
+        .iter()
+        .find(|e| e.0 == label && e.1.starts_with("down"));
+    let up = events.iter().find(|e| e.0 == label && e.1 == "up");
+    let (Some(_), Some(up)) = (down, up) else {
+        panic!("no down and up events of {label}: {events:?}");
+    };
+    // Its restart lost the session: a new one was made.
+    assert!(
+        events.iter().any(|e| e.0 == label
+            && e.1
+                .starts_with("new session (SEQUENCE: NFS4ERR_BADSESSION)")),
+        "{events:?}"
+    );
+    // The probe found it within 2 s of it answering.
+    assert!(
+        up.3 - answering <= 2.0,
+        "{label} rejoined {:.2} s after it answered",
+        up.3 - answering
+    );
+    // And I/O went back to it: the file's I/O on it went on past the rejoin.
+    let last_on_ds = r["nfs"]["file_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["server"].as_str() == Some(ds.as_str()))
+        .filter_map(|f| f["last_s"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(
+        last_on_ds > up.2 + 1.0,
+        "no I/O on {ds} after it rejoined at {:.1} s (last at {last_on_ds:.1} s)",
+        up.2
     );
 }

@@ -229,6 +229,11 @@ impl NfsTarget {
         let handle = self.handle(rel)?;
         let stateid = self.open_once(rel, &handle)?;
         if let (Some(layouts), Some(fh)) = (self.pool.layouts(), Fh4::new(handle.as_bytes())) {
+            if let Some(open) = stateid {
+                // The run's open (by name where OPEN by handle was refused) serves
+                // the layout too.
+                layouts.lend_open(fh, open);
+            }
             if layouts.route(&fh).is_none() {
                 let path = format!("/{}", rel.trim_matches('/'));
                 self.pool.block_on(layouts.fetch(fh, &path, "first use"))?;

@@ -20,7 +20,7 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
         mount_port: t.pool.mount_port(),
         rsize,
         wsize,
-        paths: t.pool.paths().iter().map(|p| p.spec.label()).collect(),
+        paths: t.pool.paths().iter().map(|p| p.label()).collect(),
         nfs_version: t.version().label().into(),
         rtmax,
         wtmax,
@@ -88,10 +88,8 @@ pub fn events(t: &NfsTarget) -> Vec<NfsEvent> {
         .into_iter()
         .map(|e| NfsEvent {
             t_s: e.at_s,
-            path: paths
-                .get(e.path)
-                .map(|p| p.spec.label())
-                .unwrap_or_default(),
+            unix_s: e.unix_s,
+            path: paths.get(e.path).map(|p| p.label()).unwrap_or_default(),
             what: e.what,
             requests_moved: e.moved,
             recovered_after_s: e.recovered_after_s,

@@ -367,13 +367,6 @@ impl DataPath {
                 self.router.submit_batch(ch, batch);
             }
         }
-        if let Some(p) = &mut self.pnfs {
-            for link in p.links() {
-                if !link.batch.is_empty() {
-                    link.conn.submit_batch(&mut link.batch);
-                }
-            }
-        }
     }
 
     fn part_size(&self, dir: Dir) -> u32 {
@@ -431,7 +424,8 @@ impl DataPath {
                         offset,
                         len,
                     };
-                    match p.queue(router, &self.queue, part_io, &data, proc_) {
+                    let to = (&self.queue, &mut self.batches);
+                    match p.queue(router, to, part_io, &data, proc_) {
                         pnfs::Queued::Sent => return,
                         pnfs::Queued::NoSlot => {
                             self.waiting.push_back((slot, part, ch));
@@ -470,7 +464,8 @@ impl DataPath {
         });
         let reply = ReplyTo::Sink(self.queue.clone(), tag(slot, part, sslot, ch));
         router.reserve(ch, proc_);
-        self.batches[ch].push(call, reply);
+        let depth = self.ops.len() as u32;
+        batch_for(&mut self.batches, ch, depth).push(call, reply);
     }
 
     /// NFSv4.1: sends parts that waited for a session slot, oldest first, while slots
@@ -530,8 +525,10 @@ impl DataPath {
     /// Handles one RPC reply; returns the outcome when it was the last part of its I/O.
     fn on_reply(&mut self, t: u64, result: CallResult) -> Option<Outcome> {
         let (slot, part, sslot, ch) = untag(t);
-        if ch >= pnfs::DS_CHANNEL {
-            return self.on_data_server_reply(t, ch - pnfs::DS_CHANNEL, result);
+        if self.pnfs.is_some() {
+            if let Some(ds) = self.router.data_server_of(ch) {
+                return self.on_data_server_reply(t, ch, ds, result);
+            }
         }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
@@ -574,7 +571,7 @@ impl DataPath {
                         return self.end_part(slot, io, Err(e));
                     }
                 }
-                if reissue && self.router.paths().len() > 1 {
+                if reissue && self.router.opened_paths() > 1 {
                     // Every path is down: wait for the probe to bring one back.
                     self.defer(t, slot, part);
                     return None;
@@ -783,6 +780,15 @@ impl DataPath {
             cause,
         }
     }
+}
+
+/// The batch of channel `ch` (channels of data servers are added while the data path
+/// runs).
+fn batch_for(batches: &mut Vec<CallBatch>, ch: usize, depth: u32) -> &mut CallBatch {
+    if batches.len() <= ch {
+        batches.resize_with(ch + 1, || CallBatch::with_capacity(depth as usize));
+    }
+    &mut batches[ch]
 }
 
 /// Bursts: the calls of one flush on one connection.

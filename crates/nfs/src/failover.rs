@@ -3,40 +3,44 @@
 //!
 //! A path goes down when one of its connections fails a call (refused,
 //! reset, or silent for the reply timeout); the engine then re-issues that
-//! call on another path. A down path gets no new work; the probe sends it
-//! an NFS NULL on every connection, with a doubling delay, and the path
-//! rejoins once all of them answer (one answering while another still
-//! fails would flap the path).
+//! call on another path (a pNFS data server's, through the metadata server).
+//! A down path gets no new work; the probe sends it an NFS NULL on every
+//! connection, with a doubling delay, and the path rejoins once all of them
+//! answer (one answering while another still fails would flap the path).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use dbio_rpc::conn::{CallBuf, Connection};
+use dbio_rpc::conn::CallBuf;
 use dbio_rpc::Credential;
 
 use crate::channel::build_call;
 use crate::path::{PathEvent, PathState};
 use crate::proto::nfs3;
+use crate::router::Router;
+use crate::table::Table;
 
-/// First delay before probing a dead path again; doubles up to [`PROBE_MAX`].
+/// First delay before probing a dead path again; doubles up to [`PROBE_MAX`]
+/// (which bounds how long a path that answers again waits to rejoin).
 const PROBE_FIRST: Duration = Duration::from_millis(100);
-const PROBE_MAX: Duration = Duration::from_secs(2);
+const PROBE_MAX: Duration = Duration::from_secs(1);
 /// How often the probe looks for dead paths.
 const PROBE_TICK: Duration = Duration::from_millis(50);
 
 /// Paths and their events, shared by the pool and its probe task.
 #[derive(Debug)]
 pub struct Health {
-    pub paths: Vec<PathState>,
+    pub paths: Table<PathState>,
     events: Mutex<Vec<PathEvent>>,
     opened: Instant,
 }
 
 impl Health {
-    pub fn new(paths: Vec<PathState>) -> Health {
+    /// Health of `paths`, with room for `more` added later (pNFS data servers).
+    pub fn new(paths: Vec<PathState>, more: usize) -> Health {
         Health {
-            paths,
+            paths: Table::new(paths, more),
             events: Mutex::new(Vec::new()),
             opened: Instant::now(),
         }
@@ -76,10 +80,19 @@ impl Health {
         }
     }
 
+    /// Records what happened on `path` that is neither down nor up (state recovered).
+    pub fn note(&self, path: usize, what: String) {
+        self.record(path, what, None);
+    }
+
     fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
         if let Ok(mut ev) = self.events.lock() {
+            let unix_s = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
             ev.push(PathEvent {
                 at_s: self.opened.elapsed().as_secs_f64(),
+                unix_s,
                 path,
                 what,
                 moved: 0,
@@ -94,20 +107,24 @@ impl Health {
     }
 }
 
-/// Probes dead paths with the NULL procedure of `(program, version)` (the pool's:
-/// a server that speaks only NFSv4 has no NFSv3 to answer) until the runtime that
-/// runs it shuts down. `conns` holds each connection with the index of its path.
-pub async fn probe(
-    health: Arc<Health>,
-    conns: Vec<(usize, Connection)>,
-    cred: Credential,
-    (prog, vers): (u32, u32),
-) {
-    let n = health.paths.len();
-    let mut next_at = vec![None::<Instant>; n];
-    let mut delay = vec![PROBE_FIRST; n];
+/// Probes the router's dead paths (data servers' too, as they are added) with the
+/// NULL procedure of its program and version (a server that speaks only NFSv4 has no
+/// NFSv3 to answer), until the router is dropped or the runtime that runs the probe
+/// shuts down.
+pub async fn probe(router: Weak<Router>) {
+    let mut next_at: Vec<Option<Instant>> = Vec::new();
+    let mut delay: Vec<Duration> = Vec::new();
     loop {
         tokio::time::sleep(PROBE_TICK).await;
+        let Some(router) = router.upgrade() else {
+            return;
+        };
+        let health = router.health();
+        let n = health.paths.len();
+        next_at.resize(n, None);
+        delay.resize(n, PROBE_FIRST);
+        let cred = router.credential();
+        let (prog, vers) = router.program();
         for path in 0..n {
             if health.paths[path].is_up() {
                 next_at[path] = None;
@@ -119,8 +136,9 @@ pub async fn probe(
             if now < due {
                 continue;
             }
-            let calls = conns.iter().filter(|(p, _)| *p == path).map(|(_, c)| {
-                let (c, call) = (c.clone(), null_call(&cred, prog, vers));
+            let conns = router.channels().iter().filter(|c| c.path == path);
+            let calls = conns.map(|c| {
+                let (c, call) = (c.conn.clone(), null_call(cred, prog, vers));
                 async move { c.call(call).await }
             });
             let all_ok = futures_all(calls).await;

@@ -40,6 +40,7 @@ pub mod ping;
 pub mod pool;
 pub mod retry;
 pub mod router;
+pub mod table;
 pub mod url;
 pub mod v41;
 

@@ -42,6 +42,9 @@ impl PathSpec {
 pub struct PathEvent {
     /// Seconds since the pool was opened.
     pub at_s: f64,
+    /// Wall-clock time (seconds since the Unix epoch), to set against outside events
+    /// such as a server's restart.
+    pub unix_s: f64,
     /// Index of the path in the pool.
     pub path: usize,
     /// What happened ("down: reason" or "up").
@@ -56,6 +59,8 @@ pub struct PathEvent {
 #[derive(Debug)]
 pub struct PathState {
     pub spec: PathSpec,
+    /// pNFS: the data server this path reaches (`None`: the server the pool opened).
+    pub data_server: Option<SocketAddr>,
     up: AtomicBool,
     down_since: Mutex<Option<Instant>>,
     /// Requests moved off this path since it last went down.
@@ -66,9 +71,27 @@ impl PathState {
     pub fn new(spec: PathSpec) -> PathState {
         PathState {
             spec,
+            data_server: None,
             up: AtomicBool::new(true),
             down_since: Mutex::new(None),
             moved: AtomicU64::new(0),
+        }
+    }
+
+    /// The path to pNFS data server `addr`.
+    pub fn to_data_server(addr: SocketAddr) -> PathState {
+        PathState {
+            data_server: Some(addr),
+            ..PathState::new(PathSpec::new(addr.ip()))
+        }
+    }
+
+    /// How views name the path: `local->server`, or `DS address` for a data server
+    /// (which may share its address with the metadata server).
+    pub fn label(&self) -> String {
+        match self.data_server {
+            Some(a) => format!("DS {a}"),
+            None => self.spec.label(),
         }
     }
 

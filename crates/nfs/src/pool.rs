@@ -282,28 +282,21 @@ impl Pool {
         for (path, reason) in &down_at_open {
             health.failed(*path, reason, false);
         }
-        if health.paths.len() > 1 {
-            let conns = router
-                .channels()
-                .iter()
-                .map(|c| (c.path, c.conn.clone()))
-                .collect();
-            rt.spawn(crate::failover::probe(
-                health,
-                conns,
-                router.credential().clone(),
-                (prog, vers),
-            ));
+        let layouts = match &proto {
+            Proto::V41(m) => m.layouts().cloned(),
+            Proto::V3(_) => None,
+        };
+        if health.paths.len() > 1 || layouts.is_some() {
+            // Data servers are added as paths of their own later: probed alike.
+            rt.spawn(crate::failover::probe(Arc::downgrade(&router)));
         }
         if let Proto::V41(m) = &proto {
             // Metadata then fails over between paths like the data does.
             m.client().session().use_router(router.clone());
             rt.spawn(V41Mount::renew_lease(m.shared_client()));
         }
-        if let Some(layouts) = match &proto {
-            Proto::V41(m) => m.layouts().cloned(),
-            Proto::V3(_) => None,
-        } {
+        if let Some(layouts) = layouts {
+            layouts.use_router(router.clone(), rt.handle().clone());
             if let Some(every) = layouts.refresh {
                 // Follows data that moved: the servers tested recall no layouts.
                 rt.spawn(async move {
@@ -433,11 +426,11 @@ impl Pool {
         &self.router
     }
 
-    pub fn paths(&self) -> &[PathState] {
+    pub fn paths(&self) -> &crate::table::Table<PathState> {
         self.router.paths()
     }
 
-    pub fn channels(&self) -> &[Channel] {
+    pub fn channels(&self) -> &crate::table::Table<Channel> {
         self.router.channels()
     }
 

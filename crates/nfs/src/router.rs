@@ -3,9 +3,14 @@
 //! A [`Router`] holds the connections to one server over its paths (channels), the
 //! paths' health ([`crate::failover::Health`]) and the calls per procedure, counted by
 //! name so that any protocol version can use it. Every call is routed by a [`Route`]
-//! (file and offset): today any channel of a path that is up serves any route (the one
-//! with the fewest outstanding calls, ties rotating); a pNFS layout will choose the data
-//! server of a (file, offset) here, without its callers changing.
+//! (file and offset): any channel to the server the pool opened, on a path that is up,
+//! serves any route (the one with the fewest outstanding calls, ties rotating).
+//!
+//! pNFS data servers are channels of the router too, each on a path of its own, added
+//! when a layout first names them ([`Router::add_data_server`]): the same health, the
+//! same probe that brings a dead one back, the same path events and views. A file's
+//! layout maps a (file, offset) to one of them (see `datapath/pnfs.rs`); everything
+//! else goes to the server the pool opened.
 //!
 //! - Pipelines ([`crate::datapath::DataPath`]) pick a channel, count the call
 //!   ([`Router::reserve`]), submit it, and report its end ([`Router::done`]) and how the
@@ -25,6 +30,11 @@ use dbio_rpc::Credential;
 use crate::channel::{build_call, CallError, Results};
 use crate::failover::Health;
 use crate::path::{PathEvent, PathState};
+use crate::table::Table;
+
+/// Most pNFS data servers a router takes (each has one channel and one path): more
+/// are reached through the metadata server.
+pub const MAX_DATA_SERVERS: usize = 256;
 
 /// A file of a data path (an index into its table of file handles).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,11 +65,21 @@ impl Route {
     }
 }
 
+/// Which server a channel reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// The server the pool opened (NFSv3, or the pNFS metadata server).
+    Opened,
+    /// pNFS data server number `n` of the pool's layouts.
+    Data(u16),
+}
+
 /// One connection of a router (a row of the dNFS "channels" view).
 pub struct Channel {
     pub conn: Connection,
     /// Index of its path in [`Router::paths`].
     pub path: usize,
+    pub server: Server,
     outstanding: AtomicU32,
 }
 
@@ -142,7 +162,9 @@ impl ProcCounters {
 
 /// One RPC program and version over connections on one or more paths.
 pub struct Router {
-    channels: Vec<Channel>,
+    channels: Table<Channel>,
+    /// Paths to the server the pool opened (the first ones of the health's table).
+    opened_paths: usize,
     health: Arc<Health>,
     next: AtomicUsize,
     procs: ProcCounters,
@@ -173,16 +195,16 @@ impl Router {
         procs: &[&'static str],
     ) -> Router {
         assert!(!conns.is_empty(), "a router needs a connection");
+        let channels = conns.into_iter().map(|(path, conn)| Channel {
+            conn,
+            path,
+            server: Server::Opened,
+            outstanding: AtomicU32::new(0),
+        });
         Router {
-            channels: conns
-                .into_iter()
-                .map(|(path, conn)| Channel {
-                    conn,
-                    path,
-                    outstanding: AtomicU32::new(0),
-                })
-                .collect(),
-            health: Arc::new(Health::new(paths)),
+            channels: Table::new(channels, MAX_DATA_SERVERS),
+            opened_paths: paths.len(),
+            health: Arc::new(Health::new(paths, MAX_DATA_SERVERS)),
             next: AtomicUsize::new(0),
             procs: ProcCounters::new(procs),
             prog,
@@ -204,12 +226,45 @@ impl Router {
         self.runs_on_callers
     }
 
-    pub fn paths(&self) -> &[PathState] {
+    /// Paths: first those to the server the pool opened, then one per data server.
+    pub fn paths(&self) -> &Table<PathState> {
         &self.health.paths
     }
 
-    pub fn channels(&self) -> &[Channel] {
+    /// Paths to the server the pool opened.
+    pub fn opened_paths(&self) -> usize {
+        self.opened_paths
+    }
+
+    pub fn channels(&self) -> &Table<Channel> {
         &self.channels
+    }
+
+    /// Registers pNFS data server `n`, reached at `conn`, as a channel on a path of its
+    /// own; its channel index, or `None` when the router has room for no more.
+    pub fn add_data_server(&self, n: usize, conn: Connection) -> Option<usize> {
+        let server = Server::Data(u16::try_from(n).ok()?);
+        let path = self
+            .health
+            .paths
+            .push(PathState::to_data_server(conn.addr()))
+            .ok()?;
+        self.channels
+            .push(Channel {
+                conn,
+                path,
+                server,
+                outstanding: AtomicU32::new(0),
+            })
+            .ok()
+    }
+
+    /// The data server channel `ch` reaches, if it reaches one.
+    pub fn data_server_of(&self, ch: usize) -> Option<usize> {
+        match self.channels.get(ch)?.server {
+            Server::Data(n) => Some(usize::from(n)),
+            Server::Opened => None,
+        }
     }
 
     pub fn procs(&self) -> &ProcCounters {
@@ -229,6 +284,11 @@ impl Router {
         &self.cred
     }
 
+    /// The RPC program and version of the router's calls.
+    pub(crate) fn program(&self) -> (u32, u32) {
+        (self.prog, self.vers)
+    }
+
     /// Path events so far, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
         self.health.events()
@@ -244,9 +304,10 @@ impl Router {
         build_call(self.prog, self.vers, proc_, &self.cred, args, payload)
     }
 
-    /// The channel for `route`: the one with the fewest outstanding requests on a path
-    /// that is up (not `avoid_path`); when every path is down, any (its connection
-    /// retries). The route does not matter yet: every path reaches the same storage.
+    /// The channel to the server the pool opened for `route`: the one with the fewest
+    /// outstanding requests on a path that is up (not `avoid_path`); when every path is
+    /// down, any (its connection retries). Every such path reaches the same storage;
+    /// a route to a data server is placed by the file's layout instead.
     pub fn pick(&self, _route: Route, avoid_path: Option<usize>) -> usize {
         let n = self.channels.len();
         if n == 1 {
@@ -258,7 +319,10 @@ impl Router {
         for k in 0..n {
             let i = (start + k) % n;
             let ch = &self.channels[i];
-            if !self.health.paths[ch.path].is_up() || Some(ch.path) == avoid_path {
+            if ch.server != Server::Opened
+                || !self.health.paths[ch.path].is_up()
+                || Some(ch.path) == avoid_path
+            {
                 continue;
             }
             let load = ch.outstanding();
@@ -270,7 +334,13 @@ impl Router {
                 }
             }
         }
-        best.unwrap_or(start)
+        best.unwrap_or_else(|| {
+            // Every path is down: a channel to the opened server all the same.
+            (0..n)
+                .map(|k| (start + k) % n)
+                .find(|&i| self.channels[i].server == Server::Opened)
+                .unwrap_or(0)
+        })
     }
 
     /// True when channel `ch`'s path is up: a call may follow the others of its burst
@@ -330,15 +400,25 @@ impl Router {
         moved.then_some(other)
     }
 
-    /// A reply arrived on channel `ch`. With one path, a path that was down is up
-    /// again. With several, only the probe brings a path back: a late reply to a call
-    /// sent before the path died proves nothing.
+    /// Records an event on channel `ch`'s path that is neither down nor up.
+    pub fn note(&self, ch: usize, what: String) {
+        if let Some(c) = self.channels.get(ch) {
+            self.health.note(c.path, what);
+        }
+    }
+
+    /// A reply arrived on channel `ch`. With one path to the opened server, that path
+    /// is up again if it was down (there is nowhere else to go). Otherwise, and for
+    /// data servers, only the probe brings a path back: a late reply to a call sent
+    /// before the path died proves nothing.
     pub fn path_answered(&self, ch: usize) {
-        if self.health.paths.len() > 1 {
+        if self.opened_paths > 1 {
             return;
         }
         if let Some(c) = self.channels.get(ch) {
-            self.health.answered(c.path);
+            if c.server == Server::Opened {
+                self.health.answered(c.path);
+            }
         }
     }
 
@@ -366,7 +446,7 @@ impl Router {
                     return Results::from_record(reply.record).map_err(CallError::Rpc);
                 }
                 Err(e) => {
-                    if moves + 1 < self.health.paths.len() {
+                    if moves + 1 < self.opened_paths {
                         if let Some(other) = self.path_failed(ch, &e.to_string()) {
                             ch = other;
                             moves += 1;

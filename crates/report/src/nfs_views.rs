@@ -229,6 +229,7 @@ mod tests {
                 what: "down: connection reset".into(),
                 requests_moved: 17,
                 recovered_after_s: None,
+                ..Default::default()
             }],
             ..Default::default()
         };

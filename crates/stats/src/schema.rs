@@ -426,6 +426,10 @@ pub struct NfsProcCount {
 pub struct NfsEvent {
     /// Seconds since the connections were opened.
     pub t_s: f64,
+    /// Wall-clock time (seconds since the Unix epoch; 0 in results written before it
+    /// was recorded).
+    #[serde(default)]
+    pub unix_s: f64,
     /// The path, as in the server's `paths`.
     pub path: String,
     /// "down: reason" or "up".

@@ -1,27 +1,31 @@
-//! pNFS in the data path: each part goes to the data server its file's layout names
-//! (on slots leased from that server's session), or through the metadata server.
+//! pNFS in the data path: each part goes to the data server its file's layout names,
+//! on that server's channel in the router and on slots leased from its session, or
+//! through the metadata server when there is no layout, no slot, or the data server's
+//! path is down.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, Connection, ReplyTo};
+use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 
 use super::v41::{File, Wire};
 use super::{tag, untag, Dir, Outcome, PartError, Stability};
-use crate::proto::nfs4::{Fh4, Stateid};
+use crate::proto::nfs4::{Fh4, Nfsstat4, Stateid};
 use crate::router::{FileId, ProcId, Route, Router};
-use crate::v41::pnfs::{FileRoute, IoCount, Layouts, Placement};
+use crate::v41::pnfs::{DataServer, FileRoute, IoCount, Layouts, Placement};
 
-/// Channel numbers at or above this in a data path's tags name a data server.
-pub const DS_CHANNEL: usize = 0x8000;
-
-/// A data path's link to one data server: slots of the server's session, its
-/// connection, the calls not yet handed to it.
+/// A data path's link to one data server: slots of the server's session and the
+/// server's channel.
 pub struct DsLink {
-    pub wire: Wire,
-    pub conn: Connection,
-    pub batch: CallBatch,
+    wire: Wire,
+    /// The data server's channel in the router.
+    channel: usize,
+    ds: Arc<DataServer>,
+    /// The data server's session epoch the slots were leased from.
+    epoch: u64,
+    /// Parts sent on the lease and not answered yet.
+    in_flight: u32,
 }
 
 /// The pNFS side of a data path: each file's route as last seen, the links to data
@@ -33,6 +37,8 @@ pub struct PnfsPath {
     routes: Vec<Option<Arc<FileRoute>>>,
     handles: Vec<Fh4>,
     links: Vec<Option<DsLink>>,
+    /// Per data server: more slots were asked for (the ones it had were taken).
+    asked: Vec<u64>,
     counters: HashMap<(u32, Option<usize>), Arc<IoCount>>,
     depth: u32,
 }
@@ -45,6 +51,7 @@ impl PnfsPath {
             routes: Vec::new(),
             handles: Vec::new(),
             links: Vec::new(),
+            asked: Vec::new(),
             counters: HashMap::new(),
             depth,
         }
@@ -70,19 +77,44 @@ impl PnfsPath {
         Some((p, route.open))
     }
 
-    /// The link to data server `i`, made on first use (`None`: its session has no
-    /// slot to lease).
+    /// The link to data server `i` with slots of its current session: leased on first
+    /// use, and again once the server's sessions were made anew and the parts sent on
+    /// the old ones are answered. `None`: no slot now (more are asked for, once per
+    /// epoch; until they come, I/O goes through the metadata server).
     pub fn link(&mut self, i: usize) -> Option<&mut DsLink> {
         if self.links.len() <= i {
             self.links.resize_with(i + 1, || None);
+            self.asked.resize(i + 1, u64::MAX);
         }
-        if self.links[i].is_none() {
+        let fresh = match &self.links[i] {
+            Some(l) => l.epoch == l.ds.epoch(),
+            None => false,
+        };
+        if !fresh {
+            if self.links[i].as_ref().is_some_and(|l| l.in_flight > 0) {
+                return None;
+            }
             let ds = self.layouts.server(i)?;
-            let lease = ds.lease(self.depth)?;
+            let epoch = ds.epoch();
+            let Some(lease) = ds.lease(self.depth) else {
+                self.links[i] = None;
+                if self.asked[i] != epoch {
+                    // A server named by a later layout, or one with a new session:
+                    // slots for this data path, like those reserved at its start.
+                    self.asked[i] = epoch;
+                    let depth = self.depth;
+                    self.layouts.spawn(async move {
+                        let _ = ds.reserve(depth).await;
+                    });
+                }
+                return None;
+            };
             self.links[i] = Some(DsLink {
                 wire: Wire::new(lease),
-                conn: ds.connection().clone(),
-                batch: CallBatch::with_capacity(self.depth as usize),
+                channel: ds.channel,
+                ds,
+                epoch,
+                in_flight: 0,
             });
         }
         self.links[i].as_mut()
@@ -94,10 +126,6 @@ impl PnfsPath {
         for i in 0..self.layouts.server_count() {
             self.link(i);
         }
-    }
-
-    pub fn links(&mut self) -> impl Iterator<Item = &mut DsLink> {
-        self.links.iter_mut().flatten()
     }
 
     /// Counts `bytes` of I/O of `file` on `server` (`None`: the metadata server).
@@ -115,8 +143,9 @@ impl PnfsPath {
         c.add(bytes, now);
     }
 
-    /// A data server failed an I/O of `file`: its I/O goes through the metadata
-    /// server until the route is fetched again (started here, in the background).
+    /// A data server failed an I/O of `file` with an error status: its I/O goes
+    /// through the metadata server until the route is fetched again (started here,
+    /// in the background).
     pub fn failed(&mut self, file: FileId, server: usize, why: String) {
         let Some(r) = self.routes.get_mut(file.0 as usize) else {
             return;
@@ -128,7 +157,7 @@ impl PnfsPath {
         let fh = self.handles[file.0 as usize];
         let layouts = self.layouts.clone();
         let name = layouts.server_name(Some(server));
-        tokio::spawn(async move {
+        self.layouts.spawn(async move {
             layouts
                 .refetch(fh, format!("data server {name} failed an I/O: {why}"))
                 .await;
@@ -149,20 +178,33 @@ pub(super) struct Part {
 
 /// Where [`PnfsPath::queue`] put a part.
 pub(super) enum Queued {
-    /// On a data server's batch.
+    /// On a data server's channel.
     Sent,
     /// The data server has no free slot for this path now: the part waits.
     NoSlot,
-    /// No layout for this range (or its server has no slot lease): the metadata server.
+    /// No layout for this range, no slot lease on its server, or the server's path is
+    /// down: the metadata server.
     ThroughMds,
 }
 
+/// Statuses by which a data server says it no longer knows the session (it restarted).
+fn session_lost(why: &PartError) -> bool {
+    matches!(
+        why,
+        PartError::Status4 {
+            status: Nfsstat4::Badsession | Nfsstat4::Deadsession | Nfsstat4::StaleClientid,
+            ..
+        }
+    )
+}
+
 impl PnfsPath {
-    /// Queues `part` on the data server its file's layout names, if any.
+    /// Queues `part` on the channel of the data server its file's layout names, if
+    /// any, counting it in the router like any call.
     pub(super) fn queue(
         &mut self,
         router: &Router,
-        queue: &Arc<CompletionQueue>,
+        (queue, batches): (&Arc<CompletionQueue>, &mut Vec<CallBatch>),
         part: Part,
         data: &Bytes,
         proc_: ProcId,
@@ -173,6 +215,9 @@ impl PnfsPath {
         let Some(link) = self.link(pl.server) else {
             return Queued::ThroughMds;
         };
+        if !router.is_usable(link.channel) {
+            return Queued::ThroughMds;
+        }
         let Some((index, sslot, seqid)) = link.wire.take() else {
             return Queued::NoSlot;
         };
@@ -190,10 +235,12 @@ impl PnfsPath {
             data.clone(),
             part.stable,
         );
-        let t = tag(part.slot, part.part, index, DS_CHANNEL + pl.server);
-        link.batch.push(call, ReplyTo::Sink(queue.clone(), t));
+        let ch = link.channel;
+        link.in_flight += 1;
+        let t = tag(part.slot, part.part, index, ch);
+        router.reserve(ch, proc_);
+        super::batch_for(batches, ch, self.depth).push(call, ReplyTo::Sink(queue.clone(), t));
         self.count(part.file, Some(pl.server), part.len);
-        router.procs().count(proc_);
         Queued::Sent
     }
 }
@@ -208,14 +255,18 @@ impl super::DataPath {
         self
     }
 
-    /// pNFS: a reply from data server `server`. A failure (transport or status) sends
-    /// the part through the metadata server and has the file's layout fetched again.
+    /// pNFS: a reply from data server `server` on channel `ch`. A failure sends the
+    /// part through the metadata server: a transport failure takes the server's path
+    /// down until the probe finds it answering; a lost session is made anew; another
+    /// error status has the file's layout fetched again.
     pub(super) fn on_data_server_reply(
         &mut self,
         t: u64,
+        ch: usize,
         server: usize,
         result: CallResult,
     ) -> Option<Outcome> {
+        self.router.done(ch);
         let (slot, part, sslot, _) = untag(t);
         let io = self.ops.get(slot as usize).and_then(|op| op.io);
         let want = io.map(|io| {
@@ -223,7 +274,8 @@ impl super::DataPath {
             size.min(io.len - part * size)
         });
         let p = self.pnfs.as_mut()?;
-        let link = p.link(server)?;
+        let link = p.links.get_mut(server)?.as_mut()?;
+        link.in_flight = link.in_flight.saturating_sub(1);
         let decoded = match (result, io, want) {
             (Ok(reply), Some(io), Some(want)) => {
                 link.wire.decode(sslot, io.dir, reply.record, want)
@@ -237,20 +289,39 @@ impl super::DataPath {
                 Err(PartError::Transport(e))
             }
         };
+        let lost_session = link.wire.sessionid();
+        let ds = link.ds.clone();
         let io = io?;
-        match decoded {
+        let why = match decoded {
             Ok(reply) => {
                 let outcome = self.apply(slot, part, io, Ok(reply));
-                self.settle(t, io, outcome)
+                return self.settle(t, io, outcome);
             }
-            Err(why) => {
-                if let Some(p) = self.pnfs.as_mut() {
-                    p.failed(io.file, server, why.to_string());
-                }
-                let ch = self.router.pick(Route::META, None);
-                self.send_part(slot, part, Some(ch));
+            Err(why) => why,
+        };
+        let mds = match &why {
+            PartError::Transport(e) => self.router.path_failed(ch, &e.to_string()),
+            why if session_lost(why) => {
+                let (router, why) = (self.router.clone(), why.to_string());
+                p.layouts.spawn(async move {
+                    let t = std::time::Instant::now();
+                    let what = match ds.renew(lost_session).await {
+                        Ok(false) => return,
+                        Ok(true) => format!("new session ({why})"),
+                        Err(e) => format!("no new session ({why}): {e}"),
+                    };
+                    let ms = t.elapsed().as_secs_f64() * 1000.0;
+                    router.note(ch, format!("{what}, made in {ms:.0} ms"));
+                });
                 None
             }
-        }
+            why => {
+                p.failed(io.file, server, why.to_string());
+                None
+            }
+        };
+        let mds = mds.unwrap_or_else(|| self.router.pick(Route::META, None));
+        self.send_part(slot, part, Some(mds));
+        None
     }
 }

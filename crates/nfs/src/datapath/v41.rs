@@ -62,6 +62,11 @@ impl Wire {
         self.lease.busy(index)
     }
 
+    /// The session the slots are of.
+    pub fn sessionid(&self) -> crate::proto::nfs4::SessionId {
+        self.lease.sessionid()
+    }
+
     /// Slots that can still carry requests.
     pub fn usable(&self) -> u32 {
         self.lease.usable()

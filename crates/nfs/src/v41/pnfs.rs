@@ -3,20 +3,24 @@
 //! [`Layouts`] is shared by every data path of a pool. Per file it keeps a
 //! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file) and its device
 //! (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
-//! session of their own, once. A route is fetched again when a data server fails an
-//! I/O (the data path re-issues it through the metadata server meanwhile) and every
-//! `refresh` interval: that is how I/O follows data that moved, since the servers
-//! tested recall no layouts. Each change is an event, and I/Os and bytes are counted
-//! per file and server for the views.
+//! session of their own, and a channel of the pool's router on a path of their own: a
+//! data server whose connection fails is a path that goes down (its I/O goes through
+//! the metadata server meanwhile) and comes back when the probe finds it answering;
+//! one that lost its session (it restarted) gets a new one. A route is fetched again
+//! when a data server fails an I/O with an error status and every `refresh` interval:
+//! that is how I/O follows data that moved, since the servers tested recall no
+//! layouts. Each change is an event, and I/Os and bytes are counted per file and server
+//! for the views.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::error::NfsError;
-use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, Stateid};
+use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, SessionId, Stateid};
+use crate::router::Router;
 use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
@@ -28,25 +32,52 @@ const DS_TIMEOUT: Duration = Duration::from_secs(2);
 /// The metadata server, where a counter or an event names no data server.
 pub const MDS: &str = "MDS";
 
-/// A data server: its sessions (of one client id, on one connection).
+/// A data server: its sessions (of one client id, on one connection) and its channel
+/// in the pool's router.
 pub struct DataServer {
     pub addr: SocketAddr,
+    /// Its channel in the pool's router.
+    pub channel: usize,
     conn: dbio_rpc::conn::Connection,
     /// The first session, then more when data paths need more slots than it has.
     sessions: Mutex<Vec<Session>>,
+    /// Bumped when the sessions are made anew: data paths lease again.
+    epoch: AtomicU64,
+    /// One renewal at a time.
+    renewing: tokio::sync::Mutex<()>,
+    /// What a new session is made with.
+    made_with: (dbio_rpc::Credential, SessionOptions),
 }
 
 impl DataServer {
-    fn new(addr: SocketAddr, session: Session) -> DataServer {
-        DataServer {
-            addr,
-            conn: session.connection().clone(),
-            sessions: Mutex::new(vec![session]),
-        }
-    }
-
     pub fn connection(&self) -> &dbio_rpc::conn::Connection {
         &self.conn
+    }
+
+    /// Changes each time the server's sessions are made anew (leases of older ones
+    /// are worthless).
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Relaxed)
+    }
+
+    /// The server no longer knows session `lost` (it restarted: NFS4ERR_BADSESSION,
+    /// DEADSESSION, STALE_CLIENTID): a new client id and session on the same
+    /// connection, unless another caller made them already. A data server holds no
+    /// opens (their stateids are the metadata server's), so that is all it needs.
+    pub async fn renew(&self, lost: SessionId) -> Result<bool, NfsError> {
+        let _one = self.renewing.lock().await;
+        let current = {
+            let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            s.iter().any(|s| s.sessionid() == lost)
+        };
+        if !current {
+            return Ok(false);
+        }
+        let (cred, opts) = self.made_with.clone();
+        let fresh = Session::establish(self.conn.clone(), cred, opts).await?;
+        *self.sessions.lock().unwrap_or_else(|e| e.into_inner()) = vec![fresh];
+        self.epoch.fetch_add(1, Relaxed);
+        Ok(true)
     }
 
     /// Slots a session grants (the most one data path leases from it).
@@ -67,7 +98,7 @@ impl DataServer {
 
     /// Makes sure a data path of `want` slots finds them: one more session of the same
     /// client when no session has that many free.
-    async fn reserve(&self, want: u32) -> Result<(), NfsError> {
+    pub async fn reserve(&self, want: u32) -> Result<(), NfsError> {
         let want = want.min(self.granted());
         let first_or_none = {
             let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
@@ -183,10 +214,16 @@ impl IoCount {
 /// The layouts of a pool's files and its data servers.
 pub struct Layouts {
     mds: Arc<Client>,
+    /// The pool's router, where data servers become channels, and its runtime.
+    router: OnceLock<(Arc<Router>, tokio::runtime::Handle)>,
     options: ClientOptions,
     session: SessionOptions,
     files: Mutex<HashMap<Fh4, (String, Arc<FileRoute>)>>,
+    /// Opens made here for layouts (closed at the end).
     opens: Mutex<HashMap<Fh4, Stateid>>,
+    /// Opens the caller made and closes (by name, where a server refuses OPEN by
+    /// handle): layouts are asked with them instead of an open of their own.
+    lent: Mutex<HashMap<Fh4, Stateid>>,
     servers: RwLock<Vec<Arc<DataServer>>>,
     /// Bumped whenever a route changes: data paths look their routes up again.
     generation: AtomicU64,
@@ -206,16 +243,36 @@ impl Layouts {
     ) -> Layouts {
         Layouts {
             mds,
+            router: OnceLock::new(),
             options,
             session,
             files: Mutex::new(HashMap::new()),
             opens: Mutex::new(HashMap::new()),
+            lent: Mutex::new(HashMap::new()),
             servers: RwLock::new(Vec::new()),
             generation: AtomicU64::new(0),
             events: Mutex::new(Vec::new()),
             counts: Mutex::new(HashMap::new()),
             opened: Instant::now(),
             refresh,
+        }
+    }
+
+    /// The pool's router and the runtime that runs its connections: data servers met
+    /// from now on become the router's channels (before, none can be used and files go
+    /// through the metadata server), and work the data paths start in the background
+    /// (fetching a route again, new sessions or slots on a data server) runs there.
+    pub fn use_router(&self, router: Arc<Router>, runtime: tokio::runtime::Handle) {
+        let _ = self.router.set((router, runtime));
+    }
+
+    /// Runs `work` in the background on the pool's runtime (or the caller's, before
+    /// [`Layouts::use_router`]; without either, not at all).
+    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        if let Some((_, rt)) = self.router.get() {
+            rt.spawn(work);
+        } else if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(work);
         }
     }
 
@@ -513,8 +570,19 @@ impl Layouts {
         Ok(Ok((grant, device)))
     }
 
-    /// The open stateid layouts of `fh` are asked with (one OPEN per file).
+    /// Asks `fh`'s layouts with the caller's open `stateid` (which the caller closes)
+    /// rather than an OPEN by handle of their own, which some servers refuse.
+    pub fn lend_open(&self, fh: Fh4, stateid: Stateid) {
+        let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
+        lent.insert(fh, stateid);
+    }
+
+    /// The open stateid layouts of `fh` are asked with: the caller's, else one OPEN
+    /// per file made here.
     async fn open_stateid(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
+        if let Some(s) = self.lent.lock().unwrap_or_else(|e| e.into_inner()).get(&fh) {
+            return Ok(*s);
+        }
         if let Some(s) = self
             .opens
             .lock()
@@ -549,17 +617,42 @@ impl Layouts {
         opts.conn.timeout = DS_TIMEOUT;
         opts.conn.connect_timeout = DS_TIMEOUT;
         opts.conn.retries = 1;
-        let client = Client::connect_data_server(addrs, &self.options, opts).await?;
+        let cred = self.options.credential()?;
+        let client = Client::connect_data_server(addrs, &self.options, opts.clone()).await?;
         let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
             path: client.server().to_string(),
             reason: "data server address".into(),
         })?;
-        let ds = Arc::new(DataServer::new(addr, client.into_session()));
+        let Some((router, _)) = self.router.get() else {
+            return Err(NfsError::Invalid {
+                path: addr.to_string(),
+                reason: "data server met before the pool's connections exist".into(),
+            });
+        };
+        let session = client.into_session();
+        let conn = session.connection().clone();
         let mut s = self.servers.write().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = s.iter().position(|d| d.addr == addr) {
             return Ok(i);
         }
-        s.push(ds);
+        let channel = router
+            .add_data_server(s.len(), conn.clone())
+            .ok_or_else(|| NfsError::Invalid {
+                path: addr.to_string(),
+                reason: format!("more than {} data servers", crate::router::MAX_DATA_SERVERS),
+            })?;
+        let mut made_with = opts;
+        // What connect_data_server used for the first session.
+        made_with.owner.push_str("/ds");
+        s.push(Arc::new(DataServer {
+            addr,
+            channel,
+            conn,
+            sessions: Mutex::new(vec![session]),
+            epoch: AtomicU64::new(0),
+            renewing: tokio::sync::Mutex::new(()),
+            made_with: (cred, made_with),
+        }));
         Ok(s.len() - 1)
     }
 }

@@ -22,8 +22,11 @@ pub struct Lab {
 
 impl Lab {
     pub fn start() -> Option<Lab> {
+        // One lab per test: tests of one process run side by side.
+        static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let pid = std::process::id().to_string();
-        let name = format!("t{pid}");
+        let n = LABS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("t{pid}n{n}");
         let out = Command::new(script())
             .args(["start", "--name", &name, "--owner", &pid])
             .output();
