@@ -76,7 +76,8 @@ impl Health {
         }
     }
 
-    fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
+    /// Records an event of `path` ("up" events: and how long it took to recover).
+    pub(crate) fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
         if let Ok(mut ev) = self.events.lock() {
             ev.push(PathEvent {
                 at_s: self.opened.elapsed().as_secs_f64(),
