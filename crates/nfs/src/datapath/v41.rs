@@ -203,13 +203,12 @@ impl Wire {
                 self.lease.retire(index);
                 return Ok(PartReply::Busy(busy(status).unwrap_or(BusyStatus::Delay)));
             }
-            Settled::Lost { seq, op, status } if self.state.is_some() => {
+            Settled::Lost { seq, status, .. } if self.state.is_some() => {
                 match seq {
                     Some(ok) => self.lease.answered(index, ok),
                     // The request was not run: the old session's slot is free again.
                     None => self.lease.unused(index),
                 }
-                let _ = op;
                 return Ok(PartReply::Lost(status));
             }
             Settled::Lost { seq, op, status } | Settled::Failed { seq, op, status } => {
@@ -321,7 +320,9 @@ impl DataPath {
         if w.lease.in_use() > 0 {
             return later;
         }
-        let done = recovered.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let Some(done) = recovered.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return later;
+        };
         let status = w.lost.take().unwrap_or(Nfsstat4::Badsession);
         w.recovered = None;
         let parked = std::mem::take(&mut w.parked);
