@@ -521,7 +521,8 @@ impl Layouts {
             .unwrap_or_else(|e| e.into_inner())
             .get(&fh)
         {
-            return Ok(*s);
+            // After a recovery: the open's stateid of now.
+            return Ok(self.mds.current_stateid(*s));
         }
         let s = self.mds.layout_open(fh, LayoutIomode::Rw, path).await?;
         self.opens
