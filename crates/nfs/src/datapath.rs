@@ -122,6 +122,9 @@ pub(crate) enum PartReply {
     Read(Bytes),
     /// Bytes a WRITE wrote.
     Written(u32),
+    /// NFSv4.1: the session or the client's state is lost; the part goes again once
+    /// it is recovered.
+    Lost(crate::proto::nfs4::Nfsstat4),
 }
 
 /// The files of a data path, in the protocol's terms.
@@ -251,7 +254,8 @@ impl DataPath {
         match &mut self.files {
             Files::V41(f) => match f.get_mut(file.0 as usize) {
                 Some(f) => {
-                    f.stateid = stateid;
+                    // An open from before a recovery carries its stateid of now.
+                    f.stateid = self.wire41.as_ref().map_or(stateid, |w| w.current(stateid));
                     true
                 }
                 None => false,
@@ -489,7 +493,7 @@ impl DataPath {
         let min = min.min(self.in_flight as usize);
         let mut got = 0;
         loop {
-            let next_due = self.send_due();
+            let next_due = self.send_due().into_iter().chain(self.resume()).min();
             // Calls not committed yet, re-issues and re-sends go out before waiting.
             self.flush();
             let until = next_due.map_or(deadline, |d| d.min(deadline));
@@ -745,6 +749,7 @@ impl DataPath {
                     ))
                 }
             }
+            Ok(PartReply::Lost(status)) => self.lost_part(slot, part, io, status),
             Ok(PartReply::Read(data)) => {
                 let got = data.len() as u32;
                 procs.read_bytes.fetch_add(u64::from(got), Relaxed);

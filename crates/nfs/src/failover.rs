@@ -80,12 +80,14 @@ impl Health {
         }
     }
 
-    /// Records what happened on `path` that is neither down nor up (state recovered).
+    /// Records what happened on `path` that is neither down nor up (a new session).
     pub fn note(&self, path: usize, what: String) {
         self.record(path, what, None);
     }
 
-    fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
+    /// Records an event of `path` ("up" events and state recovered: with how long it
+    /// took to recover).
+    pub(crate) fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
         if let Ok(mut ev) = self.events.lock() {
             let unix_s = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

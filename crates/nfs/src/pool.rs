@@ -292,8 +292,8 @@ impl Pool {
         }
         if let Proto::V41(m) = &proto {
             // Metadata then fails over between paths like the data does.
-            m.client().session().use_router(router.clone());
-            rt.spawn(V41Mount::renew_lease(m.shared_client()));
+            m.state().use_router(router.clone());
+            rt.spawn(V41Mount::renew_lease(m.state().clone()));
         }
         if let Some(layouts) = layouts {
             layouts.use_router(router.clone(), rt.handle().clone());
@@ -473,7 +473,8 @@ impl Pool {
                     // Slots on every known data server for this data path.
                     self.rt.block_on(l.reserve_slots(depth));
                 }
-                let path = DataPath::new_v41(router, lease, depth, rsize, wsize, self.retry);
+                let path = DataPath::new_v41(router, lease, depth, rsize, wsize, self.retry)
+                    .with_recovery(m.state().clone());
                 Ok(match m.layouts() {
                     Some(l) => path.with_layouts(l.clone()),
                     None => path,

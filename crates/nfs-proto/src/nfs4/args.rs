@@ -111,6 +111,10 @@ pub enum OpenClaim<'a> {
     Null(Component<'a>),
     /// CLAIM_FH: the current filehandle itself.
     Fh,
+    /// CLAIM_PREVIOUS: reclaim, during the server's grace period, the open the client
+    /// held of the current filehandle before the server restarted, with the
+    /// delegation type it had (`OPEN_DELEGATE_NONE` = 0).
+    Previous(u32),
 }
 
 /// `openflag4` / `createhow4`: open an existing file or create one.
@@ -366,6 +370,10 @@ impl ArgOp<'_> {
                         name.encode(out);
                     }
                     OpenClaim::Fh => out.put_u32(4),
+                    OpenClaim::Previous(deleg) => {
+                        out.put_u32(1);
+                        out.put_u32(*deleg);
+                    }
                 }
             }
             ArgOp::Putfh(fh) => fh.encode(out),

@@ -156,6 +156,18 @@ fn open_guarded_create_bytes() {
     });
     assert_eq!(c.to_xdr(), words(&[0, 1, 1, 18, 0, 1, 0, 0, 9, 0, 0, 4]));
 
+    // CLAIM_PREVIOUS (1) with OPEN_DELEGATE_NONE: the reclaim after a server restart.
+    let c = Compound::new("", 1).op(ArgOp::Open {
+        seqid: 0,
+        share_access: share::ACCESS_READ,
+        share_deny: share::DENY_NONE,
+        clientid: 9,
+        owner: b"",
+        how: OpenHow::NoCreate,
+        claim: OpenClaim::Previous(0),
+    });
+    assert_eq!(c.to_xdr(), words(&[0, 1, 1, 18, 0, 1, 0, 0, 9, 0, 0, 1, 0]));
+
     let c = Compound::new("", 1).op(ArgOp::Open {
         seqid: 0,
         share_access: share::ACCESS_WRITE,

@@ -43,6 +43,13 @@ pub enum PartError {
     /// no reply), so nothing can be sent.
     #[error("{0}; no NFSv4.1 session slot left")]
     NoSlot(dbio_rpc::conn::TransportError),
+    /// NFSv4.1: the server lost the session or the client's state (`status`) and it
+    /// could not be recovered.
+    #[error("{status}; state not recovered: {why}")]
+    Unrecovered {
+        status: crate::proto::nfs4::Nfsstat4,
+        why: String,
+    },
 }
 
 /// The "try later" status a server answered, by version.

@@ -187,15 +187,20 @@ pub(super) enum Queued {
     ThroughMds,
 }
 
-/// Statuses by which a data server says it no longer knows the session (it restarted).
-fn session_lost(why: &PartError) -> bool {
-    matches!(
-        why,
+/// The status by which a data server says it no longer knows the session or the
+/// client (it restarted), if that is what it said.
+fn session_lost(why: &PartError) -> Option<Nfsstat4> {
+    match why {
         PartError::Status4 {
-            status: Nfsstat4::Badsession | Nfsstat4::Deadsession | Nfsstat4::StaleClientid,
+            status:
+                status @ (Nfsstat4::Badsession
+                | Nfsstat4::Deadsession
+                | Nfsstat4::StaleClientid
+                | Nfsstat4::Expired),
             ..
-        }
-    )
+        } => Some(*status),
+        _ => None,
+    }
 }
 
 impl PnfsPath {
@@ -299,13 +304,13 @@ impl super::DataPath {
             }
             Err(why) => why,
         };
-        let mds = match &why {
-            PartError::Transport(e) => self.router.path_failed(ch, &e.to_string()),
-            why if session_lost(why) => {
+        let mds = match (&why, session_lost(&why)) {
+            (PartError::Transport(e), _) => self.router.path_failed(ch, &e.to_string()),
+            (why, Some(status)) => {
                 let (router, why) = (self.router.clone(), why.to_string());
                 p.layouts.spawn(async move {
                     let t = std::time::Instant::now();
-                    let what = match ds.renew(lost_session).await {
+                    let what = match ds.renew(lost_session, status).await {
                         Ok(false) => return,
                         Ok(true) => format!("new session ({why})"),
                         Err(e) => format!("no new session ({why}): {e}"),
@@ -315,7 +320,7 @@ impl super::DataPath {
                 });
                 None
             }
-            why => {
+            (why, None) => {
                 p.failed(io.file, server, why.to_string());
                 None
             }

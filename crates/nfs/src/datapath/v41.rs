@@ -3,19 +3,35 @@
 //! [`SlotLease`]; its reply settles the slot here. A part that finds no free slot waits
 //! in the data path until a reply frees one (the lease is the in-flight limit the
 //! server granted).
+//!
+//! A reply that says the session or the client's state is lost parks its part: the
+//! mount's state manager recovers (one recovery for every caller), then, once no
+//! request of the old lease is out, the data path leases slots of the new session, its
+//! files carry their opens' new stateids, and the parked parts go again.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dbio_rpc::conn::CallBuf;
 
-use super::{BusyStatus, Dir, PartError, PartReply, Stability};
+use super::Stability;
+use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartReply, PartResult};
 use crate::channel::Results;
+use crate::error::NfsError;
 use crate::proto::nfs4::{
     decode_compound, Compound, Fh4, Nfsstat4, OpResult, StableHow, Stateid, MINOR_VERSION,
     PROC_COMPOUND,
 };
 use crate::router::Router;
 use crate::v41::sequence::{settle, Settled};
-use crate::v41::SlotLease;
+use crate::v41::{SlotLease, StateManager};
+
+/// How often a data path looks whether the recovery it waits for is done.
+const RECOVERY_POLL: Duration = Duration::from_millis(5);
+
+/// A recovery's outcome for one data path: the slots it leases from then on.
+type Recovered = Arc<Mutex<Option<Result<SlotLease, NfsError>>>>;
 
 pub const READ: &str = "READ4";
 pub const WRITE: &str = "WRITE4";
@@ -40,18 +56,38 @@ impl File {
 /// A sent request's slot: its index in the lease.
 pub type SlotIndex = u16;
 
-/// The v4.1 side of a data path: its slots.
+/// The v4.1 side of a data path: its slots, and the recovery of its session.
 pub struct Wire {
     lease: SlotLease,
+    /// Who recovers lost state (none: a lost session fails the I/O).
+    state: Option<Arc<StateManager>>,
+    /// Parts whose reply said the state is lost: (slot, part), and why.
+    parked: Vec<(u32, u32)>,
+    lost: Option<Nfsstat4>,
+    /// The recovery under way, once the first part was parked.
+    recovered: Option<Recovered>,
+    /// When the last reply that settled a slot came: I/O waits from then on.
+    answered_at: Instant,
 }
 
 impl Wire {
     pub fn new(lease: SlotLease) -> Wire {
-        Wire { lease }
+        Wire {
+            lease,
+            state: None,
+            parked: Vec::new(),
+            lost: None,
+            recovered: None,
+            answered_at: Instant::now(),
+        }
     }
 
-    /// A free slot (index in the lease), or `None`: the part must wait for a reply.
+    /// A free slot (index in the lease), or `None`: the part must wait for a reply
+    /// (or, with the session lost, for its recovery).
     pub fn take(&mut self) -> Option<(SlotIndex, u32, u32)> {
+        if self.lost.is_some() {
+            return None;
+        }
         self.lease.take()
     }
 
@@ -155,7 +191,10 @@ impl Wire {
             }
         };
         match settle(&res) {
-            Settled::Done(ok) => self.lease.answered(index, ok),
+            Settled::Done(ok) => {
+                self.lease.answered(index, ok);
+                self.answered_at = Instant::now();
+            }
             Settled::Again { seq, status, .. } => {
                 self.lease.answered(index, seq);
                 return Ok(match busy(status) {
@@ -169,7 +208,15 @@ impl Wire {
                 self.lease.retire(index);
                 return Ok(PartReply::Busy(busy(status).unwrap_or(BusyStatus::Delay)));
             }
-            Settled::Failed { seq, op, status } => {
+            Settled::Lost { seq, status, .. } if self.state.is_some() => {
+                match seq {
+                    Some(ok) => self.lease.answered(index, ok),
+                    // The request was not run: the old session's slot is free again.
+                    None => self.lease.unused(index),
+                }
+                return Ok(PartReply::Lost(status));
+            }
+            Settled::Lost { seq, op, status } | Settled::Failed { seq, op, status } => {
                 match seq {
                     Some(ok) => self.lease.answered(index, ok),
                     None => self.lease.retire(index),
@@ -200,5 +247,120 @@ fn busy(status: Nfsstat4) -> Option<BusyStatus> {
         Nfsstat4::Delay => Some(BusyStatus::Delay),
         Nfsstat4::Grace => Some(BusyStatus::Grace),
         _ => None,
+    }
+}
+
+impl Wire {
+    /// The stateid now of the open that had `stateid` (the same without recovery).
+    pub(super) fn current(&self, stateid: Stateid) -> Stateid {
+        self.state
+            .as_ref()
+            .map_or(stateid, |s| s.current_stateid(stateid))
+    }
+}
+
+impl DataPath {
+    /// NFSv4.1: recovers lost session state through `state` (the mount's) instead of
+    /// failing the I/O that found it lost.
+    pub fn with_recovery(mut self, state: Arc<StateManager>) -> Self {
+        if let Some(w) = &mut self.wire41 {
+            w.state = Some(state);
+        }
+        self
+    }
+
+    /// Part `part` of the I/O on `slot` found the state lost (`status`): it waits for
+    /// the recovery (started by the first such part), or fails once it has been
+    /// re-sent as often as the back-off allows.
+    pub(super) fn lost_part(
+        &mut self,
+        slot: u32,
+        part: u32,
+        io: Io,
+        status: Nfsstat4,
+    ) -> Result<PartResult, DataError> {
+        if !self.may_reissue(super::tag(slot, part, 0, 0)) {
+            let why = "lost again after every recovery".into();
+            return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
+        }
+        let Some(w) = &mut self.wire41 else {
+            return Err(self.io_error(
+                io,
+                part,
+                PartError::Status4 {
+                    op: crate::proto::nfs4::Opnum::Sequence,
+                    status,
+                },
+            ));
+        };
+        w.parked.push((slot, part));
+        if w.recovered.is_none() {
+            w.lost = Some(status);
+            let (Some(state), Ok(rt)) = (w.state.clone(), tokio::runtime::Handle::try_current())
+            else {
+                let why = "no runtime to recover in".into();
+                return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
+            };
+            let out: Recovered = Arc::new(Mutex::new(None));
+            w.recovered = Some(out.clone());
+            let (seen, depth, since) = (w.lease.sessionid(), w.lease.len(), w.answered_at);
+            rt.spawn(async move {
+                let r = match state.recover(seen, status, since).await {
+                    Ok(()) => state.lease(depth, None).await,
+                    Err(e) => Err(e),
+                };
+                *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+        Ok(PartResult::Sent)
+    }
+
+    /// While a recovery runs: once it is done and no request of the old lease is out,
+    /// takes the new lease and the opens' new stateids and sends the parked parts
+    /// again (or fails them if the recovery failed). Returns when to look again.
+    pub(super) fn resume(&mut self) -> Option<Instant> {
+        let w = self.wire41.as_mut()?;
+        let recovered = w.recovered.as_ref()?;
+        let later = Some(Instant::now() + RECOVERY_POLL);
+        if w.lease.in_use() > 0 {
+            return later;
+        }
+        let Some(done) = recovered.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return later;
+        };
+        let status = w.lost.take().unwrap_or(Nfsstat4::Badsession);
+        w.recovered = None;
+        let parked = std::mem::take(&mut w.parked);
+        match done {
+            Ok(lease) => {
+                w.lease = lease;
+                if let (Files::V41(files), Some(state)) = (&mut self.files, &w.state) {
+                    for f in files.iter_mut() {
+                        f.stateid = state.current_stateid(f.stateid);
+                    }
+                }
+                for (slot, part) in parked {
+                    self.send_part(slot, part, None);
+                }
+                self.send_waiting();
+            }
+            Err(e) => {
+                let why = PartError::Unrecovered {
+                    status,
+                    why: e.to_string(),
+                };
+                for (slot, part) in parked {
+                    let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
+                        continue;
+                    };
+                    let e = self.io_error(io, part, why.clone());
+                    if let Some(o) = self.end_part(slot, io, Err(e)) {
+                        self.ready.push(o);
+                    }
+                }
+                self.fail_waiting(&why);
+            }
+        }
+        None
     }
 }

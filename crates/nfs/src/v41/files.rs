@@ -191,6 +191,8 @@ impl Client {
             open.delegation,
             crate::proto::nfs4::Delegation::None | crate::proto::nfs4::Delegation::NoneExt { .. }
         );
+        self.opens
+            .add(fh, access.share(), false, open.stateid, path);
         let mut file = OpenFile {
             fh,
             stateid: open.stateid,
@@ -311,10 +313,13 @@ impl Client {
         stateid: Stateid,
         path: &str,
     ) -> Result<(), NfsError> {
+        let stateid = self.opens.current(stateid);
         let c = Compound::new("close", MINOR_VERSION)
             .putfh(fh)
             .close(0, stateid);
-        self.session.compound(&c, path).await.map(drop)
+        self.session.compound(&c, path).await?;
+        self.opens.remove(stateid);
+        Ok(())
     }
 
     /// One READ of at most [`Client::max_read`] bytes with the open stateid: the data
@@ -339,9 +344,11 @@ impl Client {
         path: &str,
     ) -> Result<(Bytes, bool), NfsError> {
         let len = len.min(self.max_read());
-        let c = Compound::new("read", MINOR_VERSION)
-            .putfh(fh)
-            .read(stateid, offset, len);
+        let c = Compound::new("read", MINOR_VERSION).putfh(fh).read(
+            self.opens.current(stateid),
+            offset,
+            len,
+        );
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
@@ -386,9 +393,12 @@ impl Client {
                 ),
             });
         }
-        let c = Compound::new("write", MINOR_VERSION)
-            .putfh(fh)
-            .write(stateid, offset, stable, data);
+        let c = Compound::new("write", MINOR_VERSION).putfh(fh).write(
+            self.opens.current(stateid),
+            offset,
+            stable,
+            data,
+        );
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
@@ -506,7 +516,7 @@ impl Client {
     ) -> Result<(), NfsError> {
         let c = Compound::new("setattr", MINOR_VERSION)
             .putfh(fh)
-            .setattr(stateid, attrs);
+            .setattr(self.opens.current(stateid), attrs);
         self.session.compound(&c, path).await.map(drop)
     }
 

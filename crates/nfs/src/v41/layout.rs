@@ -24,7 +24,7 @@ pub const MAX_DEVICE_INFO: u32 = 256 << 10;
 /// Largest layout asked for in one LAYOUTGET.
 pub const MAX_LAYOUT_REPLY: u32 = 256 << 10;
 /// Open owner of the OPENs that carry layouts.
-const LAYOUT_OPEN_OWNER: &[u8] = b"dbio-layout";
+pub(crate) const LAYOUT_OPEN_OWNER: &[u8] = b"dbio-layout";
 
 /// Why a server gave no layout: the caller reads and writes through the metadata
 /// server instead.
@@ -124,7 +124,10 @@ impl Client {
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
-            Some(OpResult::Open(ok)) => Ok(ok.stateid),
+            Some(OpResult::Open(ok)) => {
+                self.opens.add(fh, access, true, ok.stateid, path);
+                Ok(ok.stateid)
+            }
             _ => Err(bad(&self.server, path, "OPEN reply without a stateid")),
         }
     }
@@ -136,10 +139,13 @@ impl Client {
         stateid: Stateid,
         path: &str,
     ) -> Result<(), NfsError> {
+        let stateid = self.opens.current(stateid);
         let c = Compound::new("close", MINOR_VERSION)
             .putfh(fh)
             .close(0, stateid);
-        self.session.compound(&c, path).await.map(drop)
+        self.session.compound(&c, path).await?;
+        self.opens.remove(stateid);
+        Ok(())
     }
 
     /// LAYOUTGET of a files layout for `fh` over `offset..offset+length` (`length`
@@ -168,7 +174,7 @@ impl Client {
                 offset,
                 length,
                 minlength: 0,
-                stateid,
+                stateid: self.opens.current(stateid),
                 maxcount,
             },
         );
@@ -292,12 +298,7 @@ impl Client {
         for a in addrs {
             let Some(addr) = tcp_addr(a) else { continue };
             match Session::connect(addr, cred.clone(), session.clone()).await {
-                Ok(s) => {
-                    return Ok(Client {
-                        session: s,
-                        server: addr.to_string(),
-                    })
-                }
+                Ok(s) => return Ok(Client::from_session(s, addr.to_string())),
                 Err(e) => last = Some(e),
             }
         }

@@ -8,18 +8,23 @@
 mod files;
 pub mod layout;
 mod mount;
+mod opens;
 pub mod pnfs;
+mod recover;
 pub(crate) mod sequence;
 mod session;
 mod slots;
+mod state;
 
 pub use files::{
     create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,
     OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_RESULT_PRESERVE_UNLINKED,
 };
 pub use mount::V41Mount;
+pub use recover::Renewed;
 pub use session::{Reply, Session, SessionOptions, SlotStats};
 pub use slots::{SlotLease, MAX_SLOTS};
+pub use state::StateManager;
 
 use bytes::Bytes;
 
@@ -86,6 +91,8 @@ pub struct Entry {
 pub struct Client {
     session: Session,
     server: String,
+    /// The opens held, to have them again after a recovery.
+    opens: opens::Opens,
 }
 
 impl Client {
@@ -99,15 +106,16 @@ impl Client {
         let addr = resolve(&url.host, url.nfs_port.unwrap_or(NFS4_PORT)).await?;
         session.conn = options.conn.clone();
         let session = Session::connect(addr, options.credential()?, session).await?;
-        Ok(Client {
-            session,
-            server: addr.to_string(),
-        })
+        Ok(Client::from_session(session, addr.to_string()))
     }
 
     /// A client over an established session with the server named `server`.
     pub fn from_session(session: Session, server: String) -> Client {
-        Client { session, server }
+        Client {
+            session,
+            server,
+            opens: opens::Opens::default(),
+        }
     }
 
     /// The session, for a client that is done with file operations.

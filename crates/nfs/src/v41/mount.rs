@@ -7,7 +7,7 @@
 //! no state protection, a server binds a connection to a session the first time a
 //! SEQUENCE of that session comes over it: RFC 8881 section 2.10.3.1).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use dbio_rpc::conn::Connection;
@@ -17,11 +17,9 @@ use crate::mount::call_error;
 use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
 use crate::v41::pnfs::Layouts;
-use crate::v41::{Client, Session, SessionOptions, SlotLease};
+use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
 use crate::ClientOptions;
 
-/// Slots of the metadata session kept for metadata calls while data paths run.
-const METADATA_SLOTS: u32 = 4;
 /// Room in a COMPOUND for everything but READ or WRITE data.
 const COMPOUND_OVERHEAD: u32 = 1024;
 /// Largest request and reply a session is asked for: 1 MiB of data and its headers.
@@ -31,8 +29,8 @@ pub struct V41Mount {
     client: Arc<Client>,
     /// pNFS: the files' layouts and the data servers.
     layouts: Option<Arc<Layouts>>,
-    /// Sessions opened for data paths when the metadata session's slots ran out.
-    extra: Mutex<Vec<Session>>,
+    /// The sessions, the opens and their recovery.
+    state: Arc<StateManager>,
 }
 
 impl V41Mount {
@@ -52,28 +50,42 @@ impl V41Mount {
         let layouts = pnfs.map(|(options, refresh)| {
             Arc::new(Layouts::new(client.clone(), options, opts, refresh))
         });
+        let state = StateManager::new(client.clone(), layouts.clone());
         Ok(V41Mount {
             client,
             layouts,
-            extra: Mutex::new(Vec::new()),
+            state,
         })
     }
 
     /// Keeps the client's lease (RFC 8881 8.3) while nothing else renews it: a
     /// SEQUENCE-only COMPOUND every third of the server's lease time (`lease_time`
-    /// attribute; 90 s if it does not say). Runs until the runtime stops.
-    pub async fn renew_lease(client: Arc<Client>) {
+    /// attribute; 90 s if it does not say), unless held back. A renewal told that the
+    /// lease expired or the client is gone recovers the state like any call. Runs
+    /// until the runtime stops.
+    pub async fn renew_lease(state: Arc<StateManager>) {
+        let client = state.client().clone();
         let lease = match client.lookup_path("/").await {
             Ok((root, _)) => client.lease_time(root).await.unwrap_or(None),
             Err(_) => None,
         };
-        let every = Duration::from_secs(u64::from(lease.unwrap_or(90).clamp(3, 3600)) / 3);
+        let secs = u64::from(lease.unwrap_or(90).clamp(1, 3600));
+        let every = Duration::from_millis(secs * 1000 / 3);
         loop {
             tokio::time::sleep(every).await;
+            if state.renewal_held() {
+                continue;
+            }
             let c = crate::proto::nfs4::Compound::new("renew", crate::proto::nfs4::MINOR_VERSION);
             // A failure here shows up, with its reason, on the next real call.
             let _ = client.session().compound(&c, "lease renewal").await;
         }
+    }
+
+    /// The sessions, opens and their recovery (shared with data paths and the
+    /// renewal).
+    pub fn state(&self) -> &Arc<StateManager> {
+        &self.state
     }
 
     /// The metadata client, shared (for tasks of the pool's runtime).
@@ -106,42 +118,12 @@ impl V41Mount {
     /// Slots for a data path of `depth` I/Os: from the metadata session if it has
     /// enough to spare, else from a new session of the same client over `conn`.
     pub async fn lease(&self, depth: u32, conn: Connection) -> Result<SlotLease, NfsError> {
-        let session = self.client.session();
-        if session.free_slots() >= depth + METADATA_SLOTS {
-            if let Some(l) = session.lease(depth) {
-                return Ok(l);
-            }
-        }
-        {
-            let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
-            for s in extra.iter() {
-                if s.free_slots() >= depth {
-                    if let Some(l) = s.lease(depth) {
-                        return Ok(l);
-                    }
-                }
-            }
-        }
-        let s = session.another(conn).await?;
-        let lease = s.lease(depth).ok_or_else(|| NfsError::Invalid {
-            path: self.client.server().to_string(),
-            reason: "a new NFSv4.1 session has no free slot".into(),
-        })?;
-        self.extra.lock().unwrap_or_else(|e| e.into_inner()).push(s);
-        Ok(lease)
+        self.state.lease(depth, Some(conn)).await
     }
 
     /// Sessions: the metadata one first, with (granted slots, slots in use).
     pub fn sessions(&self) -> Vec<(u32, u32)> {
-        let mut out = Vec::new();
-        let st = self.client.session().slot_stats();
-        out.push((st.granted, st.busy));
-        let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
-        for s in extra.iter() {
-            let st = s.slot_stats();
-            out.push((st.granted, st.busy));
-        }
-        out
+        self.state.sessions()
     }
 }
 
@@ -150,11 +132,7 @@ impl V41Mount {
     /// data paths' first), then DESTROY_CLIENTID, each the only op of its COMPOUND, over
     /// `router`'s connections. The first refusal is returned after trying them all.
     pub async fn destroy(&self, router: &Router) -> Result<(), NfsError> {
-        let mut ids: Vec<SessionId> = {
-            let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
-            extra.iter().map(|s| s.sessionid()).collect()
-        };
-        ids.push(self.client.session().sessionid());
+        let ids: Vec<SessionId> = self.state.session_ids();
         let server = self.client.server().to_string();
         let mut first = None;
         for id in ids {

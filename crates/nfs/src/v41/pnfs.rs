@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::error::NfsError;
-use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, SessionId, Stateid};
+use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, Nfsstat4, SessionId, Stateid};
 use crate::router::Router;
 use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
@@ -40,13 +40,11 @@ pub struct DataServer {
     pub channel: usize,
     conn: dbio_rpc::conn::Connection,
     /// The first session, then more when data paths need more slots than it has.
-    sessions: Mutex<Vec<Session>>,
+    sessions: Mutex<Vec<Arc<Session>>>,
     /// Bumped when the sessions are made anew: data paths lease again.
     epoch: AtomicU64,
     /// One renewal at a time.
     renewing: tokio::sync::Mutex<()>,
-    /// What a new session is made with.
-    made_with: (dbio_rpc::Credential, SessionOptions),
 }
 
 impl DataServer {
@@ -60,22 +58,27 @@ impl DataServer {
         self.epoch.load(Relaxed)
     }
 
-    /// The server no longer knows session `lost` (it restarted: NFS4ERR_BADSESSION,
-    /// DEADSESSION, STALE_CLIENTID): a new client id and session on the same
-    /// connection, unless another caller made them already. A data server holds no
-    /// opens (their stateids are the metadata server's), so that is all it needs.
-    pub async fn renew(&self, lost: SessionId) -> Result<bool, NfsError> {
+    /// The server said `why` (NFS4ERR_BADSESSION, DEADSESSION, STALE_CLIENTID: it
+    /// restarted) to a call on session `lost`: the session's recovery, the same as
+    /// the metadata server's ([`Session::recover`]), unless another caller made it
+    /// already. A data server holds no opens (their stateids are the metadata
+    /// server's), so there is nothing to reclaim. The other sessions made for more
+    /// slots are dropped; data paths lease again, more sessions made as they need.
+    pub async fn renew(&self, lost: SessionId, why: Nfsstat4) -> Result<bool, NfsError> {
         let _one = self.renewing.lock().await;
-        let current = {
+        let first = {
             let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            s.iter().any(|s| s.sessionid() == lost)
+            if !s.iter().any(|s| s.sessionid() == lost) {
+                return Ok(false);
+            }
+            s.first().map(|s| (s.sessionid(), s.clone()))
         };
-        if !current {
+        let Some((seen, first)) = first else {
             return Ok(false);
-        }
-        let (cred, opts) = self.made_with.clone();
-        let fresh = Session::establish(self.conn.clone(), cred, opts).await?;
-        *self.sessions.lock().unwrap_or_else(|e| e.into_inner()) = vec![fresh];
+        };
+        first.recover(seen, why).await?;
+        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        s.truncate(1);
         self.epoch.fetch_add(1, Relaxed);
         Ok(true)
     }
@@ -112,7 +115,7 @@ impl DataServer {
             self.sessions
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(more);
+                .push(Arc::new(more));
         }
         Ok(())
     }
@@ -589,7 +592,8 @@ impl Layouts {
             .unwrap_or_else(|e| e.into_inner())
             .get(&fh)
         {
-            return Ok(*s);
+            // After a recovery: the open's stateid of now.
+            return Ok(self.mds.current_stateid(*s));
         }
         let s = self.mds.layout_open(fh, LayoutIomode::Rw, path).await?;
         self.opens
@@ -617,8 +621,7 @@ impl Layouts {
         opts.conn.timeout = DS_TIMEOUT;
         opts.conn.connect_timeout = DS_TIMEOUT;
         opts.conn.retries = 1;
-        let cred = self.options.credential()?;
-        let client = Client::connect_data_server(addrs, &self.options, opts.clone()).await?;
+        let client = Client::connect_data_server(addrs, &self.options, opts).await?;
         let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
             path: client.server().to_string(),
             reason: "data server address".into(),
@@ -641,17 +644,13 @@ impl Layouts {
                 path: addr.to_string(),
                 reason: format!("more than {} data servers", crate::router::MAX_DATA_SERVERS),
             })?;
-        let mut made_with = opts;
-        // What connect_data_server used for the first session.
-        made_with.owner.push_str("/ds");
         s.push(Arc::new(DataServer {
             addr,
             channel,
             conn,
-            sessions: Mutex::new(vec![session]),
+            sessions: Mutex::new(vec![Arc::new(session)]),
             epoch: AtomicU64::new(0),
             renewing: tokio::sync::Mutex::new(()),
-            made_with: (cred, made_with),
         }));
         Ok(s.len() - 1)
     }

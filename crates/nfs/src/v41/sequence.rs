@@ -26,8 +26,45 @@ pub enum Settled<'r> {
         op: Opnum,
         status: Nfsstat4,
     },
+    /// The session or the client's state is gone (a server restart, an expired lease)
+    /// or the connection is not bound to the session: the request was not run. It goes
+    /// again, as a new request, once the state is recovered ([`Lost::of`] says how).
+    Lost {
+        seq: Option<&'r SequenceOk>,
+        op: Opnum,
+        status: Nfsstat4,
+    },
     /// A reply with neither a SEQUENCE result nor a failure.
     NoSequence,
+}
+
+/// What a [`Settled::Lost`] reply lost, and so what recovers it (RFC 8881 8.4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lost {
+    /// NFS4ERR_CONN_NOT_BOUND_TO_SESSION: BIND_CONN_TO_SESSION.
+    Binding,
+    /// NFS4ERR_BADSESSION, NFS4ERR_DEADSESSION: a new session (CREATE_SESSION), of a
+    /// new client id if the server no longer knows the old one.
+    Session,
+    /// NFS4ERR_STALE_CLIENTID, NFS4ERR_EXPIRED: a new client id (EXCHANGE_ID), a new
+    /// session and the opens reclaimed.
+    Client,
+}
+
+impl Lost {
+    /// What `status` (of SEQUENCE, or of a later op when `after_sequence`) lost, if
+    /// anything recovery brings back.
+    pub fn of(status: Nfsstat4, after_sequence: bool) -> Option<Lost> {
+        match status {
+            // A later op's EXPIRED: the lease of the state it used ran out.
+            Nfsstat4::Expired => Some(Lost::Client),
+            _ if after_sequence => None,
+            Nfsstat4::StaleClientid => Some(Lost::Client),
+            Nfsstat4::Badsession | Nfsstat4::Deadsession => Some(Lost::Session),
+            Nfsstat4::ConnNotBoundToSession => Some(Lost::Binding),
+            _ => None,
+        }
+    }
 }
 
 /// Settles a decoded COMPOUND reply whose first op was SEQUENCE.
@@ -46,6 +83,11 @@ pub fn settle<'r>(res: &'r CompoundRes<'_>) -> Settled<'r> {
         (None, Some(f)) if f.op == Opnum::Sequence && f.status == Nfsstat4::Delay => {
             Settled::Same { status: f.status }
         }
+        (seq, Some(f)) if Lost::of(f.status, seq.is_some()).is_some() => Settled::Lost {
+            seq,
+            op: f.op,
+            status: f.status,
+        },
         (seq, Some(f)) => Settled::Failed {
             seq,
             op: f.op,
@@ -112,12 +154,12 @@ mod tests {
                 status: Nfsstat4::Delay
             }
         );
-        let r = res(false, Some((Opnum::Sequence, Nfsstat4::Badsession)));
+        let r = res(false, Some((Opnum::Sequence, Nfsstat4::Stale)));
         assert!(matches!(
             settle(&r),
             Settled::Failed {
                 seq: None,
-                status: Nfsstat4::Badsession,
+                status: Nfsstat4::Stale,
                 ..
             }
         ));
@@ -131,5 +173,45 @@ mod tests {
             }
         ));
         assert_eq!(settle(&res(false, None)), Settled::NoSequence);
+    }
+
+    #[test]
+    fn a_lost_session_or_client_is_recovered_not_failed() {
+        // SEQUENCE refused: the session, the client or the connection's binding is gone.
+        for (s, lost) in [
+            (Nfsstat4::Badsession, Lost::Session),
+            (Nfsstat4::Deadsession, Lost::Session),
+            (Nfsstat4::StaleClientid, Lost::Client),
+            (Nfsstat4::Expired, Lost::Client),
+            (Nfsstat4::ConnNotBoundToSession, Lost::Binding),
+        ] {
+            let r = res(false, Some((Opnum::Sequence, s)));
+            assert!(
+                matches!(settle(&r), Settled::Lost { seq: None, op: Opnum::Sequence, status } if status == s),
+                "{s:?}"
+            );
+            assert_eq!(Lost::of(s, false), Some(lost), "{s:?}");
+        }
+        // A later op's EXPIRED (its stateid's lease ran out) loses the client's state;
+        // the slot advanced.
+        let r = res(true, Some((Opnum::Write, Nfsstat4::Expired)));
+        assert!(matches!(
+            settle(&r),
+            Settled::Lost {
+                seq: Some(_),
+                op: Opnum::Write,
+                status: Nfsstat4::Expired
+            }
+        ));
+        // Session errors from a later op are no session's loss: they fail the call.
+        for s in [Nfsstat4::Badsession, Nfsstat4::StaleClientid] {
+            let r = res(true, Some((Opnum::Read, s)));
+            assert!(
+                matches!(settle(&r), Settled::Failed { seq: Some(_), .. }),
+                "{s:?}"
+            );
+            assert_eq!(Lost::of(s, true), None);
+        }
+        assert_eq!(Lost::of(Nfsstat4::Io, false), None);
     }
 }

@@ -1,12 +1,14 @@
 //! An NFSv4.1 session (RFC 8881 section 2.10) over one rpc [`Connection`]:
 //! EXCHANGE_ID, CREATE_SESSION and RECLAIM_COMPLETE to set it up, a slot table that
 //! bounds the calls in flight to what the server grants, and [`Session::compound`],
-//! which puts SEQUENCE in front of a COMPOUND and retries NFS4ERR_DELAY and
-//! NFS4ERR_GRACE with the client's [`Backoff`].
+//! which puts SEQUENCE in front of a COMPOUND, retries NFS4ERR_DELAY and
+//! NFS4ERR_GRACE with the client's [`Backoff`], and re-sends on a new session once a
+//! lost one is recovered (`recover.rs`). What a session is now (its id and slot table)
+//! is replaced whole by a recovery, so that its holders keep the same [`Session`].
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -25,7 +27,8 @@ use crate::proto::nfs4::{
 };
 use crate::retry::{Backoff, Retrying};
 use crate::router::{ProcId, Route, Router};
-use crate::v41::sequence::{settle, Settled};
+use crate::v41::recover::{in_recovery, LostHook};
+use crate::v41::sequence::{settle, Lost, Settled};
 use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
 
 /// How a session is set up and how its calls wait and retry.
@@ -77,21 +80,40 @@ pub struct SlotStats {
     pub retired: u32,
 }
 
+/// Re-sends of one COMPOUND after its session was lost and recovered.
+const RECOVERIES_PER_CALL: u32 = 3;
+
+/// The client id, shared by the sessions of one client (see [`Session::another`]).
+pub(crate) struct Ident {
+    pub(crate) clientid: Mutex<ClientId>,
+    /// CREATE_SESSION's sequence id for the client's next session.
+    pub(crate) next_create: AtomicU32,
+}
+
+/// What a session is until it is recovered: its id, the fore channel granted and the
+/// slot table. Calls hold the one they started on.
+pub(crate) struct Live {
+    pub(crate) sessionid: SessionId,
+    pub(crate) fore: ChannelAttrs,
+    pub(crate) slots: Arc<Mutex<SlotTable>>,
+    pub(crate) freed: Arc<Notify>,
+}
+
 /// An established NFSv4.1 session on one connection.
 pub struct Session {
-    conn: Connection,
-    cred: Credential,
-    clientid: ClientId,
-    sessionid: SessionId,
-    fore: ChannelAttrs,
-    slots: Arc<Mutex<SlotTable>>,
-    freed: Arc<Notify>,
-    opts: SessionOptions,
-    /// CREATE_SESSION's sequence id for the client's next session.
-    next_create: Arc<AtomicU32>,
+    pub(crate) conn: Connection,
+    pub(crate) cred: Credential,
+    pub(crate) opts: SessionOptions,
+    pub(crate) ident: Arc<Ident>,
+    pub(crate) live: RwLock<Arc<Live>>,
+    /// One recovery at a time (`recover.rs`).
+    pub(crate) renewing: tokio::sync::Mutex<()>,
+    /// Who recovers the session when a reply says it is lost (the mount's state
+    /// manager, which also reclaims opens); none: [`Session::recover`].
+    pub(crate) on_lost: std::sync::OnceLock<LostHook>,
     /// The pool's router, once there is one: COMPOUNDs then go over any of its
     /// channels and move to another path when theirs fails, like NFSv3 calls.
-    router: std::sync::OnceLock<(Arc<Router>, ProcId)>,
+    pub(crate) router: std::sync::OnceLock<(Arc<Router>, ProcId)>,
 }
 
 /// A checked COMPOUND reply (SEQUENCE succeeded, every op succeeded, the ops match
@@ -115,7 +137,7 @@ impl Reply {
     }
 }
 
-fn bad(what: &str, server: &str, reason: String) -> NfsError {
+pub(crate) fn bad(what: &str, server: &str, reason: String) -> NfsError {
     NfsError::BadReply {
         what: what.into(),
         path: server.into(),
@@ -183,95 +205,46 @@ impl Session {
         cred: Credential,
         opts: SessionOptions,
     ) -> Result<Session, NfsError> {
-        let owner = opts.owner.clone();
-        let c = Compound::new("exchange_id", MINOR_VERSION).op(ArgOp::ExchangeId {
-            verifier: (std::process::id() as u64 ^ 0x6462_696f_0000_0000).to_be_bytes(),
-            owner: owner.as_bytes(),
-            flags: 0,
-            impl_id: Some(("dbio", env!("CARGO_PKG_VERSION"))),
+        let (clientid, seq) = exchange_id(&conn, &cred, &opts).await?;
+        let ident = Arc::new(Ident {
+            clientid: Mutex::new(clientid),
+            next_create: AtomicU32::new(seq),
         });
-        let server = conn.addr().to_string();
-        let r = plain_call(&conn, &cred, &c).await?;
-        let (clientid, seq) = match r.res()?.results.first() {
-            Some(OpResult::ExchangeId(x)) => (x.clientid, x.sequenceid),
-            _ => return Err(bad("EXCHANGE_ID", &server, "no result".into())),
-        };
-        let session =
-            Session::create(conn, cred, opts, clientid, Arc::new(AtomicU32::new(seq))).await?;
+        let session = Session::create(conn, cred, opts, ident).await?;
+        session.reclaim_complete().await?;
+        Ok(session)
+    }
+
+    /// RECLAIM_COMPLETE: the client has reclaimed what it will (RFC 8881 18.51).
+    pub(crate) async fn reclaim_complete(&self) -> Result<(), NfsError> {
         let c = Compound::new("reclaim_complete", MINOR_VERSION).reclaim_complete(false);
-        match session.compound(&c, "").await {
-            Ok(_) => {}
+        match self.compound(&c, "").await {
+            Ok(_) => Ok(()),
             // A client that already said so (a re-established session) is fine.
             Err(NfsError::Status4 {
                 status: Nfsstat4::CompleteAlready,
                 ..
-            }) => {}
-            Err(e) => return Err(e),
+            }) => Ok(()),
+            Err(e) => Err(e),
         }
-        Ok(session)
     }
 
-    /// CREATE_SESSION for `clientid` over `conn`, with the client's next CREATE_SESSION
-    /// sequence id taken from `next_create`.
+    /// CREATE_SESSION for the client of `ident` over `conn`.
     async fn create(
         conn: Connection,
         cred: Credential,
         opts: SessionOptions,
-        clientid: ClientId,
-        next_create: Arc<AtomicU32>,
+        ident: Arc<Ident>,
     ) -> Result<Session, NfsError> {
-        let max = opts.max_message.clamp(8192, 16 << 20);
-        let fore = ChannelAttrs {
-            headerpadsize: 0,
-            maxrequestsize: max,
-            maxresponsesize: max,
-            maxresponsesize_cached: 8192,
-            maxoperations: 16,
-            maxrequests: opts.slots.clamp(1, MAX_SLOTS),
-            rdma_ird: RdmaIrd(None),
-        };
-        let back = ChannelAttrs {
-            maxrequestsize: 4096,
-            maxresponsesize: 4096,
-            maxresponsesize_cached: 0,
-            maxoperations: 2,
-            maxrequests: 1,
-            ..fore
-        };
-        let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
-            clientid,
-            sequence: next_create.fetch_add(1, Relaxed),
-            flags: 0,
-            fore,
-            back,
-            cb_program: 0x4000_0000,
-            sec: CallbackSec::None,
-        });
-        let server = conn.addr().to_string();
-        let r = plain_call(&conn, &cred, &c).await?;
-        let (sessionid, granted) = match r.res()?.results.first() {
-            Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
-            _ => return Err(bad("CREATE_SESSION", &server, "no result".into())),
-        };
-        if granted.maxrequests == 0 {
-            return Err(bad(
-                "CREATE_SESSION",
-                &server,
-                "the server granted no slots".into(),
-            ));
-        }
-        // Never more than was asked for, whatever the server says.
-        let n = granted.maxrequests.min(fore.maxrequests);
+        let live = create_session(&conn, &cred, &opts, &ident).await?;
         Ok(Session {
             conn,
             cred,
-            clientid,
-            sessionid,
-            fore: granted,
-            slots: Arc::new(Mutex::new(SlotTable::new(n))),
-            freed: Arc::new(Notify::new()),
             opts,
-            next_create,
+            ident,
+            live: RwLock::new(Arc::new(live)),
+            renewing: tokio::sync::Mutex::new(()),
+            on_lost: std::sync::OnceLock::new(),
             router: std::sync::OnceLock::new(),
         })
     }
@@ -283,38 +256,44 @@ impl Session {
         conn: Connection,
     ) -> impl std::future::Future<Output = Result<Session, NfsError>> + Send + 'static {
         // Owned, so that the caller need not hold this session (or a lock on it).
-        let (cred, opts, clientid, next) = (
-            self.cred.clone(),
-            self.opts.clone(),
-            self.clientid,
-            self.next_create.clone(),
-        );
-        async move { Session::create(conn, cred, opts, clientid, next).await }
+        let (cred, opts, ident) = (self.cred.clone(), self.opts.clone(), self.ident.clone());
+        async move { Session::create(conn, cred, opts, ident).await }
+    }
+
+    /// What the session is now (replaced whole when it is recovered).
+    pub(crate) fn live(&self) -> Arc<Live> {
+        self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Up to `want` slots of this session for one data path (at least one, else
     /// `None`), given back when the lease is dropped.
     pub fn lease(&self, want: u32) -> Option<SlotLease> {
-        SlotLease::take_from(&self.slots, &self.freed, self.sessionid, want)
+        let live = self.live();
+        SlotLease::take_from(&live.slots, &live.freed, live.sessionid, want)
     }
 
     /// Slots neither busy nor leased now.
     pub fn free_slots(&self) -> u32 {
-        let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live();
+        let t = live.slots.lock().unwrap_or_else(|e| e.into_inner());
         t.busy.iter().filter(|b| !**b).count() as u32
     }
 
     pub fn clientid(&self) -> ClientId {
-        self.clientid
+        *self
+            .ident
+            .clientid
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn sessionid(&self) -> SessionId {
-        self.sessionid
+        self.live().sessionid
     }
 
     /// The fore channel's attributes as the server granted them.
     pub fn fore_channel(&self) -> ChannelAttrs {
-        self.fore
+        self.live().fore
     }
 
     pub fn connection(&self) -> &Connection {
@@ -322,7 +301,8 @@ impl Session {
     }
 
     pub fn slot_stats(&self) -> SlotStats {
-        let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live();
+        let t = live.slots.lock().unwrap_or_else(|e| e.into_inner());
         SlotStats {
             granted: t.busy.len() as u32,
             target: t.target,
@@ -335,26 +315,71 @@ impl Session {
     /// `slot_wait` for one). NFS4ERR_DELAY and NFS4ERR_GRACE are retried with the
     /// back-off on the same slot: with the same sequence id when SEQUENCE itself said
     /// so (the server still works on the request), with the next one when a later op
-    /// did (RFC 8881 2.10.6). Any other failure names the op and `path`.
+    /// did (RFC 8881 2.10.6). A reply that says the session or the client's state is
+    /// lost (a server restart, an expired lease) waits for the state's recovery, then
+    /// goes again on the new session. Any other failure names the op and `path`.
     pub async fn compound(&self, ops: &Compound<'_>, path: &str) -> Result<Reply, NfsError> {
         // Errors name the server as well as the file: a pool talks to several.
         let named = on_server(self.conn.addr(), path);
         let path = named.as_str();
+        let mut recoveries = 0;
+        let since = Instant::now();
+        loop {
+            let live = self.live();
+            match self.compound_on(&live, ops, path).await? {
+                Ok(reply) => return Ok(reply),
+                Err((op, st)) => {
+                    let lost = Lost::of(st, op != Opnum::Sequence);
+                    // Recovery's own calls fail rather than wait for themselves.
+                    if recoveries >= RECOVERIES_PER_CALL || in_recovery() || lost.is_none() {
+                        return Err(status(op, path, st));
+                    }
+                    recoveries += 1;
+                    self.lost(live.sessionid, st, since).await?;
+                }
+            }
+        }
+    }
+
+    /// Recovers after a reply on session `seen` said `why` to a call made at `since`:
+    /// through the hook when the session has one, else [`Session::recover`].
+    /// (Boxed: a recovery makes calls of its own.)
+    pub(crate) fn lost(
+        &self,
+        seen: SessionId,
+        why: Nfsstat4,
+        since: Instant,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), NfsError>> + Send + '_>>
+    {
+        match self.on_lost.get() {
+            Some(hook) => hook(seen, why, since),
+            None => Box::pin(async move { self.recover(seen, why).await.map(drop) }),
+        }
+    }
+
+    /// [`Session::compound`] on the session as it is now (`live`): the reply, or the op
+    /// and status of a reply that said the state is lost (`Err` inside `Ok`).
+    async fn compound_on(
+        &self,
+        live: &Arc<Live>,
+        ops: &Compound<'_>,
+        path: &str,
+    ) -> Result<Result<Reply, (Opnum, Nfsstat4)>, NfsError> {
         let bad = |what: &str, reason: String| NfsError::BadReply {
             what: what.into(),
             path: path.into(),
             reason,
         };
         let mut retry = self.opts.backoff.retrying();
-        let (slot, mut seqid) = self.take_slot(path).await?;
+        let (slot, mut seqid) = self.take_slot(live, path).await?;
         let mut guard = SlotGuard {
-            session: self,
+            live,
             slot,
             settled: true,
         };
         loop {
             let highest = {
-                let t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+                let t = live.slots.lock().unwrap_or_else(|e| e.into_inner());
                 t.highest_busy()
             };
             let call = || {
@@ -363,7 +388,7 @@ impl Session {
                     VERSION,
                     PROC_COMPOUND,
                     &self.cred,
-                    |b| self.encode(b, ops, slot, seqid, highest),
+                    |b| encode(b, live.sessionid, ops, slot, seqid, highest),
                     bytes::Bytes::new(),
                 )
             };
@@ -374,25 +399,31 @@ impl Session {
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
             let (op, later) = match settle(&res) {
                 Settled::Done(ok) => {
-                    self.check_sequenced(ok, slot, seqid, &bad)?;
+                    check_sequenced(live, ok, slot, seqid, &bad)?;
                     res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
                         .map_err(|e| bad(ops.tag, e.to_string()))?;
                     drop(res);
-                    return Ok(Reply {
+                    return Ok(Ok(Reply {
                         results,
                         server: self.conn.addr(),
-                    });
+                    }));
                 }
                 Settled::Again { seq, op, status } => {
-                    self.check_sequenced(seq, slot, seqid, &bad)?;
+                    check_sequenced(live, seq, slot, seqid, &bad)?;
                     // SEQUENCE was done: the retry is a new request.
                     seqid = seqid.wrapping_add(1);
                     (op, status)
                 }
                 Settled::Same { status } => (Opnum::Sequence, status),
+                Settled::Lost { seq, op, status } => {
+                    if let Some(ok) = seq {
+                        check_sequenced(live, ok, slot, seqid, &bad)?;
+                    }
+                    return Ok(Err((op, status)));
+                }
                 Settled::Failed { seq, op, status: s } => {
                     if let Some(ok) = seq {
-                        self.check_sequenced(ok, slot, seqid, &bad)?;
+                        check_sequenced(live, ok, slot, seqid, &bad)?;
                     }
                     return Err(status(op, path, s));
                 }
@@ -403,53 +434,6 @@ impl Session {
             if !retry.again().await {
                 return Err(retried(status(op, path, later), later, &retry));
             }
-        }
-    }
-
-    /// SEQUENCE on `slot` with `seqid` was done: the slot's sequence id moves on and
-    /// the server's slot targets are honoured. False for a reply of another session or
-    /// slot, which settles nothing.
-    fn sequenced(&self, ok: &SequenceOk, slot: u32, seqid: u32) -> bool {
-        if ok.sessionid != self.sessionid || ok.slotid != slot {
-            return false;
-        }
-        let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        t.used(slot, seqid);
-        t.honour(ok);
-        true
-    }
-
-    /// [`Session::sequenced`], or the error `bad` makes of a reply for another session
-    /// or slot.
-    fn check_sequenced(
-        &self,
-        ok: &SequenceOk,
-        slot: u32,
-        seqid: u32,
-        bad: &dyn Fn(&str, String) -> NfsError,
-    ) -> Result<(), NfsError> {
-        if self.sequenced(ok, slot, seqid) {
-            Ok(())
-        } else {
-            Err(bad("SEQUENCE", "reply for another session or slot".into()))
-        }
-    }
-
-    /// The COMPOUND with SEQUENCE in front.
-    fn encode(&self, b: &mut BytesMut, ops: &Compound<'_>, slot: u32, seqid: u32, highest: u32) {
-        b.put_string(ops.tag);
-        b.put_u32(ops.minorversion);
-        b.put_u32(ops.ops.len() as u32 + 1);
-        ArgOp::Sequence {
-            sessionid: self.sessionid,
-            sequenceid: seqid,
-            slotid: slot,
-            highest_slotid: highest,
-            cachethis: false,
-        }
-        .encode(b);
-        for op in &ops.ops {
-            op.encode(b);
         }
     }
 
@@ -492,13 +476,13 @@ impl Session {
         let _ = self.router.set((router, proc_));
     }
 
-    /// A free slot (the lowest at or below the target), waiting for one if all are
-    /// busy, at most `slot_wait`.
-    async fn take_slot(&self, path: &str) -> Result<(u32, u32), NfsError> {
+    /// A free slot of `live` (the lowest at or below the target), waiting for one if
+    /// all are busy, at most `slot_wait`.
+    async fn take_slot(&self, live: &Live, path: &str) -> Result<(u32, u32), NfsError> {
         let deadline = Instant::now() + self.opts.slot_wait;
         loop {
-            let freed = self.freed.notified();
-            if let Some(s) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let freed = live.freed.notified();
+            if let Some(s) = live.slots.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 return Ok(s);
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -513,17 +497,141 @@ impl Session {
             }
         }
     }
-
     /// DESTROY_SESSION and DESTROY_CLIENTID (after the calls in flight ended).
     ///
     /// The work is done by then: callers report an error here as a warning, not as
     /// the command's failure (the server drops the state when the lease expires).
     pub async fn close(self) -> Result<(), NfsError> {
-        let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(self.sessionid);
+        let c = Compound::new("destroy_session", MINOR_VERSION).destroy_session(self.sessionid());
         plain_call(&self.conn, &self.cred, &c).await?;
-        let c = Compound::new("destroy_clientid", MINOR_VERSION).destroy_clientid(self.clientid);
+        let c = Compound::new("destroy_clientid", MINOR_VERSION).destroy_clientid(self.clientid());
         plain_call(&self.conn, &self.cred, &c).await?;
         Ok(())
+    }
+}
+
+/// EXCHANGE_ID with the client owner of `opts` over `conn`: the client id and the
+/// sequence id of its first CREATE_SESSION. The same owner and verifier after a server
+/// restart tell the server this is the client that held state before (RFC 8881 8.4.2.1).
+pub(crate) async fn exchange_id(
+    conn: &Connection,
+    cred: &Credential,
+    opts: &SessionOptions,
+) -> Result<(ClientId, u32), NfsError> {
+    let c = Compound::new("exchange_id", MINOR_VERSION).op(ArgOp::ExchangeId {
+        verifier: (std::process::id() as u64 ^ 0x6462_696f_0000_0000).to_be_bytes(),
+        owner: opts.owner.as_bytes(),
+        flags: 0,
+        impl_id: Some(("dbio", env!("CARGO_PKG_VERSION"))),
+    });
+    let server = conn.addr().to_string();
+    let r = plain_call(conn, cred, &c).await?;
+    let res = r.res()?;
+    match res.results.first() {
+        Some(OpResult::ExchangeId(x)) => Ok((x.clientid, x.sequenceid)),
+        _ => Err(bad("EXCHANGE_ID", &server, "no result".into())),
+    }
+}
+
+/// CREATE_SESSION for the client of `ident` over `conn` (asking for `opts.slots`
+/// slots, using what the server grants).
+pub(crate) async fn create_session(
+    conn: &Connection,
+    cred: &Credential,
+    opts: &SessionOptions,
+    ident: &Ident,
+) -> Result<Live, NfsError> {
+    let max = opts.max_message.clamp(8192, 16 << 20);
+    let fore = ChannelAttrs {
+        headerpadsize: 0,
+        maxrequestsize: max,
+        maxresponsesize: max,
+        maxresponsesize_cached: 8192,
+        maxoperations: 16,
+        maxrequests: opts.slots.clamp(1, MAX_SLOTS),
+        rdma_ird: RdmaIrd(None),
+    };
+    let back = ChannelAttrs {
+        maxrequestsize: 4096,
+        maxresponsesize: 4096,
+        maxresponsesize_cached: 0,
+        maxoperations: 2,
+        maxrequests: 1,
+        ..fore
+    };
+    let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
+        clientid: *ident.clientid.lock().unwrap_or_else(|e| e.into_inner()),
+        sequence: ident.next_create.fetch_add(1, Relaxed),
+        flags: 0,
+        fore,
+        back,
+        cb_program: 0x4000_0000,
+        sec: CallbackSec::None,
+    });
+    let server = conn.addr().to_string();
+    let r = plain_call(conn, cred, &c).await?;
+    let (sessionid, granted) = match r.res()?.results.first() {
+        Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
+        _ => return Err(bad("CREATE_SESSION", &server, "no result".into())),
+    };
+    if granted.maxrequests == 0 {
+        return Err(bad(
+            "CREATE_SESSION",
+            &server,
+            "the server granted no slots".into(),
+        ));
+    }
+    // Never more than was asked for, whatever the server says.
+    let n = granted.maxrequests.min(fore.maxrequests);
+    Ok(Live {
+        sessionid,
+        fore: granted,
+        slots: Arc::new(Mutex::new(SlotTable::new(n))),
+        freed: Arc::new(Notify::new()),
+    })
+}
+
+/// SEQUENCE on `slot` with `seqid` of `live` was done: the slot's sequence id moves on
+/// and the server's slot targets are honoured. An error (made by `bad`) for a reply of
+/// another session or slot, which settles nothing.
+fn check_sequenced(
+    live: &Live,
+    ok: &SequenceOk,
+    slot: u32,
+    seqid: u32,
+    bad: &dyn Fn(&str, String) -> NfsError,
+) -> Result<(), NfsError> {
+    if ok.sessionid != live.sessionid || ok.slotid != slot {
+        return Err(bad("SEQUENCE", "reply for another session or slot".into()));
+    }
+    let mut t = live.slots.lock().unwrap_or_else(|e| e.into_inner());
+    t.used(slot, seqid);
+    t.honour(ok);
+    Ok(())
+}
+
+/// The COMPOUND with SEQUENCE of session `sessionid` in front.
+fn encode(
+    b: &mut BytesMut,
+    sessionid: SessionId,
+    ops: &Compound<'_>,
+    slot: u32,
+    seqid: u32,
+    highest: u32,
+) {
+    b.put_string(ops.tag);
+    b.put_u32(ops.minorversion);
+    b.put_u32(ops.ops.len() as u32 + 1);
+    ArgOp::Sequence {
+        sessionid,
+        sequenceid: seqid,
+        slotid: slot,
+        highest_slotid: highest,
+        cachethis: false,
+    }
+    .encode(b);
+    for op in &ops.ops {
+        op.encode(b);
     }
 }
 
@@ -532,27 +640,27 @@ impl Session {
 /// call) is retired instead: its sequence id on the server is unknown, and re-using it
 /// could return another request's cached reply.
 struct SlotGuard<'a> {
-    session: &'a Session,
+    live: &'a Live,
     slot: u32,
     settled: bool,
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        let mut t = self.session.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.live.slots.lock().unwrap_or_else(|e| e.into_inner());
         if self.settled {
             t.free(self.slot);
         } else {
             t.retired += 1;
         }
         drop(t);
-        self.session.freed.notify_waiters();
+        self.live.freed.notify_waiters();
     }
 }
 
 /// A COMPOUND without SEQUENCE (EXCHANGE_ID, CREATE_SESSION, DESTROY_*), alone in its
 /// request; NFS4ERR_DELAY is retried with the default back-off.
-async fn plain_call(
+pub(crate) async fn plain_call(
     conn: &Connection,
     cred: &Credential,
     c: &Compound<'_>,

@@ -150,6 +150,14 @@ impl SlotLease {
         self.highest
     }
 
+    /// Slots with a request out now.
+    pub fn in_use(&self) -> u32 {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s.2, Leased::Busy(_)))
+            .count() as u32
+    }
+
     /// True when [`SlotLease::take`] would give a slot.
     pub fn has_free(&self) -> bool {
         self.slots

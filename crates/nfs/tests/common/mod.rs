@@ -31,6 +31,12 @@ impl Server {
     /// Starts an instance named after `tag` and this process; `None` (with
     /// a note) when it cannot run here and peers are not required.
     pub fn start(tag: &str) -> Option<Server> {
+        Self::start_with(tag, &[])
+    }
+
+    /// [`Server::start`] with more options of `scripts/nfs-server start` (e.g.
+    /// `--grace 15`, `--lease 2`).
+    pub fn start_with(tag: &str, options: &[&str]) -> Option<Server> {
         let name = format!("{tag}-{}", std::process::id());
         let dir = tempfile::Builder::new()
             .prefix("dbio-export-")
@@ -46,6 +52,7 @@ impl Server {
         let out = Command::new(script())
             .args(["start", "--name", &name, "--dir"])
             .arg(&export_dir)
+            .args(options)
             .output();
         let ok = matches!(&out, Ok(o) if o.status.success());
         if !ok {

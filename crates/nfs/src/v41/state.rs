@@ -1,0 +1,274 @@
+//! The client's state on the server and its recovery, like a kernel client's state
+//! manager: one recovery at a time for the whole mount, whoever noticed the loss (a
+//! metadata call, a data path's READ or WRITE, the lease renewal). It renews the
+//! metadata session (`recover.rs`); after a new client id it reclaims every open
+//! (CLAIM_PREVIOUS), says RECLAIM_COMPLETE, opens again by handle what the server had
+//! no grace for, and fetches the pNFS layouts again. Data paths then lease slots of the
+//! new session and carry the opens' new stateids. Each recovery is a path event ("state
+//! recovered ...") with the time I/O waited for it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use dbio_rpc::conn::Connection;
+
+use crate::error::NfsError;
+use crate::proto::nfs4::{Nfsstat4, SessionId, Stateid};
+use crate::router::{Route, Router};
+use crate::v41::pnfs::Layouts;
+use crate::v41::recover::{recovering, LostHook, Renewed};
+use crate::v41::{Client, Session, SlotLease};
+
+/// Slots of the metadata session kept for metadata calls while data paths run.
+const METADATA_SLOTS: u32 = 4;
+/// Longest an open is tried again while the server is in its grace period.
+const GRACE_WAIT: Duration = Duration::from_secs(180);
+
+/// The mount's sessions and opens, and their recovery.
+pub struct StateManager {
+    client: Arc<Client>,
+    /// Sessions opened for data paths when the metadata session's slots ran out.
+    extra: Mutex<Vec<Session>>,
+    layouts: Option<Arc<Layouts>>,
+    /// The pool's router: connections for new sessions, and the events.
+    router: OnceLock<Arc<Router>>,
+    /// One recovery at a time.
+    gate: tokio::sync::Mutex<()>,
+    /// Lease renewal held back (for tests of an expired lease).
+    renewal_held: AtomicBool,
+    recoveries: AtomicU64,
+}
+
+impl StateManager {
+    /// The state of `client` (whose session it recovers from now on) and, with pNFS,
+    /// of `layouts`.
+    pub fn new(client: Arc<Client>, layouts: Option<Arc<Layouts>>) -> Arc<StateManager> {
+        let sm = Arc::new(StateManager {
+            client,
+            extra: Mutex::new(Vec::new()),
+            layouts,
+            router: OnceLock::new(),
+            gate: tokio::sync::Mutex::new(()),
+            renewal_held: AtomicBool::new(false),
+            recoveries: AtomicU64::new(0),
+        });
+        // Weak: the session must not keep its own state manager alive.
+        let weak: Weak<StateManager> = Arc::downgrade(&sm);
+        let hook: LostHook = Arc::new(move |seen, why, since| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                match weak.upgrade() {
+                    Some(sm) => sm.recover(seen, why, since).await,
+                    None => Ok(()),
+                }
+            })
+        });
+        let _ = sm.client.session().on_lost.set(hook);
+        sm
+    }
+
+    /// Sends the metadata session's calls through `router` and records recoveries
+    /// among its events.
+    pub fn use_router(&self, router: Arc<Router>) {
+        self.client.session().use_router(router.clone());
+        let _ = self.router.set(router);
+    }
+
+    pub fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    /// Recoveries done so far.
+    pub fn recoveries(&self) -> u64 {
+        self.recoveries.load(Relaxed)
+    }
+
+    /// Holds the lease renewal back (`true`) or lets it go on: for tests of a lease
+    /// that expires.
+    pub fn hold_renewal(&self, held: bool) {
+        self.renewal_held.store(held, Relaxed);
+    }
+
+    pub(crate) fn renewal_held(&self) -> bool {
+        self.renewal_held.load(Relaxed)
+    }
+
+    /// Recovers after a reply on session `seen` said `why` to a caller whose I/O has
+    /// waited `since` (see the module notes); returns at once when another caller's
+    /// recovery already replaced that session.
+    pub async fn recover(
+        &self,
+        seen: SessionId,
+        why: Nfsstat4,
+        since: Instant,
+    ) -> Result<(), NfsError> {
+        let _one = self.gate.lock().await;
+        if !self.holds(seen) {
+            return Ok(());
+        }
+        let result = recovering(self.renew(why)).await;
+        let (what, ok) = match &result {
+            Ok(what) => (format!("state recovered after {why}: {what}"), true),
+            Err(e) => (format!("state recovery after {why} failed: {e}"), false),
+        };
+        if ok {
+            self.recoveries.fetch_add(1, Relaxed);
+        }
+        if let Some(r) = self.router.get() {
+            r.health()
+                .record(0, what, Some(since.elapsed().as_secs_f64()));
+        }
+        result.map(drop)
+    }
+
+    /// True when `seen` is one of the mount's sessions now.
+    fn holds(&self, seen: SessionId) -> bool {
+        self.client.session().sessionid() == seen
+            || self
+                .extra
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|s| s.sessionid() == seen)
+    }
+
+    /// The recovery itself; what it did, for the event.
+    async fn renew(&self, why: Nfsstat4) -> Result<String, NfsError> {
+        let session = self.client.session();
+        let renewed = session.renew(why).await?;
+        // The data paths' other sessions went with the client or the server (or their
+        // connections are not bound to them): the data paths lease slots anew.
+        let gone: Vec<Session> =
+            std::mem::take(&mut *self.extra.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(gone);
+        if renewed == Renewed::Binding {
+            return Ok("connections bound to the session again".into());
+        }
+        let mut what = match renewed {
+            Renewed::Client => self.reclaim().await?,
+            _ => "new session".to_string(),
+        };
+        if let Some(l) = &self.layouts {
+            l.refresh_all("state recovered").await;
+            what.push_str(", layouts fetched again");
+        }
+        Ok(what)
+    }
+
+    fn sessions_extra(&self) -> Vec<SessionId> {
+        let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+        extra.iter().map(|s| s.sessionid()).collect()
+    }
+
+    /// Every open again under the new client id: reclaimed (CLAIM_PREVIOUS), then
+    /// RECLAIM_COMPLETE, then opened again by handle (CLAIM_FH) where the server had
+    /// no grace for a reclaim (NFS4ERR_NO_GRACE, a server without a grace period).
+    async fn reclaim(&self) -> Result<String, NfsError> {
+        let mut again = Vec::new();
+        let mut reclaimed = 0;
+        for (key, held) in self.client.opens.all() {
+            match self.client.reopen(&held, true).await {
+                Ok(s) => {
+                    self.client.opens.renewed(key, s);
+                    reclaimed += 1;
+                }
+                Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+                Err(_) => again.push((key, held)),
+            }
+        }
+        self.client.session().reclaim_complete().await?;
+        let (mut reopened, mut lost) = (0, Vec::new());
+        for (key, held) in again {
+            let t0 = Instant::now();
+            loop {
+                match self.client.reopen(&held, false).await {
+                    Ok(s) => {
+                        self.client.opens.renewed(key, s);
+                        reopened += 1;
+                    }
+                    // Still in the grace period: the open waits for its end.
+                    Err(e) if is_grace(&e) && t0.elapsed() < GRACE_WAIT => continue,
+                    Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+                    Err(e) => lost.push(format!("{}: {e}", held.path)),
+                }
+                break;
+            }
+        }
+        let mut what = format!(
+            "new client id and session, {reclaimed} open(s) reclaimed, {reopened} opened again"
+        );
+        if !lost.is_empty() {
+            what.push_str(&format!(", not opened again: {}", lost.join("; ")));
+        }
+        Ok(what)
+    }
+
+    /// The stateid now of the open that had `stateid`.
+    pub fn current_stateid(&self, stateid: Stateid) -> Stateid {
+        self.client.current_stateid(stateid)
+    }
+
+    /// Slots for a data path of `depth` I/Os: from the metadata session if it has
+    /// enough to spare, else from a new session of the same client over `conn` (one
+    /// of the router's when `None`).
+    pub async fn lease(&self, depth: u32, conn: Option<Connection>) -> Result<SlotLease, NfsError> {
+        let session = self.client.session();
+        if session.free_slots() >= depth + METADATA_SLOTS {
+            if let Some(l) = session.lease(depth) {
+                return Ok(l);
+            }
+        }
+        {
+            let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+            for s in extra.iter() {
+                if s.free_slots() >= depth {
+                    if let Some(l) = s.lease(depth) {
+                        return Ok(l);
+                    }
+                }
+            }
+        }
+        let conn = match (conn, self.router.get()) {
+            (Some(c), _) => c,
+            (None, Some(r)) => r.channels()[r.pick(Route::META, None)].conn.clone(),
+            (None, None) => session.connection().clone(),
+        };
+        let s = session.another(conn).await?;
+        let lease = s.lease(depth).ok_or_else(|| NfsError::Invalid {
+            path: self.client.server().to_string(),
+            reason: "a new NFSv4.1 session has no free slot".into(),
+        })?;
+        self.extra.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+        Ok(lease)
+    }
+
+    /// Sessions: the metadata one first, with (granted slots, slots in use).
+    pub fn sessions(&self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let st = self.client.session().slot_stats();
+        out.push((st.granted, st.busy));
+        let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+        for s in extra.iter() {
+            let st = s.slot_stats();
+            out.push((st.granted, st.busy));
+        }
+        out
+    }
+
+    /// The ids of every session, the data paths' first.
+    pub(crate) fn session_ids(&self) -> Vec<SessionId> {
+        let mut ids = self.sessions_extra();
+        ids.push(self.client.session().sessionid());
+        ids
+    }
+}
+
+/// A call that gave up while the server was in its grace period.
+fn is_grace(e: &NfsError) -> bool {
+    match e {
+        NfsError::Status4 { status, .. } => *status == Nfsstat4::Grace,
+        NfsError::Retried { last, .. } => is_grace(last),
+        _ => false,
+    }
+}
