@@ -289,6 +289,8 @@ impl Client {
         mut session: SessionOptions,
     ) -> Result<Client, NfsError> {
         session.owner.push_str("/ds");
+        // Recalls come from the metadata server; a data server's session needs none.
+        session.back_channel = None;
         let cred = options.credential()?;
         let mut last = None;
         for a in addrs {

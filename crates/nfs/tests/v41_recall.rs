@@ -1,0 +1,372 @@
+//! The NFSv4.1 back channel against a scripted pNFS metadata server on loopback (the
+//! lab's ganesha never recalls a layout): mid-run it sends a CB_COMPOUND
+//! (CB_SEQUENCE + CB_LAYOUTRECALL of the file) on the pool's fore connection. The
+//! recall is answered NFS4_OK, the I/O goes through the metadata server meanwhile, the
+//! layout is returned (LAYOUTRETURN) and fetched again, the I/O goes back to the data
+//! server, and no I/O fails.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes};
+use dbio_nfs::datapath::{DataPath, FileId, Outcome, Stability};
+use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::proto::nfs4::{
+    cb_op, decode_cb_compound_res, encode_cb_compound, encode_compound_header, encode_resop_status,
+    session_flags, CbOp, CbResult, Fh4, FileDsAddr, FileLayout, LayoutIomode, LayoutRecall,
+    LayoutType, NetAddr, Nfsstat4, Opnum, Stateid,
+};
+use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_xdr::{XdrEncode, XdrPut};
+
+#[path = "common/v41_script.rs"]
+mod v41_script;
+use v41_script::{answer_session_op_with, sequence_ok, serve_with_callbacks, u32_at, SID};
+
+/// Where the COMPOUND's op count is, and its first op.
+fn ops_at(args: &[u8]) -> usize {
+    4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4
+}
+
+/// The op after SEQUENCE (whose arguments are 32 bytes).
+fn second_op(args: &[u8]) -> u32 {
+    u32_at(args, ops_at(args) + 4 + 4 + 32)
+}
+
+/// Where the op after SEQUENCE and PUTFH starts.
+fn third_op(args: &[u8]) -> usize {
+    let putfh = ops_at(args) + 4 + 4 + 32;
+    putfh + 8 + (u32_at(args, putfh + 4) as usize).div_ceil(4) * 4
+}
+
+fn netaddr(addr: SocketAddr) -> NetAddr {
+    let p = addr.port();
+    NetAddr {
+        netid: "tcp".into(),
+        uaddr: format!("{}.{}.{}", addr.ip(), p >> 8, p & 0xff),
+    }
+}
+
+const LAYOUT_STATEID: Stateid = Stateid {
+    seqid: 1,
+    other: [9; 12],
+};
+
+/// SEQUENCE + PUTFH + READ/WRITE, as a data server (or the metadata server) answers.
+fn io_reply(args: &[u8], out: &mut Vec<u8>) {
+    let at = third_op(args);
+    let ok = Nfsstat4::Ok;
+    encode_compound_header(out, ok, b"", 3);
+    encode_resop_status(out, Opnum::Sequence, ok);
+    sequence_ok(args, out);
+    encode_resop_status(out, Opnum::Putfh, ok);
+    match u32_at(args, at) {
+        38 => {
+            encode_resop_status(out, Opnum::Write, ok);
+            out.put_u32(u32_at(args, at + 32)); // count: all of it
+            out.put_u32(2); // FILE_SYNC4
+            out.put_u64(7); // verifier
+        }
+        25 => {
+            let count = u32_at(args, at + 28);
+            encode_resop_status(out, Opnum::Read, ok);
+            out.put_u32(0); // not eof
+            out.put_opaque(&vec![0x5a; count as usize]);
+        }
+        other => panic!("unexpected op {other} after PUTFH"),
+    }
+}
+
+/// A data server: its session, READ and WRITE; `writes` counts the WRITEs.
+fn data_server(writes: Arc<AtomicU64>) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        serve_with_callbacks(
+            l,
+            |_, args, out| {
+                let op = u32_at(args, ops_at(args) + 4);
+                if answer_session_op_with(op, 0, out) {
+                    return;
+                }
+                if second_op(args) == 58 {
+                    let ok = Nfsstat4::Ok;
+                    encode_compound_header(out, ok, b"", 2);
+                    encode_resop_status(out, Opnum::Sequence, ok);
+                    sequence_ok(args, out);
+                    encode_resop_status(out, Opnum::ReclaimComplete, ok);
+                    return;
+                }
+                if u32_at(args, third_op(args)) == 38 {
+                    writes.fetch_add(1, Relaxed);
+                }
+                io_reply(args, out);
+            },
+            |_| {},
+            None,
+        )
+    });
+    addr
+}
+
+/// The metadata server: grants the back channel, OPEN by handle, a files layout of
+/// one stripe on `ds`, its device, LAYOUTRETURN, CLOSE, READ and WRITE (while the
+/// layout is recalled); every op after SEQUENCE (PUTFH) is logged by name.
+fn metadata_server(
+    ds: SocketAddr,
+    log: Arc<Mutex<Vec<&'static str>>>,
+    cb_replies: mpsc::Sender<Vec<u8>>,
+    callbacks: mpsc::Receiver<Vec<u8>>,
+) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let answer = move |_: u32, args: &[u8], out: &mut Vec<u8>| {
+            let ok = Nfsstat4::Ok;
+            let op = u32_at(args, ops_at(args) + 4);
+            if answer_session_op_with(op, session_flags::CONN_BACK_CHAN, out) {
+                return;
+            }
+            assert_eq!(op, 53, "unexpected op {op}");
+            let second = second_op(args);
+            let third = if second == 22 {
+                u32_at(args, third_op(args))
+            } else {
+                0
+            };
+            let name = match (second, third) {
+                (22, 38) | (22, 25) => {
+                    log.lock().unwrap().push("MDS I/O");
+                    return io_reply(args, out);
+                }
+                (58, _) => "RECLAIM_COMPLETE",
+                (47, _) => "GETDEVICEINFO",
+                (22, 18) => "OPEN",
+                (22, 50) => "LAYOUTGET",
+                (22, 51) => "LAYOUTRETURN",
+                (22, 4) => "CLOSE",
+                _ => {
+                    // Anything else (the lease renewal's look-ups): not here.
+                    let no = Nfsstat4::Notsupp;
+                    encode_compound_header(out, no, b"", 2);
+                    encode_resop_status(out, Opnum::Sequence, ok);
+                    sequence_ok(args, out);
+                    encode_resop_status(out, Opnum::from_u32(second).unwrap(), no);
+                    return;
+                }
+            };
+            log.lock().unwrap().push(name);
+            let count = if second == 22 { 3 } else { 2 };
+            encode_compound_header(out, ok, b"", count);
+            encode_resop_status(out, Opnum::Sequence, ok);
+            sequence_ok(args, out);
+            if second == 22 {
+                encode_resop_status(out, Opnum::Putfh, ok);
+            }
+            match name {
+                "RECLAIM_COMPLETE" => encode_resop_status(out, Opnum::ReclaimComplete, ok),
+                "GETDEVICEINFO" => {
+                    encode_resop_status(out, Opnum::Getdeviceinfo, ok);
+                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+                    let mut body = Vec::new();
+                    FileDsAddr {
+                        stripe_indices: vec![0],
+                        multipath_ds_list: vec![vec![netaddr(ds)]],
+                    }
+                    .encode(&mut body);
+                    out.put_opaque(&body);
+                    out.put_u32(0); // no notifications
+                }
+                "OPEN" => {
+                    encode_resop_status(out, Opnum::Open, ok);
+                    Stateid {
+                        seqid: 1,
+                        other: [3; 12],
+                    }
+                    .encode(out);
+                    out.put_u32(1); // change_info4: atomic, before, after
+                    out.put_u64(1);
+                    out.put_u64(2);
+                    out.put_u32(0x4); // OPEN4_RESULT_LOCKTYPE_POSIX
+                    out.put_u32(0); // attrset: empty bitmap
+                    out.put_u32(0); // OPEN_DELEGATE_NONE
+                }
+                "LAYOUTGET" => {
+                    encode_resop_status(out, Opnum::Layoutget, ok);
+                    out.put_u32(0); // return on close: no
+                    LAYOUT_STATEID.encode(out);
+                    out.put_u32(1); // one layout
+                    out.put_u64(0);
+                    out.put_u64(u64::MAX);
+                    out.put_u32(2); // LAYOUTIOMODE4_RW
+                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+                    let mut body = Vec::new();
+                    FileLayout {
+                        deviceid: [5; 16],
+                        util: 1 << 20,
+                        first_stripe_index: 0,
+                        pattern_offset: 0,
+                        fh_list: vec![Fh4::new(b"ds-file").unwrap()],
+                    }
+                    .encode(&mut body);
+                    out.put_opaque(&body);
+                }
+                "LAYOUTRETURN" => {
+                    encode_resop_status(out, Opnum::Layoutreturn, ok);
+                    out.put_u32(0); // no layout left
+                }
+                _ => {
+                    encode_resop_status(out, Opnum::Close, ok);
+                    Stateid::ANONYMOUS.encode(out);
+                }
+            }
+        };
+        let on_reply = move |results: &[u8]| {
+            let _ = cb_replies.send(results.to_vec());
+        };
+        serve_with_callbacks(l, answer, on_reply, Some(callbacks));
+    });
+    addr
+}
+
+/// Four 8 KiB writes on the data path, waited for; every one must succeed.
+fn write_round(pool: &Pool, p: &mut DataPath, round: u64) {
+    for slot in 0..4u32 {
+        let off = (round * 4 + u64::from(slot)) % 64 * 8192;
+        let data = Bytes::from(vec![round as u8; 8192]);
+        p.write(slot, FileId(0), off, data, Stability::FileSync)
+            .unwrap();
+    }
+    p.flush();
+    let mut out: Vec<Outcome> = Vec::new();
+    while out.len() < 4 {
+        let before = out.len();
+        pool.block_on(p.wait(4 - out.len(), Duration::from_secs(5), &mut out));
+        assert!(out.len() > before, "I/Os of round {round} never finished");
+    }
+    for o in &out {
+        assert_eq!(o.result, Ok(8192), "round {round}, slot {}", o.slot);
+    }
+}
+
+#[test]
+fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again() {
+    let ds_writes = Arc::new(AtomicU64::new(0));
+    let ds = data_server(ds_writes.clone());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (cb_tx, cb_rx) = mpsc::channel();
+    let (reply_tx, reply_rx) = mpsc::channel();
+    let mds = metadata_server(ds, log.clone(), reply_tx, cb_rx);
+    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
+    let opts = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let m = pool.v41().unwrap();
+    assert!(pool.warnings().is_empty(), "{:?}", pool.warnings());
+    let layouts = pool.layouts().unwrap().clone();
+    let fh = Fh4::new(b"file").unwrap();
+    pool.block_on(layouts.fetch(fh, "/export/f", "first I/O"))
+        .unwrap();
+    let mut p = pool.data_path(4, 64 << 10).unwrap();
+    p.add_file(fh.as_bytes()).unwrap();
+    write_round(&pool, &mut p, 0);
+    assert_eq!(
+        ds_writes.load(Relaxed),
+        4,
+        "the layout sends the writes to the data server"
+    );
+
+    // Mid-run, the recall, on the fore connection.
+    let mut args = Vec::new();
+    let recall = CbOp::LayoutRecall {
+        layout_type: LayoutType::NfsV41Files,
+        iomode: LayoutIomode::Any,
+        changed: true,
+        recall: LayoutRecall::File {
+            fh,
+            offset: 0,
+            length: u64::MAX,
+            stateid: LAYOUT_STATEID,
+        },
+    };
+    let sequence = CbOp::Sequence {
+        sessionid: SID,
+        sequenceid: 1,
+        slotid: 0,
+        highest_slotid: 0,
+        cachethis: false,
+        referring: Vec::new(),
+    };
+    encode_cb_compound(&mut args, b"recall", 1, &[sequence, recall]);
+    cb_tx.send(args).unwrap();
+
+    // I/O goes on until the layout was returned and fetched again and a write reached
+    // the data server after that.
+    let t = Instant::now();
+    let mut round = 1;
+    let settled = |log: &[&str]| {
+        let back = log.iter().position(|n| *n == "LAYOUTRETURN");
+        back.is_some_and(|i| log[i..].contains(&"LAYOUTGET"))
+    };
+    let mut ds_after = None;
+    loop {
+        write_round(&pool, &mut p, round);
+        round += 1;
+        let l = log.lock().unwrap().clone();
+        if settled(&l) {
+            let now = ds_writes.load(Relaxed);
+            match ds_after {
+                None => ds_after = Some(now),
+                Some(before) if now > before => break,
+                _ => {}
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "recall never settled: {l:?}"
+        );
+        pool.block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+    }
+    let reply = reply_rx.recv_timeout(Duration::from_secs(1)).unwrap();
+    let r = decode_cb_compound_res(&reply).unwrap();
+    assert_eq!(r.status, Nfsstat4::Ok);
+    assert!(matches!(
+        r.results[0],
+        CbResult::Sequence {
+            sessionid: SID,
+            sequenceid: 1,
+            ..
+        }
+    ));
+    assert_eq!(
+        r.results[1],
+        CbResult::Status(cb_op::LAYOUTRECALL, Nfsstat4::Ok)
+    );
+    let l = log.lock().unwrap().clone();
+    eprintln!("metadata server saw: {l:?}");
+    assert_eq!(
+        l.iter().filter(|n| **n == "LAYOUTRETURN").count(),
+        1,
+        "{l:?}"
+    );
+    assert_eq!(l.iter().filter(|n| **n == "LAYOUTGET").count(), 2, "{l:?}");
+    let counts = m.back_channel().counts();
+    assert_eq!(counts.layout_recalls.load(Relaxed), 1);
+    assert_eq!(counts.layouts_returned.load(Relaxed), 1);
+    let events: Vec<String> = layouts.events().iter().map(|e| e.why.clone()).collect();
+    eprintln!("layout events: {events:?}");
+    assert!(
+        events.iter().any(|w| w.contains("recalled by the server")),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|w| w.contains("fetched again after")),
+        "{events:?}"
+    );
+}
