@@ -33,8 +33,8 @@ use tokio::sync::mpsc;
 
 use crate::proto::nfs4::{
     decode_cb_compound, encode_cb_compound_res, session_flags, ArgOp, CbOp, CbResult, ChannelAttrs,
-    Compound, LayoutIomode, LayoutRecall, LayoutReturn, LayoutType, Nfsstat4, RdmaIrd, SessionId,
-    CB_PROC_COMPOUND, CB_PROC_NULL, CB_VERSION, MINOR_VERSION,
+    Compound, Fh4, LayoutIomode, LayoutRecall, LayoutReturn, LayoutType, Nfsstat4, RdmaIrd,
+    SessionId, Stateid, CB_PROC_COMPOUND, CB_PROC_NULL, CB_VERSION, MINOR_VERSION,
 };
 use crate::v41::pnfs::{Layouts, Recall};
 use crate::v41::Client;
@@ -129,6 +129,12 @@ fn digest(args: &[u8]) -> u64 {
 /// Back-channel figures, for tests and views.
 #[derive(Debug, Default)]
 pub struct CallbackCounts {
+    /// Sessions whose CREATE_SESSION the server answered with a back channel.
+    pub granted: AtomicU64,
+    /// Connections bound to a session's back channel by BIND_CONN_TO_SESSION.
+    pub bound: AtomicU64,
+    /// SEQUENCE replies saying the server cannot reach the client's back channel.
+    pub path_down: AtomicU64,
     /// CB_NULL and CB_COMPOUND calls answered.
     pub calls: AtomicU64,
     /// CB_LAYOUTRECALLs answered NFS4_OK, and layouts returned after them.
@@ -213,11 +219,26 @@ impl BackChannel {
     pub fn created(&self, sessionid: SessionId, flags: u32, back: &ChannelAttrs, server: &str) {
         let slots = BackSlots::new(back.maxrequests.min(BACK_SLOTS));
         lock(&self.state.sessions).insert(sessionid, slots);
-        if flags & session_flags::CONN_BACK_CHAN == 0 {
+        if flags & session_flags::CONN_BACK_CHAN != 0 {
+            self.state.counts.granted.fetch_add(1, Relaxed);
+        } else {
             self.warn(format!(
                 "NFSv4.1 server {server} gave no back channel: recalls of layouts and \
                  delegations are not received (pNFS layouts follow moved data only through \
                  their periodic refresh)"
+            ));
+        }
+    }
+
+    /// A SEQUENCE reply's status flags: a server that says it cannot reach the back
+    /// channel (`SEQ4_STATUS_CB_PATH_DOWN*`) gets a one-line warning.
+    pub fn sequenced(&self, status_flags: u32, server: &str) {
+        use crate::proto::nfs4::seq4_status::{CB_PATH_DOWN, CB_PATH_DOWN_SESSION};
+        let down = CB_PATH_DOWN | CB_PATH_DOWN_SESSION;
+        if status_flags & down != 0 {
+            self.state.counts.path_down.fetch_add(1, Relaxed);
+            self.warn(format!(
+                "NFSv4.1 server {server} cannot reach the back channel: recalls are lost"
             ));
         }
     }
@@ -277,7 +298,7 @@ async fn serve(mut rx: mpsc::Receiver<IncomingCall>, state: Arc<State>) {
 /// Work a CB_COMPOUND asks for after its reply.
 enum Then {
     Layouts(Recall, Option<LayoutRecall>),
-    Delegation(crate::proto::nfs4::Fh4, crate::proto::nfs4::Stateid),
+    Delegation(Fh4, Stateid),
 }
 
 impl State {
@@ -405,15 +426,38 @@ impl State {
                     None => "fetched again: the server changed its device",
                 };
                 let files = layouts.recall(which, DRAIN).await;
-                let returned = match recall {
-                    Some(LayoutRecall::File { .. }) => files.len(),
+                let client = targets.client.upgrade();
+                let returned = match (recall, client) {
+                    (Some(LayoutRecall::File { .. }), _) if !files.is_empty() => files.len(),
+                    // A file known without a layout now (its last fetch got none): the
+                    // server still counts the one it recalls, returned by the recall's
+                    // own stateid and range.
+                    (
+                        Some(LayoutRecall::File {
+                            fh,
+                            offset,
+                            length,
+                            stateid,
+                        }),
+                        Some(client),
+                    ) => {
+                        let how = LayoutReturn::File {
+                            offset,
+                            length,
+                            stateid,
+                            body: &[],
+                        };
+                        usize::from(give_back(&client, Some(fh), how).await)
+                    }
                     // A recall of a file system or of everything is answered by one
                     // LAYOUTRETURN of the same kind (RFC 8881 12.5.5.1).
-                    Some(bulk) => match targets.client.upgrade() {
-                        Some(client) => usize::from(bulk_return(&client, &bulk).await),
-                        None => 0,
-                    },
-                    None => 0,
+                    (Some(LayoutRecall::Fsid(_)), Some(client)) => {
+                        usize::from(give_back(&client, None, LayoutReturn::Fsid).await)
+                    }
+                    (Some(LayoutRecall::All), Some(client)) => {
+                        usize::from(give_back(&client, None, LayoutReturn::All).await)
+                    }
+                    _ => 0,
                 };
                 self.counts
                     .layouts_returned
@@ -445,21 +489,20 @@ impl State {
     }
 }
 
-/// LAYOUTRETURN of a file system's layouts (the root's) or of all; true if the server
-/// took it.
-async fn bulk_return(client: &Client, recall: &LayoutRecall) -> bool {
-    let how = match recall {
-        LayoutRecall::Fsid(_) => LayoutReturn::Fsid,
-        _ => LayoutReturn::All,
+/// LAYOUTRETURN of `how` on `fh` (the root for a file system or all); true if the
+/// server took it.
+async fn give_back(client: &Client, fh: Option<Fh4>, how: LayoutReturn<'_>) -> bool {
+    let c = Compound::new("layoutreturn", MINOR_VERSION);
+    let c = match fh {
+        Some(fh) => c.putfh(fh),
+        None => c.putrootfh(),
     };
-    let c = Compound::new("layoutreturn", MINOR_VERSION)
-        .putrootfh()
-        .op(ArgOp::Layoutreturn {
-            reclaim: false,
-            layout_type: LayoutType::NfsV41Files,
-            iomode: LayoutIomode::Any,
-            how,
-        });
+    let c = c.op(ArgOp::Layoutreturn {
+        reclaim: false,
+        layout_type: LayoutType::NfsV41Files,
+        iomode: LayoutIomode::Any,
+        how,
+    });
     client.session().compound(&c, "layout recall").await.is_ok()
 }
 

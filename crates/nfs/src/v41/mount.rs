@@ -7,6 +7,7 @@
 //! no state protection, a server binds a connection to a session the first time a
 //! SEQUENCE of that session comes over it: RFC 8881 section 2.10.3.1).
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -83,11 +84,14 @@ impl V41Mount {
             if Arc::ptr_eq(conn.stats(), &own) {
                 continue;
             }
-            if let Err(e) = session.bind_connection(&conn).await {
-                self.back.warn(format!(
+            match session.bind_connection(&conn).await {
+                Ok(()) => {
+                    self.back.counts().bound.fetch_add(1, Relaxed);
+                }
+                Err(e) => self.back.warn(format!(
                     "connection to {} carries no callbacks: {e}",
                     conn.addr()
-                ));
+                )),
             }
         }
     }

@@ -439,6 +439,9 @@ impl Session {
         if ok.sessionid != self.sessionid || ok.slotid != slot {
             return false;
         }
+        if let Some(bc) = &self.opts.back_channel {
+            bc.sequenced(ok.status_flags, &self.conn.addr().to_string());
+        }
         let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         t.used(slot, seqid);
         t.honour(ok);
