@@ -300,7 +300,10 @@ impl Pool {
             m.client().session().use_router(router.clone());
             rt.spawn(V41Mount::renew_lease(m.shared_client()));
             // Every connection up may carry the server's calls (one down at the start
-            // carries none; the server calls over the others).
+            // carries none; the server calls over the others). All are bound again
+            // when the server says it lost the back channel.
+            let all = router.channels().iter().map(|c| c.conn.clone()).collect();
+            m.back_channel().rebind_with(&m.shared_client(), all);
             let conns = router
                 .channels()
                 .iter()

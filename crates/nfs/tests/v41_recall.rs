@@ -3,10 +3,11 @@
 //! (CB_SEQUENCE + CB_LAYOUTRECALL of the file) on the pool's fore connection. The
 //! recall is answered NFS4_OK, the I/O goes through the metadata server meanwhile, the
 //! layout is returned (LAYOUTRETURN) and fetched again, the I/O goes back to the data
-//! server, and no I/O fails.
+//! server, and no I/O fails. A server that says it lost the back channel gets the
+//! pool's connections bound again.
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,13 +55,18 @@ const LAYOUT_STATEID: Stateid = Stateid {
     other: [9; 12],
 };
 
-/// SEQUENCE + PUTFH + READ/WRITE, as a data server (or the metadata server) answers.
-fn io_reply(args: &[u8], out: &mut Vec<u8>) {
+/// SEQUENCE + PUTFH + READ/WRITE, as a data server (or the metadata server) answers;
+/// `path_down`: SEQUENCE says SEQ4_STATUS_CB_PATH_DOWN.
+fn io_reply(args: &[u8], out: &mut Vec<u8>, path_down: bool) {
     let at = third_op(args);
     let ok = Nfsstat4::Ok;
     encode_compound_header(out, ok, b"", 3);
     encode_resop_status(out, Opnum::Sequence, ok);
     sequence_ok(args, out);
+    if path_down {
+        let n = out.len();
+        out[n - 4..].copy_from_slice(&1u32.to_be_bytes());
+    }
     encode_resop_status(out, Opnum::Putfh, ok);
     match u32_at(args, at) {
         38 => {
@@ -102,7 +108,7 @@ fn data_server(writes: Arc<AtomicU64>) -> SocketAddr {
                 if u32_at(args, third_op(args)) == 38 {
                     writes.fetch_add(1, Relaxed);
                 }
-                io_reply(args, out);
+                io_reply(args, out, false);
             },
             |_| {},
             None,
@@ -111,25 +117,71 @@ fn data_server(writes: Arc<AtomicU64>) -> SocketAddr {
     addr
 }
 
-/// The metadata server: grants the back channel, OPEN by handle, a files layout of
-/// one stripe on `ds`, its device, LAYOUTRETURN, CLOSE, READ and WRITE (while the
-/// layout is recalled); every op after SEQUENCE (PUTFH) is logged by name.
-fn metadata_server(
+/// What the scripted metadata server shares between its connections.
+#[derive(Clone)]
+struct Mds {
     ds: SocketAddr,
+    /// Every op after SEQUENCE (PUTFH) by name, and BIND_CONN_TO_SESSION.
     log: Arc<Mutex<Vec<&'static str>>>,
+    /// SEQUENCE says SEQ4_STATUS_CB_PATH_DOWN while set; a BIND_CONN_TO_SESSION clears it.
+    path_down: Arc<AtomicBool>,
+}
+
+/// The metadata server on `conns` connections: grants the back channel and binds
+/// connections to it, OPEN by handle, a files layout of one stripe on `ds`, its device,
+/// LAYOUTRETURN, CLOSE, READ and WRITE (while the layout is recalled). The first
+/// connection sends what comes on `callbacks` and hands the replies to `cb_replies`.
+fn metadata_server(
+    mds: Mds,
+    conns: usize,
     cb_replies: mpsc::Sender<Vec<u8>>,
     callbacks: mpsc::Receiver<Vec<u8>>,
 ) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let answer = move |_: u32, args: &[u8], out: &mut Vec<u8>| {
+    let mut callbacks = Some(callbacks);
+    for _ in 0..conns {
+        let (l, mds, cb_replies) = (l.try_clone().unwrap(), mds.clone(), cb_replies.clone());
+        let callbacks = callbacks.take();
+        std::thread::spawn(move || {
+            let on_reply = move |results: &[u8]| {
+                let _ = cb_replies.send(results.to_vec());
+            };
+            serve_with_callbacks(l, |_, args, out| mds.answer(args, out), on_reply, callbacks);
+        });
+    }
+    addr
+}
+
+impl Mds {
+    fn answer(&self, args: &[u8], out: &mut Vec<u8>) {
+        let Mds { ds, log, path_down } = self;
+        let ds = *ds;
+        {
             let ok = Nfsstat4::Ok;
             let op = u32_at(args, ops_at(args) + 4);
             if answer_session_op_with(op, session_flags::CONN_BACK_CHAN, out) {
                 return;
             }
+            if op == 41 {
+                log.lock().unwrap().push("BIND_CONN_TO_SESSION");
+                path_down.store(false, Relaxed);
+                encode_compound_header(out, ok, b"", 1);
+                encode_resop_status(out, Opnum::BindConnToSession, ok);
+                out.put_slice(&SID);
+                out.put_u32(3); // CDFS4_BOTH
+                out.put_u32(0); // no RDMA
+                return;
+            }
             assert_eq!(op, 53, "unexpected op {op}");
+            let sequence_ok = |args: &[u8], out: &mut Vec<u8>| {
+                sequence_ok(args, out);
+                if path_down.load(Relaxed) {
+                    // status_flags, the last word of the result
+                    let n = out.len();
+                    out[n - 4..].copy_from_slice(&1u32.to_be_bytes());
+                }
+            };
             let second = second_op(args);
             let third = if second == 22 {
                 u32_at(args, third_op(args))
@@ -139,7 +191,7 @@ fn metadata_server(
             let name = match (second, third) {
                 (22, 38) | (22, 25) => {
                     log.lock().unwrap().push("MDS I/O");
-                    return io_reply(args, out);
+                    return io_reply(args, out, path_down.load(Relaxed));
                 }
                 (58, _) => "RECLAIM_COMPLETE",
                 (47, _) => "GETDEVICEINFO",
@@ -222,13 +274,8 @@ fn metadata_server(
                     Stateid::ANONYMOUS.encode(out);
                 }
             }
-        };
-        let on_reply = move |results: &[u8]| {
-            let _ = cb_replies.send(results.to_vec());
-        };
-        serve_with_callbacks(l, answer, on_reply, Some(callbacks));
-    });
-    addr
+        }
+    }
 }
 
 /// Four 8 KiB writes on the data path, waited for; every one must succeed.
@@ -258,7 +305,12 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
     let log = Arc::new(Mutex::new(Vec::new()));
     let (cb_tx, cb_rx) = mpsc::channel();
     let (reply_tx, reply_rx) = mpsc::channel();
-    let mds = metadata_server(ds, log.clone(), reply_tx, cb_rx);
+    let script = Mds {
+        ds,
+        log: log.clone(),
+        path_down: Arc::new(AtomicBool::new(false)),
+    };
+    let mds = metadata_server(script, 1, reply_tx, cb_rx);
     let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
     let opts = PoolOptions {
         conns_per_path: 1,
@@ -368,5 +420,61 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
     assert!(
         events.iter().any(|w| w.contains("fetched again after")),
         "{events:?}"
+    );
+}
+
+/// A scripted server whose SEQUENCE replies say SEQ4_STATUS_CB_PATH_DOWN (a
+/// connection came back as a new socket the server never bound): both connections of
+/// the pool are bound again with BIND_CONN_TO_SESSION, and the user hears of it once.
+#[test]
+fn a_scripted_server_that_lost_the_back_channel_gets_the_connections_bound_again() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let path_down = Arc::new(AtomicBool::new(false));
+    let script = Mds {
+        ds: "127.0.0.1:9".parse().unwrap(),
+        log: log.clone(),
+        path_down: path_down.clone(),
+    };
+    let (_cb_tx, cb_rx) = mpsc::channel();
+    let (reply_tx, _reply_rx) = mpsc::channel();
+    let mds = metadata_server(script, 2, reply_tx, cb_rx);
+    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=4.1")).unwrap();
+    let opts = PoolOptions {
+        conns_per_path: 2,
+        workers: 0,
+        client: ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let m = pool.v41().unwrap();
+    let counts = m.back_channel().counts();
+    let binds = || {
+        let l = log.lock().unwrap();
+        l.iter().filter(|n| **n == "BIND_CONN_TO_SESSION").count()
+    };
+    // The pool's second connection was bound when the pool opened.
+    assert_eq!((binds(), counts.bound.load(Relaxed)), (1, 1));
+    assert!(pool.warnings().is_empty(), "{:?}", pool.warnings());
+
+    path_down.store(true, Relaxed);
+    // Any call with SEQUENCE brings the news (this look-up itself is refused).
+    let _ = pool.block_on(m.client().lookup_path("/export"));
+    let t = Instant::now();
+    while binds() < 3 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            log.lock().unwrap()
+        );
+        pool.block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+    }
+    assert!(!path_down.load(Relaxed));
+    assert!(counts.path_down.load(Relaxed) >= 1);
+    assert_eq!(counts.bound.load(Relaxed), 3);
+    let w = pool.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("back channel down") && w[0].contains(&mds.to_string()),
+        "{w:?}"
     );
 }

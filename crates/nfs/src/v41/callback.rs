@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dbio_rpc::conn::{CallSink, Connection, IncomingCall};
@@ -165,7 +165,20 @@ struct State {
 pub struct BackChannel {
     sink: CallSink,
     state: Arc<State>,
+    rebind: Mutex<Rebind>,
 }
+
+/// What binds the back channel again when the server says it lost it (a connection
+/// that dropped and came back is a new socket the server has not bound).
+#[derive(Default)]
+struct Rebind {
+    client: Weak<Client>,
+    conns: Vec<Connection>,
+    last: Option<Instant>,
+}
+
+/// Least time between two rounds of binding again.
+const REBIND_EVERY: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for BackChannel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -185,7 +198,11 @@ impl BackChannel {
             counts: CallbackCounts::default(),
         });
         tokio::spawn(serve(rx, state.clone()));
-        Arc::new(BackChannel { sink, state })
+        Arc::new(BackChannel {
+            sink,
+            state,
+            rebind: Mutex::new(Rebind::default()),
+        })
     }
 
     /// The client and the layouts that recalls act on (set once; later calls ignored).
@@ -230,17 +247,46 @@ impl BackChannel {
         }
     }
 
+    /// The connections bound again (BIND_CONN_TO_SESSION on `client`'s session) when a
+    /// server says it cannot reach the back channel.
+    pub fn rebind_with(&self, client: &Arc<Client>, conns: Vec<Connection>) {
+        let mut r = lock(&self.rebind);
+        r.client = Arc::downgrade(client);
+        r.conns = conns;
+    }
+
     /// A SEQUENCE reply's status flags: a server that says it cannot reach the back
-    /// channel (`SEQ4_STATUS_CB_PATH_DOWN*`) gets a one-line warning.
+    /// channel (`SEQ4_STATUS_CB_PATH_DOWN*`) gets its connections bound again (at most
+    /// every 5 s) and the user a one-line warning.
     pub fn sequenced(&self, status_flags: u32, server: &str) {
         use crate::proto::nfs4::seq4_status::{CB_PATH_DOWN, CB_PATH_DOWN_SESSION};
-        let down = CB_PATH_DOWN | CB_PATH_DOWN_SESSION;
-        if status_flags & down != 0 {
-            self.state.counts.path_down.fetch_add(1, Relaxed);
-            self.warn(format!(
-                "NFSv4.1 server {server} cannot reach the back channel: recalls are lost"
-            ));
+        if status_flags & (CB_PATH_DOWN | CB_PATH_DOWN_SESSION) == 0 {
+            return;
         }
+        self.state.counts.path_down.fetch_add(1, Relaxed);
+        self.warn(format!(
+            "NFSv4.1 server {server} reported the back channel down; its connections are \
+             bound again (recalls meanwhile are lost)"
+        ));
+        let (client, conns) = {
+            let mut r = lock(&self.rebind);
+            if r.last.is_some_and(|t| t.elapsed() < REBIND_EVERY) || r.conns.is_empty() {
+                return;
+            }
+            r.last = Some(Instant::now());
+            (r.client.clone(), r.conns.clone())
+        };
+        let state = self.state.clone();
+        tokio::spawn(async move {
+            let Some(client) = client.upgrade() else {
+                return;
+            };
+            for conn in conns {
+                if client.session().bind_connection(&conn).await.is_ok() {
+                    state.counts.bound.fetch_add(1, Relaxed);
+                }
+            }
+        });
     }
 
     /// A one-line warning, once per text.
