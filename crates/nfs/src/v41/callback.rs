@@ -258,7 +258,7 @@ impl BackChannel {
     /// A SEQUENCE reply's status flags: a server that says it cannot reach the back
     /// channel (`SEQ4_STATUS_CB_PATH_DOWN*`) gets its connections bound again (at most
     /// every 5 s) and the user a one-line warning.
-    pub fn sequenced(&self, status_flags: u32, server: &str) {
+    pub fn sequenced(&self, status_flags: u32, server: std::net::SocketAddr) {
         use crate::proto::nfs4::seq4_status::{CB_PATH_DOWN, CB_PATH_DOWN_SESSION};
         if status_flags & (CB_PATH_DOWN | CB_PATH_DOWN_SESSION) == 0 {
             return;

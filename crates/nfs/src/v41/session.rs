@@ -440,7 +440,7 @@ impl Session {
             return false;
         }
         if let Some(bc) = &self.opts.back_channel {
-            bc.sequenced(ok.status_flags, &self.conn.addr().to_string());
+            bc.sequenced(ok.status_flags, self.conn.addr());
         }
         let mut t = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         t.used(slot, seqid);
