@@ -16,8 +16,8 @@ use dbio_nfs::datapath::{DataPath, FileId, Outcome, Stability};
 use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{
     cb_op, decode_cb_compound_res, encode_cb_compound, encode_compound_header, encode_resop_status,
-    session_flags, CbOp, CbResult, Fh4, FileDsAddr, FileLayout, LayoutIomode, LayoutRecall,
-    LayoutType, NetAddr, Nfsstat4, Opnum, Stateid,
+    session_flags, CbOp, CbResult, DeviceNotice, Fh4, FileDsAddr, FileLayout, LayoutIomode,
+    LayoutRecall, LayoutType, NetAddr, Nfsstat4, Opnum, Stateid,
 };
 use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::{XdrEncode, XdrPut};
@@ -188,6 +188,17 @@ impl Mds {
             } else {
                 0
             };
+            if second == 24 && u32_at(args, ops_at(args) + 4 + 4 + 32 + 4) == 51 {
+                // PUTROOTFH + LAYOUTRETURN of a file system or of all.
+                log.lock().unwrap().push("LAYOUTRETURN ALL");
+                encode_compound_header(out, ok, b"", 3);
+                encode_resop_status(out, Opnum::Sequence, ok);
+                sequence_ok(args, out);
+                encode_resop_status(out, Opnum::Putrootfh, ok);
+                encode_resop_status(out, Opnum::Layoutreturn, ok);
+                out.put_u32(0); // no layout left
+                return;
+            }
             let name = match (second, third) {
                 (22, 38) | (22, 25) => {
                     log.lock().unwrap().push("MDS I/O");
@@ -298,13 +309,26 @@ fn write_round(pool: &Pool, p: &mut DataPath, round: u64) {
     }
 }
 
-#[test]
-fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again() {
+/// A pool over the scripted servers with a data path of 4 slots on one file whose
+/// layout is fetched and used: the pool, the data path, the file's handle, the
+/// metadata server's log, the callbacks to send, the replies to them, the data
+/// server's WRITE count.
+struct Setup {
+    pool: Pool,
+    path: DataPath,
+    fh: Fh4,
+    log: Arc<Mutex<Vec<&'static str>>>,
+    callbacks: mpsc::Sender<Vec<u8>>,
+    replies: mpsc::Receiver<Vec<u8>>,
+    ds_writes: Arc<AtomicU64>,
+}
+
+fn setup() -> Setup {
     let ds_writes = Arc::new(AtomicU64::new(0));
     let ds = data_server(ds_writes.clone());
     let log = Arc::new(Mutex::new(Vec::new()));
-    let (cb_tx, cb_rx) = mpsc::channel();
-    let (reply_tx, reply_rx) = mpsc::channel();
+    let (callbacks, cb_rx) = mpsc::channel();
+    let (reply_tx, replies) = mpsc::channel();
     let script = Mds {
         ds,
         log: log.clone(),
@@ -319,73 +343,172 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
         mount_timeout: None,
     };
     let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
-    let m = pool.v41().unwrap();
-    assert!(pool.warnings().is_empty(), "{:?}", pool.warnings());
     let layouts = pool.layouts().unwrap().clone();
     let fh = Fh4::new(b"file").unwrap();
     pool.block_on(layouts.fetch(fh, "/export/f", "first I/O"))
         .unwrap();
-    let mut p = pool.data_path(4, 64 << 10).unwrap();
-    p.add_file(fh.as_bytes()).unwrap();
-    write_round(&pool, &mut p, 0);
+    let mut path = pool.data_path(4, 64 << 10).unwrap();
+    path.add_file(fh.as_bytes()).unwrap();
+    write_round(&pool, &mut path, 0);
     assert_eq!(
         ds_writes.load(Relaxed),
         4,
         "the layout sends the writes to the data server"
     );
+    Setup {
+        pool,
+        path,
+        fh,
+        log,
+        callbacks,
+        replies,
+        ds_writes,
+    }
+}
 
+impl Setup {
+    /// Sends a CB_COMPOUND of CB_SEQUENCE (slot 0, `seqid`) and `ops`.
+    fn call_back(&self, seqid: u32, ops: &[CbOp]) {
+        let mut all = vec![CbOp::Sequence {
+            sessionid: SID,
+            sequenceid: seqid,
+            slotid: 0,
+            highest_slotid: 0,
+            cachethis: false,
+            referring: Vec::new(),
+        }];
+        all.extend_from_slice(ops);
+        let mut args = Vec::new();
+        encode_cb_compound(&mut args, b"cb", 1, &all);
+        self.callbacks.send(args).unwrap();
+    }
+
+    /// Rounds of writes (each must succeed) until the metadata server's log has `n`
+    /// entries `name` and a write reached the data server after that.
+    fn write_until(&mut self, name: &str, n: usize) {
+        let t = Instant::now();
+        let mut ds_after = None;
+        for round in 1.. {
+            write_round(&self.pool, &mut self.path, round);
+            let seen = self
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|e| **e == name)
+                .count();
+            if seen >= n {
+                let now = self.ds_writes.load(Relaxed);
+                match ds_after {
+                    None => ds_after = Some(now),
+                    Some(before) if now > before => return,
+                    _ => {}
+                }
+            }
+            let l = self.log.lock().unwrap().clone();
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "no {n} x {name}: {l:?}"
+            );
+            self.pool
+                .block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+        }
+    }
+
+    /// The next reply to a callback (the pool's connections run only while it waits:
+    /// it has no threads of its own).
+    fn reply(&self) -> Vec<u8> {
+        let t = Instant::now();
+        loop {
+            if let Ok(r) = self.replies.try_recv() {
+                return r;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "no reply to the callback"
+            );
+            self.pool
+                .block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+        }
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| **e == name)
+            .count()
+    }
+}
+
+/// CB_NOTIFY_DEVICEID (the device's address changed) has the route fetched again; a
+/// recall of every layout is returned with one LAYOUTRETURN of all and the route
+/// fetched again; the same CB_SEQUENCE again gets the cached reply and redoes nothing.
+#[test]
+fn device_notices_and_recalls_of_everything_from_a_scripted_server() {
+    let mut s = setup();
+    s.call_back(
+        1,
+        &[CbOp::NotifyDeviceid(vec![DeviceNotice {
+            layout_type: LayoutType::NfsV41Files,
+            deviceid: [5; 16],
+            change: Some(false),
+        }])],
+    );
+    s.write_until("GETDEVICEINFO", 2);
+    let first = s.reply();
+    let r = decode_cb_compound_res(&first).unwrap();
+    assert_eq!(
+        r.results[1],
+        CbResult::Status(cb_op::NOTIFY_DEVICEID, Nfsstat4::Ok)
+    );
+    assert_eq!(
+        s.count("LAYOUTRETURN"),
+        0,
+        "a changed device returns no layout"
+    );
+
+    let all = CbOp::LayoutRecall {
+        layout_type: LayoutType::NfsV41Files,
+        iomode: LayoutIomode::Any,
+        changed: true,
+        recall: LayoutRecall::All,
+    };
+    s.call_back(2, std::slice::from_ref(&all));
+    s.write_until("LAYOUTGET", 3);
+    assert_eq!(s.count("LAYOUTRETURN ALL"), 1);
+    let reply = s.reply();
+    // The retry of that call: the same reply, nothing returned or fetched again.
+    s.call_back(2, &[all]);
+    let again = s.reply();
+    assert_eq!(again, reply);
+    write_round(&s.pool, &mut s.path, 99);
+    assert_eq!((s.count("LAYOUTRETURN ALL"), s.count("LAYOUTGET")), (1, 3));
+    let m = s.pool.v41().unwrap();
+    assert_eq!(m.back_channel().counts().replays.load(Relaxed), 1);
+}
+
+#[test]
+fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again() {
+    let mut s = setup();
     // Mid-run, the recall, on the fore connection.
-    let mut args = Vec::new();
     let recall = CbOp::LayoutRecall {
         layout_type: LayoutType::NfsV41Files,
         iomode: LayoutIomode::Any,
         changed: true,
         recall: LayoutRecall::File {
-            fh,
+            fh: s.fh,
             offset: 0,
             length: u64::MAX,
             stateid: LAYOUT_STATEID,
         },
     };
-    let sequence = CbOp::Sequence {
-        sessionid: SID,
-        sequenceid: 1,
-        slotid: 0,
-        highest_slotid: 0,
-        cachethis: false,
-        referring: Vec::new(),
-    };
-    encode_cb_compound(&mut args, b"recall", 1, &[sequence, recall]);
-    cb_tx.send(args).unwrap();
-
-    // I/O goes on until the layout was returned and fetched again and a write reached
-    // the data server after that.
-    let t = Instant::now();
-    let mut round = 1;
-    let settled = |log: &[&str]| {
-        let back = log.iter().position(|n| *n == "LAYOUTRETURN");
-        back.is_some_and(|i| log[i..].contains(&"LAYOUTGET"))
-    };
-    let mut ds_after = None;
-    loop {
-        write_round(&pool, &mut p, round);
-        round += 1;
-        let l = log.lock().unwrap().clone();
-        if settled(&l) {
-            let now = ds_writes.load(Relaxed);
-            match ds_after {
-                None => ds_after = Some(now),
-                Some(before) if now > before => break,
-                _ => {}
-            }
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "recall never settled: {l:?}"
-        );
-        pool.block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
-    }
-    let reply = reply_rx.recv_timeout(Duration::from_secs(1)).unwrap();
+    s.call_back(1, &[recall]);
+    // I/O goes on (every write succeeds) until the layout was returned and fetched
+    // again and a write reached the data server after that.
+    s.write_until("LAYOUTGET", 2);
+    let reply = s.reply();
     let r = decode_cb_compound_res(&reply).unwrap();
     assert_eq!(r.status, Nfsstat4::Ok);
     assert!(matches!(
@@ -400,18 +523,35 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
         r.results[1],
         CbResult::Status(cb_op::LAYOUTRECALL, Nfsstat4::Ok)
     );
-    let l = log.lock().unwrap().clone();
+    let l = s.log.lock().unwrap().clone();
     eprintln!("metadata server saw: {l:?}");
-    assert_eq!(
-        l.iter().filter(|n| **n == "LAYOUTRETURN").count(),
-        1,
+    // Returned before it was fetched again, once.
+    let back = l
+        .iter()
+        .position(|n| *n == "LAYOUTRETURN")
+        .expect("LAYOUTRETURN");
+    assert!(l[back..].contains(&"LAYOUTGET"), "{l:?}");
+    assert!(
+        l[back..].contains(&"MDS I/O") || l[..back].contains(&"MDS I/O"),
         "{l:?}"
     );
-    assert_eq!(l.iter().filter(|n| **n == "LAYOUTGET").count(), 2, "{l:?}");
+    assert_eq!(
+        (s.count("LAYOUTRETURN"), s.count("LAYOUTGET")),
+        (1, 2),
+        "{l:?}"
+    );
+    let m = s.pool.v41().unwrap();
     let counts = m.back_channel().counts();
     assert_eq!(counts.layout_recalls.load(Relaxed), 1);
     assert_eq!(counts.layouts_returned.load(Relaxed), 1);
-    let events: Vec<String> = layouts.events().iter().map(|e| e.why.clone()).collect();
+    let events: Vec<String> = s
+        .pool
+        .layouts()
+        .unwrap()
+        .events()
+        .iter()
+        .map(|e| e.why.clone())
+        .collect();
     eprintln!("layout events: {events:?}");
     assert!(
         events.iter().any(|w| w.contains("recalled by the server")),
@@ -421,6 +561,7 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
         events.iter().any(|w| w.contains("fetched again after")),
         "{events:?}"
     );
+    assert!(s.pool.warnings().is_empty(), "{:?}", s.pool.warnings());
 }
 
 /// A scripted server whose SEQUENCE replies say SEQ4_STATUS_CB_PATH_DOWN (a
@@ -460,7 +601,7 @@ fn a_scripted_server_that_lost_the_back_channel_gets_the_connections_bound_again
     // Any call with SEQUENCE brings the news (this look-up itself is refused).
     let _ = pool.block_on(m.client().lookup_path("/export"));
     let t = Instant::now();
-    while binds() < 3 {
+    while counts.bound.load(Relaxed) < 3 {
         assert!(
             t.elapsed() < Duration::from_secs(5),
             "{:?}",
@@ -470,7 +611,7 @@ fn a_scripted_server_that_lost_the_back_channel_gets_the_connections_bound_again
     }
     assert!(!path_down.load(Relaxed));
     assert!(counts.path_down.load(Relaxed) >= 1);
-    assert_eq!(counts.bound.load(Relaxed), 3);
+    assert_eq!(binds(), 3);
     let w = pool.warnings();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
