@@ -162,6 +162,8 @@ impl NfsTarget {
                 source: Box::new(source),
             }
         })?;
+        // What opening the pool brought (e.g. a server that gave no back channel).
+        let warnings = Mutex::new(pool.warnings());
         Ok(Arc::new(NfsTarget {
             fs: pool.fs(),
             pool,
@@ -172,7 +174,7 @@ impl NfsTarget {
             sync_writes: parsed.sync,
             handles: Mutex::new(HashMap::new()),
             opens: Mutex::new(HashMap::new()),
-            warnings: Mutex::new(Vec::new()),
+            warnings,
         }))
     }
 

@@ -294,6 +294,18 @@ impl Pool {
             // Metadata then fails over between paths like the data does.
             m.state().use_router(router.clone());
             rt.spawn(V41Mount::renew_lease(m.state().clone()));
+            // Every connection up may carry the server's calls (one down at the start
+            // carries none; the server calls over the others). All are bound again
+            // when the server says it lost the back channel.
+            let all = router.channels().iter().map(|c| c.conn.clone()).collect();
+            m.back_channel().rebind_with(&m.shared_client(), all);
+            let conns = router
+                .channels()
+                .iter()
+                .filter(|c| !down_at_open.iter().any(|(p, _)| *p == c.path))
+                .map(|c| c.conn.clone())
+                .collect();
+            rt.block_on(m.bind_connections(conns));
         }
         if let Some(layouts) = layouts {
             layouts.use_router(router.clone(), rt.handle().clone());
@@ -453,6 +465,15 @@ impl Pool {
     }
 
     /// Path events so far, oldest first.
+    /// Warnings for the user gathered so far (NFSv4.1: a server that gave no back
+    /// channel, a connection that could not be bound to it, a recall that failed).
+    pub fn warnings(&self) -> Vec<String> {
+        match &self.proto {
+            Proto::V41(m) => m.back_channel().warnings(),
+            Proto::V3(_) => Vec::new(),
+        }
+    }
+
     pub fn events(&self) -> Vec<PathEvent> {
         self.router.events()
     }

@@ -2,7 +2,7 @@
 //! with `version=4.1`, data paths leasing session slots (more data paths than one
 //! session has slots for, so a second session of the same client is made), READs
 //! and WRITEs split into several COMPOUNDs, everything checked against the export's
-//! files on the host side. Skips without ganesha unless DBIO_REQUIRE_PEERS=1.
+//! files on the host side; every session has the back channel ganesha granted. Skips without ganesha unless DBIO_REQUIRE_PEERS=1.
 
 mod common;
 
@@ -80,6 +80,12 @@ fn reads_and_writes_over_sessions_match_the_export() {
         .unwrap();
     let granted = m.sessions()[0].0;
     eprintln!("metadata session: {granted} slots");
+    // The back channel: ganesha grants it at CREATE_SESSION and binds the pool's second
+    // connection to it (BIND_CONN_TO_SESSION, fore or both).
+    let back = m.back_channel().counts();
+    let count = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(pool.warnings().is_empty(), "{:?}", pool.warnings());
+    assert_eq!((count(&back.granted), count(&back.bound)), (1, 1));
 
     // 64 KiB per COMPOUND: a 1 MiB I/O goes as 16.
     let depth = 64;
@@ -159,6 +165,10 @@ fn reads_and_writes_over_sessions_match_the_export() {
     // 3 x (56 reads of one COMPOUND + 8 of 16), then 3 x (16 + 15) writes.
     assert_eq!(calls("READ4"), 3 * (56 + 8 * 16));
     assert_eq!(calls("WRITE4"), 3 * (16 + 15));
+    // Every session of the client got its back channel, and no SEQUENCE reply said the
+    // server could not reach it.
+    assert_eq!(count(&back.granted), m.sessions().len() as u64);
+    assert_eq!(count(&back.path_down), 0);
     drop(paths);
     // Leases went back: no slot of the metadata session stays in use.
     assert_eq!(m.sessions()[0].1, 0, "{:?}", m.sessions());

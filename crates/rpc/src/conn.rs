@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use crate::completion::{CallResult, CompletionQueue, Completions, ReplyRecord, ReplyTo};
 use crate::conn_task::Task;
+pub use crate::incoming::{CallSink, IncomingCall};
 
 /// Transport failures. Clone, because one failure (a lost server) ends many calls.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -172,6 +173,8 @@ pub struct ConnStats {
     pub bytes_received: AtomicU64,
     /// Replies whose XID matched no pending call (late answers to retransmissions).
     pub unmatched: AtomicU64,
+    /// Calls the server sent over this connection (back channel).
+    pub callbacks: AtomicU64,
     /// System calls that wrote (each may carry many calls).
     pub writes: AtomicU64,
     /// System calls that read data (each may carry many replies).
@@ -200,6 +203,11 @@ pub(crate) struct Request {
 pub(crate) enum Msg {
     One(Request),
     Batch(Vec<Request>),
+    /// Calls from the server go to this handler from now on; the weak sender is the
+    /// connection's own channel, for the handler's replies.
+    Serve(CallSink, mpsc::WeakUnboundedSender<Msg>),
+    /// A reply record (no record mark) to a call from the server.
+    Answer(Bytes),
 }
 
 /// Calls gathered by a submitter and handed to a connection at once
@@ -301,12 +309,21 @@ impl Connection {
         let reqs = match msg {
             Msg::One(r) => vec![r],
             Msg::Batch(v) => v,
+            Msg::Serve(..) | Msg::Answer(_) => Vec::new(),
         };
         for req in reqs {
             req.reply.send(Err(TransportError::Closed {
                 addr: self.addr.to_string(),
             }));
         }
+    }
+
+    /// Hands calls the server sends over this connection (the NFSv4.1 back channel)
+    /// to `sink` from now on; each is answered with what its handler replies
+    /// ([`IncomingCall::reply`]). Without a handler such records are dropped as
+    /// replies that match no call.
+    pub fn serve_calls(&self, sink: CallSink) {
+        let _ = self.tx.send(Msg::Serve(sink, self.tx.downgrade()));
     }
 
     /// Sends a call and waits for its reply.

@@ -5,21 +5,21 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::net::TcpSocket;
 use tokio::sync::mpsc;
 
 use crate::coalesce::Coalescer;
 use crate::conn::{
-    CallResult, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
+    CallResult, CallSink, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
     TransportError,
 };
+use crate::incoming::{self, Routed};
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
+pub(crate) use crate::socket::open;
 use crate::socket::{Ready, Socket};
 
 /// Slices handed to one `writev` (each call takes up to four).
@@ -147,6 +147,9 @@ pub(crate) struct Task {
     delivered: bool,
     /// Outstanding calls last counted in the siblings' total.
     counted: usize,
+    /// The handler of calls from the server, and this connection's channel for its
+    /// replies (weak: the handler must not keep the connection alive).
+    calls: Option<(CallSink, mpsc::WeakUnboundedSender<Msg>)>,
 }
 
 impl Task {
@@ -185,6 +188,7 @@ impl Task {
             retunes: 0,
             delivered: false,
             counted: 0,
+            calls: None,
         }
     }
 
@@ -336,6 +340,16 @@ impl Task {
                     self.accept(req);
                 }
             }
+            Msg::Serve(sink, me) => self.calls = Some((sink, me)),
+            Msg::Answer(reply) => self.answer(reply),
+        }
+    }
+
+    /// Queues a reply to a call from the server (lost with the socket it came on: the
+    /// server sends the call again on a connection it still has).
+    fn answer(&mut self, reply: Bytes) {
+        if self.stream.is_some() {
+            self.outq.push_back(Out::new(&reply, &Bytes::new()));
         }
     }
 
@@ -426,6 +440,8 @@ impl Task {
     /// Reads what the socket has; a broken connection is dropped.
     fn read_or_drop(&mut self) {
         match self.read() {
+            // Answers to calls from the server, queued while reading.
+            Ok(()) if !self.outq.is_empty() => self.flush_or_drop(),
             Ok(()) => {}
             Err(ReadFail::Io(e)) => self.drop_connection(e),
             Err(ReadFail::Protocol(e)) => {
@@ -507,6 +523,15 @@ impl Task {
         if record.len() < 4 {
             self.stats.unmatched.fetch_add(1, Relaxed);
             return;
+        }
+        if let Some((sink, me)) = &self.calls {
+            if record.len() >= 8 && record[4..8] == crate::msg::CALL.to_be_bytes() {
+                self.stats.callbacks.fetch_add(1, Relaxed);
+                if let Routed::Answer(reply) = incoming::route(record, sink, me.upgrade()) {
+                    self.answer(reply);
+                }
+                return;
+            }
         }
         let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
         match self.pending.remove(&xid) {
@@ -683,99 +708,10 @@ async fn siblings_woke(siblings: Option<&crate::conn::Siblings>) {
 
 /// XIDs start from the clock and the pid, so a restarted client does not
 /// collide with its predecessor's entries in the server's duplicate cache.
-fn initial_xid() -> u32 {
+pub(crate) fn initial_xid() -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     (nanos ^ (nanos >> 32) ^ u64::from(std::process::id()) << 16) as u32
-}
-
-/// Opens a TCP connection within `connect_timeout`, from a reserved port if asked.
-pub(crate) async fn open(addr: SocketAddr, config: &ConnConfig) -> Result<Socket, TransportError> {
-    let err = |reason: String| TransportError::Connect {
-        addr: addr.to_string(),
-        reason,
-    };
-    let attempt = async {
-        // A reserved port may be in TIME_WAIT towards this server: try a few.
-        let tries = if config.reserved_port { 16 } else { 1 };
-        let mut last = io::Error::other("no attempt");
-        for i in 0..tries {
-            let socket = if addr.is_ipv4() {
-                TcpSocket::new_v4()
-            } else {
-                TcpSocket::new_v6()
-            }?;
-            if config.fail_fast {
-                // Closing resets the connection: data still queued for a
-                // dead path is dropped, never delivered after a re-issue.
-                // A zero linger time resets at once: the drop never blocks.
-                #[allow(deprecated)]
-                socket.set_linger(Some(Duration::ZERO))?;
-            }
-            if config.dontroute {
-                crate::socket::set_flag(socket.as_raw_fd(), libc::SO_DONTROUTE)?;
-            }
-            if config.reserved_port {
-                bind_reserved(&socket, addr, config.bind, i)?;
-            } else if let Some(ip) = config.bind {
-                socket.bind(SocketAddr::new(ip, 0))?;
-            }
-            match socket.connect(addr).await {
-                Ok(s) => return Ok(s),
-                Err(e)
-                    if e.kind() == io::ErrorKind::AddrNotAvailable
-                        || e.kind() == io::ErrorKind::AddrInUse =>
-                {
-                    last = e
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last)
-    };
-    let stream = tokio::time::timeout(config.connect_timeout, attempt)
-        .await
-        .map_err(|_| {
-            err(format!(
-                "timed out after {:.1} s",
-                config.connect_timeout.as_secs_f64()
-            ))
-        })?
-        .map_err(|e| err(e.to_string()))?;
-    stream.set_nodelay(true).map_err(|e| err(e.to_string()))?;
-    Socket::new(stream).map_err(|e| err(e.to_string()))
-}
-
-/// Binds a free source port in 512..1024, starting from a varying point.
-fn bind_reserved(
-    socket: &TcpSocket,
-    addr: SocketAddr,
-    bind: Option<std::net::IpAddr>,
-    attempt: u32,
-) -> io::Result<()> {
-    let local: std::net::IpAddr = if let Some(ip) = bind {
-        ip
-    } else if addr.is_ipv4() {
-        std::net::Ipv4Addr::UNSPECIFIED.into()
-    } else {
-        std::net::Ipv6Addr::UNSPECIFIED.into()
-    };
-    let start = (initial_xid().wrapping_add(attempt.wrapping_mul(97)) % 512) as u16;
-    let mut last = io::Error::new(io::ErrorKind::AddrInUse, "no free reserved port");
-    for i in 0..512u16 {
-        let port = 512 + (start + i) % 512;
-        match socket.bind(SocketAddr::new(local, port)) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::AddrInUse => last = e,
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("binding reserved port {port}: {e}"),
-                ))
-            }
-        }
-    }
-    Err(last)
 }

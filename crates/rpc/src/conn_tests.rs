@@ -634,3 +634,98 @@ fn a_full_send_buffer_drains_when_the_server_reads() {
     assert!(ConnStats::get(&conn.stats().writes) > 1);
     server.join().unwrap();
 }
+
+/// A call record as a server sends it on the back channel.
+fn server_call(xid: u32, proc_: u32, args: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    crate::msg::encode_call(
+        &mut body,
+        xid,
+        0x4000_0000,
+        1,
+        proc_,
+        &crate::Credential::none(),
+    );
+    body.extend_from_slice(args);
+    record(&body)
+}
+
+/// A call from the server arrives between the replies, with the XID of a pending call
+/// of the client: it goes to the handler (not to that call), the handler's reply goes
+/// back on the same socket, and the client's call still gets its own reply.
+#[test]
+fn calls_from_the_server_reach_the_handler_and_are_answered() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let rec = read_record(&mut s).unwrap();
+        let xid = u32::from_be_bytes(rec[..4].try_into().unwrap());
+        s.write_all(&server_call(xid, 1, b"abcd")).unwrap();
+        let answer = read_record(&mut s).unwrap();
+        let reply = crate::decode_reply(&answer).unwrap();
+        assert_eq!(reply.xid, xid);
+        assert_eq!(reply.results().unwrap(), b"done");
+        // Only now the client's own reply: the call waited beside the callback.
+        s.write_all(&record(&rec)).unwrap();
+    });
+    let rt = runtime();
+    let conn = rt.block_on(Connection::connect(addr, quick())).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<IncomingCall>(4);
+    conn.serve_calls(tx);
+    let handler = rt.spawn(async move {
+        let call = rx.recv().await.unwrap();
+        assert_eq!((call.prog, call.vers, call.proc_), (0x4000_0000, 1, 1));
+        assert_eq!(call.args(), b"abcd");
+        call.reply(b"done");
+    });
+    let reply = rt.block_on(conn.call(call_with(b"mine"))).unwrap();
+    assert_eq!(&reply.record[4..], b"mine");
+    rt.block_on(handler).unwrap();
+    server.join().unwrap();
+    assert_eq!(ConnStats::get(&conn.stats().callbacks), 1);
+    assert_eq!(ConnStats::get(&conn.stats().unmatched), 0);
+}
+
+/// Calls beyond the handler's room get SYSTEM_ERR at once, a call dropped unanswered
+/// gets SYSTEM_ERR, calls after the handler is gone get PROG_UNAVAIL, and a call
+/// that does not decode gets GARBAGE_ARGS: the server never waits in vain.
+#[test]
+fn calls_the_handler_cannot_take_are_refused() {
+    use crate::msg::ReplyError::{GarbageArgs, ProgUnavail, SystemErr};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let rec = read_record(&mut s).unwrap();
+        let answer = |s: &mut TcpStream| {
+            let r = read_record(s).unwrap();
+            let reply = crate::decode_reply(&r).unwrap();
+            (reply.xid, reply.outcome.unwrap_err())
+        };
+        // Room for one: the second is refused at once.
+        s.write_all(&server_call(1, 1, b"")).unwrap();
+        s.write_all(&server_call(2, 1, b"")).unwrap();
+        assert_eq!(answer(&mut s), (2, SystemErr));
+        s.write_all(&record(&rec)).unwrap();
+        // The handler is dropped: the call it held is answered.
+        go_rx.recv().unwrap();
+        assert_eq!(answer(&mut s), (1, SystemErr));
+        s.write_all(&server_call(3, 1, b"")).unwrap();
+        assert_eq!(answer(&mut s), (3, ProgUnavail));
+        let mut bad = server_call(4, 1, b"");
+        bad[4 + 11] = 3; // rpcvers 3
+        s.write_all(&bad).unwrap();
+        assert_eq!(answer(&mut s), (4, GarbageArgs));
+    });
+    let rt = runtime();
+    let conn = rt.block_on(Connection::connect(addr, quick())).unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel::<IncomingCall>(1);
+    conn.serve_calls(tx);
+    rt.block_on(conn.call(call_with(b"x"))).unwrap();
+    drop(rx);
+    go_tx.send(()).unwrap();
+    server.join().unwrap();
+    assert_eq!(ConnStats::get(&conn.stats().callbacks), 4);
+}

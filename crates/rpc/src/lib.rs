@@ -32,13 +32,16 @@
 //! - [`conn`]: [`conn::Connection`] owns one TCP connection in one task: XIDs, batched
 //!   vectored writes, replies matched by XID in any order, retransmission with the same
 //!   XID, reconnect and resend, deadlines. Replies go to a oneshot (`Connection::call`)
-//!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on.
+//!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on. Calls the
+//!   server sends over the connection (the NFSv4.1 back channel) go to a handler set
+//!   with `Connection::serve_calls`, which answers each [`conn::IncomingCall`].
 
 pub mod auth;
 mod coalesce;
 mod completion;
 pub mod conn;
 mod conn_task;
+mod incoming;
 pub mod msg;
 pub mod record;
 mod socket;

@@ -5,15 +5,20 @@
 //! a wake-up: on a connection whose replies carry those acknowledgements, the task would
 //! be woken for every reply even while the receive low-water mark asks the kernel to
 //! gather several (see `coalesce`). Here writability is watched only while a write is
-//! blocked, through a second registration of a duplicate descriptor.
+//! blocked, through a second registration of a duplicate descriptor. [`open`] connects
+//! one (timeout, reserved port, local address, fail-fast linger).
 
 use std::io::{self, IoSlice, Write};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
+use tokio::net::TcpSocket;
+
+use crate::conn::{ConnConfig, TransportError};
 
 /// What [`Socket::ready`] found.
 pub(crate) enum Ready {
@@ -194,4 +199,94 @@ impl AsRawFd for Socket {
     fn as_raw_fd(&self) -> RawFd {
         self.read.get_ref().as_raw_fd()
     }
+}
+
+/// Opens a TCP connection within `connect_timeout`, from a reserved port if asked.
+pub(crate) async fn open(addr: SocketAddr, config: &ConnConfig) -> Result<Socket, TransportError> {
+    let err = |reason: String| TransportError::Connect {
+        addr: addr.to_string(),
+        reason,
+    };
+    let attempt = async {
+        // A reserved port may be in TIME_WAIT towards this server: try a few.
+        let tries = if config.reserved_port { 16 } else { 1 };
+        let mut last = io::Error::other("no attempt");
+        for i in 0..tries {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            }?;
+            if config.fail_fast {
+                // Closing resets the connection: data still queued for a
+                // dead path is dropped, never delivered after a re-issue.
+                // A zero linger time resets at once: the drop never blocks.
+                #[allow(deprecated)]
+                socket.set_linger(Some(Duration::ZERO))?;
+            }
+            if config.dontroute {
+                set_flag(socket.as_raw_fd(), libc::SO_DONTROUTE)?;
+            }
+            if config.reserved_port {
+                bind_reserved(&socket, addr, config.bind, i)?;
+            } else if let Some(ip) = config.bind {
+                socket.bind(SocketAddr::new(ip, 0))?;
+            }
+            match socket.connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e)
+                    if e.kind() == io::ErrorKind::AddrNotAvailable
+                        || e.kind() == io::ErrorKind::AddrInUse =>
+                {
+                    last = e
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    };
+    let stream = tokio::time::timeout(config.connect_timeout, attempt)
+        .await
+        .map_err(|_| {
+            err(format!(
+                "timed out after {:.1} s",
+                config.connect_timeout.as_secs_f64()
+            ))
+        })?
+        .map_err(|e| err(e.to_string()))?;
+    stream.set_nodelay(true).map_err(|e| err(e.to_string()))?;
+    Socket::new(stream).map_err(|e| err(e.to_string()))
+}
+
+/// Binds a free source port in 512..1024, starting from a varying point.
+fn bind_reserved(
+    socket: &TcpSocket,
+    addr: SocketAddr,
+    bind: Option<std::net::IpAddr>,
+    attempt: u32,
+) -> io::Result<()> {
+    let local: std::net::IpAddr = if let Some(ip) = bind {
+        ip
+    } else if addr.is_ipv4() {
+        std::net::Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        std::net::Ipv6Addr::UNSPECIFIED.into()
+    };
+    let start =
+        (crate::conn_task::initial_xid().wrapping_add(attempt.wrapping_mul(97)) % 512) as u16;
+    let mut last = io::Error::new(io::ErrorKind::AddrInUse, "no free reserved port");
+    for i in 0..512u16 {
+        let port = 512 + (start + i) % 512;
+        match socket.bind(SocketAddr::new(local, port)) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => last = e,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("binding reserved port {port}: {e}"),
+                ))
+            }
+        }
+    }
+    Err(last)
 }

@@ -155,6 +155,8 @@ pub enum ArgOp<'a> {
         seqid: u32,
         stateid: Stateid,
     },
+    /// DELEGRETURN of the current file's delegation (a recalled one).
+    Delegreturn(Stateid),
     Commit {
         offset: u64,
         count: u32,
@@ -281,6 +283,7 @@ impl ArgOp<'_> {
         match self {
             ArgOp::Access(_) => Opnum::Access,
             ArgOp::Close { .. } => Opnum::Close,
+            ArgOp::Delegreturn(_) => Opnum::Delegreturn,
             ArgOp::Commit { .. } => Opnum::Commit,
             ArgOp::CreateDir { .. } => Opnum::Create,
             ArgOp::Getattr(_) => Opnum::Getattr,
@@ -320,6 +323,7 @@ impl ArgOp<'_> {
                 out.put_u32(*seqid);
                 stateid.encode(out);
             }
+            ArgOp::Delegreturn(stateid) => stateid.encode(out),
             ArgOp::Commit { offset, count } => {
                 out.put_u64(*offset);
                 out.put_u32(*count);
@@ -663,6 +667,9 @@ impl<'a> Compound<'a> {
     }
     pub fn close(self, seqid: u32, stateid: Stateid) -> Self {
         self.op(ArgOp::Close { seqid, stateid })
+    }
+    pub fn delegreturn(self, stateid: Stateid) -> Self {
+        self.op(ArgOp::Delegreturn(stateid))
     }
     pub fn remove(self, name: impl Into<Component<'a>>) -> Self {
         self.op(ArgOp::Remove(name.into()))

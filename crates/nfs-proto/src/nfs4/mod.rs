@@ -23,6 +23,7 @@
 //! | SETATTR | `setattr(stateid, `[`SetAttrs`]`)` (size, mode, [`SetTime`]s) | `Setattr(bits set)` |
 //! | OPEN | `ArgOp::Open` ([`OpenHow`], [`OpenClaim`], [`share`]) | `Open(`[`OpenOk`]`)` with [`Delegation`] |
 //! | CLOSE | `close` | `Close(stateid)` |
+//! | DELEGRETURN | `delegreturn` | `Delegreturn` |
 //! | READ, WRITE, COMMIT | `read`, `write` ([`StableHow`]), `commit` | `Read` (data borrowed), `Write`, `Commit` |
 //! | REMOVE, RENAME | `remove`, `rename` | `Remove`, `Rename` ([`ChangeInfo`]) |
 //! | READDIR | `readdir` | `Readdir(`[`ReaddirOk`]`)` |
@@ -39,7 +40,9 @@
 //! (files-layout bodies: [`FileLayout`], [`FileDsAddr`]).
 //!
 //! The back channel: [`decode_cb_compound`] reads a CB_COMPOUND call (CB_SEQUENCE,
-//! CB_LAYOUTRECALL, CB_RECALL) and [`encode_cb_compound_res`] answers it.
+//! CB_LAYOUTRECALL, CB_RECALL, CB_NOTIFY_DEVICEID, CB_RECALL_ANY) and
+//! [`encode_cb_compound_res`] answers it; [`encode_cb_compound`] and
+//! [`decode_cb_compound_res`] are the server's side, for test servers.
 //!
 //! Every length read from a reply is checked against the remaining input and a bound
 //! before anything is allocated; no decoder panics on any input.

@@ -249,6 +249,7 @@ pub enum OpResult<'a> {
         access: u32,
     },
     Close(Stateid),
+    Delegreturn,
     Commit(Verifier),
     /// CREATE: directory change info and the attributes set.
     Create {
@@ -308,6 +309,7 @@ impl OpResult<'_> {
         match self {
             OpResult::Access { .. } => Opnum::Access,
             OpResult::Close(_) => Opnum::Close,
+            OpResult::Delegreturn => Opnum::Delegreturn,
             OpResult::Commit(_) => Opnum::Commit,
             OpResult::Create { .. } => Opnum::Create,
             OpResult::Getattr(_) => Opnum::Getattr,
@@ -486,6 +488,7 @@ fn decode_resop<'a>(
             access: d.u32()?,
         },
         Opnum::Close => OpResult::Close(d.decode()?),
+        Opnum::Delegreturn => OpResult::Delegreturn,
         Opnum::Commit => OpResult::Commit(d.decode()?),
         Opnum::Create => OpResult::Create {
             cinfo: d.decode()?,

@@ -320,11 +320,12 @@ fn other_ops_bytes() {
         .mkdir("d", SetAttrs::NONE)
         .readdir(0, [0; 8], 4096, 8192, Bitmap4::from_bits(&[bit::TYPE]))
         .close(0, Stateid::CURRENT)
+        .delegreturn(Stateid::CURRENT)
         .reclaim_complete(false)
         .destroy_session(SID)
         .bind_conn_to_session(SID, chan_dir::FORE_OR_BOTH)
         .destroy_clientid(3);
-    let mut want = vec![0, 1, 14];
+    let mut want = vec![0, 1, 15];
     want.extend([15, 2, 0x61620000]); // LOOKUP "ab"
     want.extend([10]); // GETFH
     want.extend([3, 5]); // ACCESS READ|MODIFY
@@ -336,6 +337,7 @@ fn other_ops_bytes() {
     want.extend([6, 2, 1, 0x64000000, 0, 0]); // CREATE NF4DIR "d", empty fattr4
     want.extend([26, 0, 0, 0, 0, 4096, 8192, 1, 2]); // READDIR
     want.extend([4, 0, 1, 0, 0, 0]); // CLOSE seqid 0, current stateid
+    want.extend([8, 1, 0, 0, 0]); // DELEGRETURN, current stateid
     want.extend([58, 0]); // RECLAIM_COMPLETE one_fs=false
     want.push(44);
     want.extend(SID_WORDS); // DESTROY_SESSION

@@ -153,7 +153,8 @@ impl Client {
             .putfh(fh)
             .op(ArgOp::Open {
                 seqid: 0,
-                // No delegation: dbio keeps no back channel to have one recalled.
+                // No delegation: a recall of it would only cost the I/O a round trip
+                // (one granted anyway is returned when recalled: v41::callback).
                 share_access: access.share() | share::ACCESS_WANT_NO_DELEG,
                 share_deny: share::DENY_NONE,
                 clientid: self.session.clientid(),

@@ -105,10 +105,12 @@ impl Client {
         iomode: LayoutIomode,
         path: &str,
     ) -> Result<Stateid, NfsError> {
-        let access = match iomode {
-            LayoutIomode::Rw => share::ACCESS_BOTH,
-            _ => share::ACCESS_READ,
-        };
+        // No delegation: a recall of it would only cost the I/O a round trip.
+        let access = share::ACCESS_WANT_NO_DELEG
+            | match iomode {
+                LayoutIomode::Rw => share::ACCESS_BOTH,
+                _ => share::ACCESS_READ,
+            };
         let c =
             Compound::new("open", MINOR_VERSION)
                 .putfh(fh)
@@ -293,6 +295,8 @@ impl Client {
         mut session: SessionOptions,
     ) -> Result<Client, NfsError> {
         session.owner.push_str("/ds");
+        // Recalls come from the metadata server; a data server's session needs none.
+        session.back_channel = None;
         let cred = options.credential()?;
         let mut last = None;
         for a in addrs {

@@ -5,6 +5,7 @@
 //! The codec is `dbio_nfs_proto::nfs4`; the transport is one rpc
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
+pub mod callback;
 mod files;
 pub mod layout;
 mod mount;

@@ -7,6 +7,7 @@
 //! no state protection, a server binds a connection to a session the first time a
 //! SEQUENCE of that session comes over it: RFC 8881 section 2.10.3.1).
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use crate::error::NfsError;
 use crate::mount::call_error;
 use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
+use crate::v41::callback::BackChannel;
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
 use crate::ClientOptions;
@@ -31,6 +33,8 @@ pub struct V41Mount {
     layouts: Option<Arc<Layouts>>,
     /// The sessions, the opens and their recovery.
     state: Arc<StateManager>,
+    /// The handler of the server's calls (recalls).
+    back: Arc<BackChannel>,
 }
 
 impl V41Mount {
@@ -45,17 +49,50 @@ impl V41Mount {
         pnfs: Option<(ClientOptions, Option<Duration>)>,
     ) -> Result<V41Mount, NfsError> {
         opts.max_message = opts.max_message.max(MAX_MESSAGE);
+        let back = opts
+            .back_channel
+            .get_or_insert_with(BackChannel::new)
+            .clone();
         let session = Session::establish(conn, cred, opts.clone()).await?;
         let client = Arc::new(Client::from_session(session, server));
         let layouts = pnfs.map(|(options, refresh)| {
             Arc::new(Layouts::new(client.clone(), options, opts, refresh))
         });
+        back.attach(&client, layouts.as_ref());
         let state = StateManager::new(client.clone(), layouts.clone());
         Ok(V41Mount {
             client,
             layouts,
             state,
+            back,
         })
+    }
+
+    /// The back channel: its counters and warnings.
+    pub fn back_channel(&self) -> &Arc<BackChannel> {
+        &self.back
+    }
+
+    /// Binds the pool's other connections to the metadata session (fore channel, and
+    /// back channel if the server wants), so that a recall still arrives when the
+    /// first connection is lost; a connection that cannot be bound now gets a warning.
+    pub async fn bind_connections(&self, conns: Vec<Connection>) {
+        let session = self.client.session();
+        let own = session.connection().stats().clone();
+        for conn in conns {
+            if Arc::ptr_eq(conn.stats(), &own) {
+                continue;
+            }
+            match session.bind_connection(&conn).await {
+                Ok(()) => {
+                    self.back.counts().bound.fetch_add(1, Relaxed);
+                }
+                Err(e) => self.back.warn(format!(
+                    "connection to {} carries no callbacks: {e}",
+                    conn.addr()
+                )),
+            }
+        }
     }
 
     /// Keeps the client's lease (RFC 8881 8.3) while nothing else renews it: a

@@ -121,6 +121,17 @@ impl DataServer {
     }
 }
 
+/// What a server recalls ([`Layouts::recall`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recall {
+    /// One file's layout.
+    File(Fh4),
+    /// Every layout (of the file system, or of the client).
+    All,
+    /// The layouts over one device (CB_NOTIFY_DEVICEID: its address changed).
+    Device(crate::proto::nfs4::DeviceId),
+}
+
 /// Where one file's I/O goes now.
 pub struct FileRoute {
     /// The file's handle on the metadata server.
@@ -512,6 +523,64 @@ impl Layouts {
         for (fh, stateid) in opens {
             let _ = self.mds.layout_close(fh, stateid, "").await;
         }
+    }
+
+    /// A recall by the server (back channel): the routes `which` names go through the
+    /// metadata server from now on (data paths see it at their next I/O); once no data
+    /// path holds the old route any more (at most `drain`), a recalled file's layout is
+    /// returned (LAYOUTRETURN; a recall of everything is returned by the caller in one
+    /// call, a changed device needs none). Gives the files affected, to be fetched again.
+    pub async fn recall(&self, which: Recall, drain: Duration) -> Vec<(Fh4, String)> {
+        let old: Vec<(Fh4, String, Arc<FileRoute>)> = {
+            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            let mut old = Vec::new();
+            for (fh, (path, route)) in files.iter_mut() {
+                let named = match (&which, &route.layout) {
+                    (_, None) => false,
+                    (Recall::File(f), _) => f == fh,
+                    (Recall::All, _) => true,
+                    (Recall::Device(d), Some((grant, _))) => grant.layout.deviceid == *d,
+                };
+                if named {
+                    let mds = Arc::new(FileRoute {
+                        fh: *fh,
+                        open: route.open,
+                        layout: None,
+                        servers: Vec::new(),
+                        through_mds: Some("layout recalled by the server".into()),
+                    });
+                    old.push((*fh, path.clone(), std::mem::replace(route, mds)));
+                }
+            }
+            old
+        };
+        if old.is_empty() {
+            return Vec::new();
+        }
+        for (_, path, r) in &old {
+            let from: Vec<String> = r.servers().map(|i| self.server_name(Some(i))).collect();
+            let why = match which {
+                Recall::Device(_) => "the server changed the layout's device",
+                _ => "layout recalled by the server",
+            };
+            self.event(path, from.join(","), MDS.into(), why.into());
+        }
+        self.generation.fetch_add(1, Relaxed);
+        let until = Instant::now() + drain;
+        while old.iter().any(|(_, _, r)| Arc::strong_count(r) > 1) && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if let Recall::File(_) = which {
+            for (fh, path, r) in &old {
+                if let Some((grant, _)) = &r.layout {
+                    if let Err(e) = self.mds.layoutreturn(*fh, grant, path).await {
+                        let why = format!("LAYOUTRETURN after a recall failed: {e}");
+                        self.event(path, MDS.into(), MDS.into(), why);
+                    }
+                }
+            }
+        }
+        old.into_iter().map(|(fh, path, _)| (fh, path)).collect()
     }
 
     /// Fetches every known file's route again (the periodic refresh).

@@ -21,12 +21,13 @@ use crate::channel::{build_call, Results};
 use crate::error::NfsError;
 use crate::mount::call_error;
 use crate::proto::nfs4::{
-    decode_compound, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound, CompoundRes, Nfsstat4,
-    OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION, PROC_COMPOUND, PROGRAM,
-    VERSION,
+    chan_dir, decode_compound, session_flags, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound,
+    CompoundRes, Nfsstat4, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION,
+    PROC_COMPOUND, PROGRAM, VERSION,
 };
 use crate::retry::{Backoff, Retrying};
 use crate::router::{ProcId, Route, Router};
+use crate::v41::callback::{BackChannel, CB_PROGRAM};
 use crate::v41::recover::{in_recovery, LostHook};
 use crate::v41::sequence::{settle, Lost, Settled};
 use crate::v41::slots::{SlotLease, SlotTable, MAX_SLOTS};
@@ -46,6 +47,9 @@ pub struct SessionOptions {
     pub owner: String,
     /// The connection's timeouts and bounds.
     pub conn: ConnConfig,
+    /// The handler of the server's calls: CREATE_SESSION then asks for a back channel
+    /// on the session's connection. `None`: no back channel (no recall is received).
+    pub back_channel: Option<Arc<BackChannel>>,
 }
 
 impl Default for SessionOptions {
@@ -57,6 +61,7 @@ impl Default for SessionOptions {
             slot_wait: Duration::from_secs(30),
             owner: format!("dbio-{}-{}", hostname(), std::process::id()),
             conn: ConnConfig::default(),
+            back_channel: None,
         }
     }
 }
@@ -265,6 +270,21 @@ impl Session {
         self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Binds `conn`, another connection to the same server, to this session for the
+    /// fore channel and, if the server wants, the back channel (BIND_CONN_TO_SESSION,
+    /// RFC 8881 18.34), so callbacks still arrive when the session's own connection is
+    /// lost. Without a back channel nothing is done (the first SEQUENCE binds the fore
+    /// channel).
+    pub async fn bind_connection(&self, conn: &Connection) -> Result<(), NfsError> {
+        let Some(bc) = &self.opts.back_channel else {
+            return Ok(());
+        };
+        bc.serve(conn);
+        let c = Compound::new("bind_conn_to_session", MINOR_VERSION)
+            .bind_conn_to_session(self.sessionid(), chan_dir::FORE_OR_BOTH);
+        plain_call(conn, &self.cred, &c).await.map(drop)
+    }
+
     /// Up to `want` slots of this session for one data path (at least one, else
     /// `None`), given back when the lease is dropped.
     pub fn lease(&self, want: u32) -> Option<SlotLease> {
@@ -397,6 +417,12 @@ impl Session {
             let results = self.send(call, ops.tag, path).await?;
             guard.settled = true;
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
+            if let (Some(bc), Some(OpResult::Sequence(ok))) =
+                (&self.opts.back_channel, res.results.first())
+            {
+                // The server says whether it still reaches the back channel.
+                bc.sequenced(ok.status_flags, self.conn.addr());
+            }
             let (op, later) = match settle(&res) {
                 Settled::Done(ok) => {
                     check_sequenced(live, ok, slot, seqid, &bad)?;
@@ -551,27 +577,33 @@ pub(crate) async fn create_session(
         maxrequests: opts.slots.clamp(1, MAX_SLOTS),
         rdma_ird: RdmaIrd(None),
     };
-    let back = ChannelAttrs {
-        maxrequestsize: 4096,
-        maxresponsesize: 4096,
-        maxresponsesize_cached: 0,
-        maxoperations: 2,
-        maxrequests: 1,
-        ..fore
+    let back = BackChannel::attrs();
+    let flags = match &opts.back_channel {
+        Some(bc) => {
+            // Before CREATE_SESSION goes out: the server may call at once.
+            bc.serve(conn);
+            session_flags::CONN_BACK_CHAN
+        }
+        None => 0,
     };
     let c = Compound::new("create_session", MINOR_VERSION).op(ArgOp::CreateSession {
         clientid: *ident.clientid.lock().unwrap_or_else(|e| e.into_inner()),
         sequence: ident.next_create.fetch_add(1, Relaxed),
-        flags: 0,
+        flags,
         fore,
         back,
-        cb_program: 0x4000_0000,
+        cb_program: CB_PROGRAM,
         sec: CallbackSec::None,
     });
     let server = conn.addr().to_string();
     let r = plain_call(conn, cred, &c).await?;
     let (sessionid, granted) = match r.res()?.results.first() {
-        Some(OpResult::CreateSession(s)) => (s.sessionid, s.fore),
+        Some(OpResult::CreateSession(s)) => {
+            if let Some(bc) = &opts.back_channel {
+                bc.created(s.sessionid, s.flags, &s.back, &server);
+            }
+            (s.sessionid, s.fore)
+        }
         _ => return Err(bad("CREATE_SESSION", &server, "no result".into())),
     };
     if granted.maxrequests == 0 {

@@ -16,9 +16,16 @@ pub fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// Answers a COMPOUND whose first op is `op` when that op sets the session up or tears
-/// it down (EXCHANGE_ID, CREATE_SESSION with 8 slots, DESTROY_SESSION,
-/// DESTROY_CLIENTID); false for any other op, leaving `out` as it was.
+/// it down (EXCHANGE_ID, CREATE_SESSION with 8 slots and no back channel,
+/// DESTROY_SESSION, DESTROY_CLIENTID); false for any other op, leaving `out` as it was.
+#[allow(dead_code)] // Not every test that includes this file answers with it.
 pub fn answer_session_op(op: u32, out: &mut Vec<u8>) -> bool {
+    answer_session_op_with(op, 0, out)
+}
+
+/// [`answer_session_op`], with CREATE_SESSION's reply carrying `flags`
+/// (`CREATE_SESSION4_FLAG_CONN_BACK_CHAN`: a back channel granted).
+pub fn answer_session_op_with(op: u32, flags: u32, out: &mut Vec<u8>) -> bool {
     let ok = Nfsstat4::Ok;
     match op {
         42 => {
@@ -48,7 +55,7 @@ pub fn answer_session_op(op: u32, out: &mut Vec<u8>) -> bool {
             CreateSessionOk {
                 sessionid: SID,
                 sequence: 1,
-                flags: 0,
+                flags,
                 fore,
                 back: fore,
             }
@@ -67,25 +74,79 @@ pub fn answer_session_op(op: u32, out: &mut Vec<u8>) -> bool {
 /// procedure and arguments go to `answer`, which appends its results to the reply (an
 /// accepted SUCCESS header is already in it).
 #[allow(dead_code)] // Not every test that includes this file serves with it.
-pub fn serve_calls(l: std::net::TcpListener, mut answer: impl FnMut(u32, &[u8], &mut Vec<u8>)) {
+pub fn serve_calls(l: std::net::TcpListener, answer: impl FnMut(u32, &[u8], &mut Vec<u8>)) {
+    serve_with_callbacks(l, answer, |_| {}, None);
+}
+
+/// The callback program the client names at CREATE_SESSION.
+pub const CB_PROGRAM: u32 = 0x4000_0000;
+
+/// [`serve_calls`], and the back channel: each CB_COMPOUND's arguments that arrive on
+/// `callbacks` go to the client as a call on the same connection (between replies, as
+/// a server sends them), and the results of the client's replies go to `on_reply`.
+pub fn serve_with_callbacks(
+    l: std::net::TcpListener,
+    mut answer: impl FnMut(u32, &[u8], &mut Vec<u8>),
+    mut on_reply: impl FnMut(&[u8]),
+    callbacks: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+) {
     use std::io::{Read, Write};
+    enum Event {
+        Record(Vec<u8>),
+        Callback(Vec<u8>),
+    }
     let Ok((mut s, _)) = l.accept() else {
         return;
     };
-    loop {
+    let (tx, events) = std::sync::mpsc::channel();
+    let mut reader = s.try_clone().unwrap();
+    let records = tx.clone();
+    std::thread::spawn(move || loop {
         let mut h = [0u8; 4];
-        if s.read_exact(&mut h).is_err() {
+        if reader.read_exact(&mut h).is_err() {
             return;
         }
         let len = (u32::from_be_bytes(h) & 0x7fff_ffff) as usize;
         let mut rec = vec![0; len];
-        if s.read_exact(&mut rec).is_err() {
+        if reader.read_exact(&mut rec).is_err() || records.send(Event::Record(rec)).is_err() {
             return;
         }
-        let call = dbio_rpc::decode_call(&rec).unwrap();
-        let mut body = Vec::new();
-        dbio_rpc::encode_reply_success(&mut body, call.xid);
-        answer(call.proc_, call.args, &mut body);
+    });
+    if let Some(cbs) = callbacks {
+        std::thread::spawn(move || {
+            while let Ok(args) = cbs.recv() {
+                if tx.send(Event::Callback(args)).is_err() {
+                    return;
+                }
+            }
+        });
+    } else {
+        drop(tx);
+    }
+    let mut xid = 0xcb00_0000u32;
+    while let Ok(event) = events.recv() {
+        let body = match event {
+            Event::Record(rec) if u32_at(&rec, 4) == 1 => {
+                let reply = dbio_rpc::decode_reply(&rec).unwrap();
+                on_reply(reply.results().unwrap());
+                continue;
+            }
+            Event::Record(rec) => {
+                let call = dbio_rpc::decode_call(&rec).unwrap();
+                let mut body = Vec::new();
+                dbio_rpc::encode_reply_success(&mut body, call.xid);
+                answer(call.proc_, call.args, &mut body);
+                body
+            }
+            Event::Callback(args) => {
+                xid += 1;
+                let mut body = Vec::new();
+                let cred = dbio_rpc::Credential::none();
+                dbio_rpc::encode_call(&mut body, xid, CB_PROGRAM, 1, 1, &cred);
+                body.extend_from_slice(&args);
+                body
+            }
+        };
         let mut out = ((body.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
         out.extend_from_slice(&body);
         if s.write_all(&out).is_err() {
