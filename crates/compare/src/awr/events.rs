@@ -197,7 +197,7 @@ pub(crate) fn events(doc: &Doc) -> Result<(Vec<WaitEvent>, Vec<WaitEvent>), AwrE
         .find(|t| t.title == "Background Wait Events");
     if top_table.is_none() && fg_table.is_none() {
         return Err(doc.err(
-            1,
+            doc.end,
             "no top events table (\"Top 10 Foreground Events ...\" or \"Top 5 Timed Events\")",
         ));
     }

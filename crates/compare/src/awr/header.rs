@@ -24,7 +24,7 @@ fn database(doc: &Doc) -> Result<(String, String, Option<String>), AwrError> {
         .iter()
         .find(|t| t.headers.first().is_some_and(|h| squeeze(h) == "DBName"))
     else {
-        return Err(doc.err(1, "no \"DB Name\" table at the top of the report"));
+        return Err(doc.err(doc.end, "no \"DB Name\" table at the top of the report"));
     };
     let row = t
         .rows
@@ -112,7 +112,7 @@ fn text_snaps(doc: &Doc, lines: &Lines) -> Result<Snaps, AwrError> {
         Ok((id, time))
     };
     let (line, rest) =
-        find("Elapsed:").ok_or_else(|| doc.err(1, "no \"Elapsed:\" line in the header"))?;
+        find("Elapsed:").ok_or_else(|| doc.err(doc.end, "no \"Elapsed:\" line in the header"))?;
     Ok(Snaps {
         begin: snap("Begin Snap:")?,
         end: snap("End Snap:")?,
@@ -140,8 +140,8 @@ fn html_snaps(doc: &Doc) -> Result<Snaps, AwrError> {
         let time = Some(r.cell(2).to_string()).filter(|t| !t.is_empty());
         Ok((id, time))
     };
-    let e =
-        row("Elapsed:").ok_or_else(|| doc.err(1, "no \"Elapsed:\" row in the snapshot table"))?;
+    let e = row("Elapsed:")
+        .ok_or_else(|| doc.err(doc.end, "no \"Elapsed:\" row in the snapshot table"))?;
     let text = e
         .cells
         .iter()

@@ -46,6 +46,9 @@ pub(crate) struct Doc<'a> {
     pub tables: Vec<Table>,
     /// A text report's lines (None for HTML).
     pub lines: Option<Lines<'a>>,
+    /// The last line of the file: where a section that is missing was looked for last
+    /// (a report cut short ends there).
+    pub end: usize,
 }
 
 impl Doc<'_> {
@@ -59,16 +62,19 @@ impl Doc<'_> {
 }
 
 fn doc(text: &str) -> Doc<'_> {
+    let end = text.lines().count();
     if html::is_html(text) {
         Doc {
             tables: html::tables(text),
             lines: None,
+            end,
         }
     } else {
         let lines = Lines::new(text);
         Doc {
             tables: text::tables(&lines),
             lines: Some(lines),
+            end,
         }
     }
 }
