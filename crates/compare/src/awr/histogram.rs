@@ -44,7 +44,9 @@ fn bound(title: &str) -> Option<(u64, bool)> {
         None => n.parse::<f64>().ok()?,
     };
     let us = value * unit_us;
-    (us.is_finite() && us >= 1.0 && us < 1e15).then_some((us.round() as u64, open))
+    (1.0..1e15)
+        .contains(&us)
+        .then_some((us.round() as u64, open))
 }
 
 /// Cumulative points of one event: bound -> (percent below it, shares summed).
