@@ -177,6 +177,8 @@ fn event(top: Option<&Printed>, listed: Option<&Printed>) -> Option<WaitEvent> {
     })
 }
 
+const TOP_ROWS: usize = 100;
+
 fn is_top(t: &Table) -> bool {
     let title = t.title.as_str();
     title.starts_with("Top ") && title.contains("Events") && !title.contains("Background")
@@ -201,10 +203,13 @@ pub(crate) fn events(doc: &Doc) -> Result<(Vec<WaitEvent>, Vec<WaitEvent>), AwrE
             "no top events table (\"Top 10 Foreground Events ...\" or \"Top 5 Timed Events\")",
         ));
     }
-    let top = top_table
+    // A Top table has 5 or 10 rows; matching each against the Wait Events table is
+    // quadratic, so no more than TOP_ROWS are taken.
+    let mut top: Vec<Printed> = top_table
         .map(|t| rows(doc, t))
         .transpose()?
         .unwrap_or_default();
+    top.truncate(TOP_ROWS);
     if let (Some(t), true) = (top_table, top.is_empty()) {
         return Err(doc.err(t.line + 1, "at least one event row under the ruler"));
     }

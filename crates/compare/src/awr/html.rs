@@ -2,7 +2,7 @@
 //! `<th>` and `<td>`, and of the text before each table that titles it. AWR writes
 //! flat, regular HTML; nothing else of HTML is needed.
 
-use super::table::{Row, Table};
+use super::table::{Row, Table, MAX_ROWS};
 
 /// Whether `text` looks like HTML rather than a text report.
 pub(crate) fn is_html(text: &str) -> bool {
@@ -203,7 +203,7 @@ fn finish_row(table: &mut Option<Table>, row: &mut Option<(Row, bool)>, cell: &m
     if let (Some((r, header)), Some(t)) = (row.take(), table.as_mut()) {
         if header {
             t.headers = r.cells;
-        } else if !r.cells.is_empty() {
+        } else if !r.cells.is_empty() && t.rows.len() < MAX_ROWS {
             t.rows.push(r);
         }
     }

@@ -2,6 +2,13 @@
 //! tables (`text.rs`) and an HTML report's `<table>`s (`html.rs`) both become [`Table`]s,
 //! so that each section is read once, by its column titles.
 
+/// The most columns a table of a report has (IOStat, histograms: a dozen); a "ruler"
+/// of more is not a table, and would make placing the titles slow.
+pub(crate) const MAX_COLUMNS: usize = 64;
+/// The most rows kept of one table (Instance Activity Stats, the longest, has about a
+/// thousand), so that no input makes the reader slow.
+pub(crate) const MAX_ROWS: usize = 50_000;
+
 /// One table of a report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Table {

@@ -282,3 +282,31 @@ fn parameters_of_a_report() {
 
 #[path = "tests_real.rs"]
 mod real;
+
+#[test]
+fn hostile_reports_are_read_quickly() {
+    // A "ruler" of 40,000 columns under 40,000 words, and a Top table of 20,000 rows
+    // matched against a Wait Events table of as many: bounded, not quadratic.
+    let wide = report("18c.txt").replace(
+        "Top 10 Foreground Events by Total Wait Time\n",
+        &format!(
+            "Top 10 Foreground Events by Total Wait Time\n{}\n{}\n",
+            "x ".repeat(40_000),
+            "- ".repeat(40_000)
+        ),
+    );
+    let started = std::time::Instant::now();
+    let _ = parse(&wide);
+    let text = report("18c.txt");
+    let row = "db file sequential read         14,400,120     6911.6  479.97us   38.4 User I/O\n";
+    let long = text.replacen(row, &row.repeat(20_000), 1);
+    let fg = "db file sequential read     14,400,120     0    6,912  479.97us  9,703.6   38.4\n";
+    let long = long.replacen(fg, &fg.repeat(20_000), 1);
+    let r = parse(&long).unwrap();
+    assert!(r.events.len() > 1000);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

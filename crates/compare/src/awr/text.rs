@@ -1,7 +1,7 @@
 //! A text report's fixed-width tables. Columns are found from the dashed ruler under
 //! their titles, so the widths and titles of each version need no list.
 
-use super::table::{Row, Table};
+use super::table::{Row, Table, MAX_COLUMNS, MAX_ROWS};
 
 /// The lines of a text report, with their numbers (from 1) in the file.
 pub(crate) struct Lines<'a> {
@@ -99,7 +99,8 @@ pub(crate) fn tables(lines: &Lines) -> Vec<Table> {
     let n = lines.lines.len();
     let mut i = 0;
     while i < n {
-        let Some(spans) = ruler(lines.text(i)).filter(|s| s.len() >= 2) else {
+        let Some(spans) = ruler(lines.text(i)).filter(|s| (2..=MAX_COLUMNS).contains(&s.len()))
+        else {
             i += 1;
             continue;
         };
@@ -137,7 +138,11 @@ pub(crate) fn tables(lines: &Lines) -> Vec<Table> {
         let mut k = i + 1;
         while k < n {
             let l = lines.text(k);
-            if l.trim().is_empty() || ruler(l).is_some() || is_title(lines, k) {
+            if l.trim().is_empty()
+                || ruler(l).is_some()
+                || is_title(lines, k)
+                || rows.len() >= MAX_ROWS
+            {
                 break;
             }
             let cells = if named {
