@@ -105,6 +105,45 @@ fn reads_a_12_1_report() {
         16_239_600.0 / 600.0,
         1e-9
     ));
+    // Only in Foreground Wait Events: "direct path read  3,110  0  1.2  0": 1.2 s over
+    // 3,110 waits (+-16 us) beats the whole-millisecond column's 0 (+-500 us).
+    let d = event(&r, "direct path read");
+    assert!(close(d.mean_wait_us.unwrap(), 1.2 / 3110.0 * 1e6, 1e-9));
+    assert_eq!(
+        (d.mean_source, d.wait_class.as_str()),
+        (Some(MeanSource::EventsTimeOverWaits), "User I/O")
+    );
+    // Histogram: "<1ms 40.2 <2ms 35.1 ... <32ms 1.1 <=1s 1.1", then the Detail from
+    // 32 ms: "<32ms 98.9 <64ms .4 <1/8s .3 <1/4s .3 <1/2s .1".
+    let h = &r.histograms["db file parallel read"];
+    let b: Vec<(u64, f64)> = h.buckets.iter().map(|b| (b.upper_us, b.pct)).collect();
+    assert_eq!(b[..2], [(1024, 40.2), (2048, 35.1)]);
+    assert_eq!(
+        b[6..10],
+        [
+            (65_536, 0.4),
+            (131_072, 0.3),
+            (262_144, 0.3),
+            (524_288, 0.1)
+        ]
+    );
+    assert!(close(b[5].1, 98.9 - (40.2 + 35.1 + 14.0 + 6.3 + 2.2), 1e-9));
+    // "Buffer Cache Re  124G 27001.5 211.46 ... 16.3M 0.36"; "DBWR ... N/A".
+    let f = &r.io_by_function;
+    assert_eq!(
+        (f[0].name.as_str(), f[0].read_mib, f[0].avg_wait_us),
+        ("Buffer Cache Reads", Some(124.0 * 1024.0), Some(360.0))
+    );
+    assert_eq!((f[1].write_reqs_s, f[1].avg_wait_us), (Some(998.0), None));
+    let file = &r.files[0];
+    assert_eq!(
+        file.file.as_deref(),
+        Some("+DATA/PDBSLOB/DATAFILE/iops.271.945621007")
+    );
+    assert_eq!(
+        (file.reads_s, file.avg_read_us, file.writes_s),
+        (Some(27_002.0), Some(400.0), Some(998.0))
+    );
 }
 
 #[test]
