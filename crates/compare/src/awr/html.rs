@@ -106,7 +106,7 @@ pub(crate) fn tables(text: &str) -> Vec<Table> {
         line += between.bytes().filter(|&b| b == b'\n').count();
         if let Some(c) = cell.as_mut() {
             c.push_str(between);
-        } else if table.is_none() && in_li == 0 && !between.trim().is_empty() {
+        } else if in_li == 0 && !between.trim().is_empty() {
             title = between.split_whitespace().collect::<Vec<_>>().join(" ");
         }
         // Comments and the like are skipped whole.
@@ -132,7 +132,12 @@ pub(crate) fn tables(text: &str) -> Vec<Table> {
         match (name.as_str(), closing) {
             ("li", false) => in_li += 1,
             ("li", true) => in_li = in_li.saturating_sub(1),
-            ("table", false) if table.is_none() => {
+            // A list item left open ends with its list, or at the next heading.
+            ("ul" | "ol", true) | ("h1" | "h2" | "h3" | "h4", false) => in_li = 0,
+            ("table", false) => {
+                // A table left open (AWR writes flat tables) ends where the next starts.
+                finish_row(&mut table, &mut row, &mut cell);
+                out.extend(table.take());
                 table = Some(Table {
                     title: decode(&title),
                     summary: attribute(tag, "summary").unwrap_or_default(),

@@ -129,19 +129,33 @@ pub fn parse(text: &str) -> Result<AwrReport, AwrError> {
 }
 
 /// The "init.ora Parameters" section of a report (text or HTML): name (lower case) to
-/// its value at the begin snapshot. Empty when the report has no such section.
+/// its value at the begin snapshot (19c calls the section "Modified Parameters"). A PDB report adds the container's parameters
+/// ("Parameters modified by other containers") where the PDB sets none of its own.
+/// Empty when the report has no such section.
 pub fn parameters(text: &str) -> Vec<(String, String)> {
     let doc = doc(text);
-    let mut out = Vec::new();
-    for t in doc
-        .tables
-        .iter()
-        .filter(|t| t.title.starts_with("init.ora Parameters"))
-    {
-        for r in t.rows.iter().take(10_000) {
-            let (name, value) = (r.cell(0), r.cell(1));
-            if !name.is_empty() && !name.contains(' ') {
-                out.push((name.to_lowercase(), value.trim_matches('\'').to_string()));
+    let mut out: Vec<(String, String)> = Vec::new();
+    let titles: [&[&str]; 2] = [
+        &["init.ora Parameters", "Modified Parameters"],
+        &["Parameters modified by other containers"],
+    ];
+    for group in titles {
+        let own = out.len();
+        for t in doc
+            .tables
+            .iter()
+            .filter(|t| group.iter().any(|g| t.title.starts_with(g)))
+        {
+            for r in t.rows.iter().take(10_000) {
+                let (name, value) = (r.cell(0).to_lowercase(), r.cell(1));
+                // "PDB: PDB1" lines under a value name the container, not a parameter.
+                if name.is_empty()
+                    || name.contains(' ')
+                    || out[..own].iter().any(|(n, _)| *n == name)
+                {
+                    continue;
+                }
+                out.push((name, value.trim_matches('\'').to_string()));
             }
         }
     }

@@ -221,6 +221,20 @@ fn a_19c_pdb_text_report_spooled_by_sql_plus() {
 }
 
 #[test]
+fn parameters_of_real_reports() {
+    // 11.2.0.1 line 2645, 19c PDB line 1948: "db_block_size  8192"; the HTML reports'
+    // init.ora Parameters tables say the same.
+    for name in [R11201, R19_PDB, R11204, R19_HTML] {
+        let p = parameters(&real(name));
+        let size = p
+            .iter()
+            .find(|(n, _)| n == "db_block_size")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(size, Some("8192"), "{name}");
+    }
+}
+
+#[test]
 fn real_reports_cut_anywhere_give_an_error_not_a_panic() {
     for name in [R11201, R11204, R19_PDB] {
         let text = real(name);
