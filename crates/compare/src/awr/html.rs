@@ -11,7 +11,10 @@ pub(crate) fn is_html(text: &str) -> bool {
         .take(4096)
         .collect::<String>()
         .to_ascii_lowercase();
-    head.trim_start().starts_with('<') && (head.contains("<html") || head.contains("<table"))
+    head.trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('<')
+        && (head.contains("<html") || head.contains("<table"))
 }
 
 /// `&lt;`, `&#160;` and the like, as text; a non-breaking space becomes a space.

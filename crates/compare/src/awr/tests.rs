@@ -272,6 +272,17 @@ fn a_report_it_cannot_read_names_the_line() {
 }
 
 #[test]
+fn crlf_and_a_byte_order_mark_read_alike() {
+    for name in ["18c.txt", "12c.txt"] {
+        let text = report(name);
+        let dos = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        assert_eq!(parse(&dos).unwrap(), parse(&text).unwrap(), "{name}");
+    }
+    let html = "\u{feff}<html><body><table><tr><td>1</td></tr></table></body></html>";
+    assert!(parse(html).unwrap_err().html);
+}
+
+#[test]
 fn a_directory_of_reports_becomes_observations() {
     let dir = tempfile::tempdir().unwrap();
     for (config, text) in [("NFS", "11g.txt"), ("DNFS", "12c.txt")] {
