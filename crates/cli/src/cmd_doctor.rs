@@ -28,8 +28,8 @@ pub struct Args {
     /// data set]
     #[arg(long, value_name = "DIR")]
     target: Option<PathBuf>,
-    /// An Oracle parameter file (init.ora, or a pfile made from an spfile), or an AWR text
-    /// report (its "init.ora Parameters" section), to check
+    /// An Oracle parameter file (init.ora, or a pfile made from an spfile), or an AWR
+    /// report, text or HTML (its "init.ora Parameters" section), to check
     #[arg(long, value_name = "FILE")]
     init_ora: Option<PathBuf>,
     /// CPUs of the database host, for the parameter checks [default: this machine's]
@@ -53,7 +53,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                 .unwrap_or(1)
         });
         // An AWR report carries the parameters in its "init.ora Parameters" section.
-        let params = if text.contains("WORKLOAD REPOSITORY report") {
+        let params = if text.contains("WORKLOAD REPOSITORY") {
             dbio_compare::awr::parameters(&text)
         } else {
             parse_init_ora(&text)

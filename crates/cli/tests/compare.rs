@@ -351,6 +351,66 @@ fn awr_reports_become_a_comparison() {
 }
 
 #[test]
+fn awr_reads_html_reports_and_shows_their_sections() {
+    let _one_at_a_time = serial();
+    let dir = scratch();
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/awr-real");
+    let html = "11.2.0.4-pcambell-awrrptanalyzor-awrrpt_1_36006_36007.html";
+    let text = std::fs::read_to_string(real.join(html))
+        .unwrap_or_else(|e| panic!("{}: {e} (the real AWR reports)", real.display()));
+    let reports = dir.path().join("reports/OLTP");
+    std::fs::create_dir_all(&reports).unwrap();
+    std::fs::write(reports.join("awr_1_1.html"), &text).unwrap();
+    let model = dir.path().join("model.json");
+    let group = r"(?P<config>[A-Z]+)/awr_(?P<users>\d+)_(?P<repeat>\d+)\.html";
+    let reports_dir = dir.path().join("reports");
+    let o = dbio(&[
+        "awr",
+        s(&reports_dir),
+        "--group",
+        group,
+        "--model",
+        s(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // One report: its sections are shown. 40.7 s over 1,938,901 waits, where the
+    // report's Avg column says 0 ms.
+    assert!(
+        out.contains("IOStat by Function") && out.contains("Tablespace IO"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("db file sequential read "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("21.0 us") && line.contains("time/waits (Top events)"),
+        "{line}"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let events = m[0]["report"]["events"].as_array().unwrap();
+    let seq = events
+        .iter()
+        .find(|e| e["event"] == "db file sequential read")
+        .unwrap();
+    let mean = seq["mean_wait_us"].as_f64().unwrap();
+    assert!((mean - 40.7 / 1_938_901.0 * 1e6).abs() < 1e-6, "{mean}");
+    assert_eq!(m[0]["report"]["layout"], "html");
+    // Cut before its snapshot table, the report is named with its line, as HTML.
+    let cut = &text[..text.find("summary=\"This table displays snapshot").unwrap()];
+    std::fs::write(reports.join("awr_2_1.html"), cut).unwrap();
+    let o = dbio(&["awr", s(&reports_dir), "--group", group]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let at = format!(
+        "awr_2_1.html: line {} (HTML): no \"Elapsed:\" row",
+        cut.lines().count()
+    );
+    assert!(stderr(&o).contains(&at), "{}", stderr(&o));
+}
+
+#[test]
 fn a_plan_file_runs_its_hooks_on_each_change_of_configuration() {
     let _one_at_a_time = serial();
     let dir = scratch();
