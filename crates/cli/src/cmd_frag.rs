@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-use dbio_diag::frag::{copy_on_write, frag, FragReport};
+use dbio_diag::frag::{copy_on_write, frag, FragReport, FRAGMENTED_MIN, FRAGMENTED_PER_GIB};
 use dbio_report::{fmt_bytes, Table};
 
 #[derive(clap::Args)]
@@ -33,7 +32,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
     } else {
         args.paths
     };
-    let report = frag(&paths).context("dbio frag")?;
+    let report = frag(&paths)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

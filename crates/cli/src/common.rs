@@ -14,9 +14,9 @@ use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 /// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// Prints a clap error as one `dbio: ...` line (exit 2), or help/version
-/// as clap renders them (exit 0).
-pub fn exit_on_clap_error(e: clap::Error) -> ! {
+/// Prints a clap error as one `dbio: ...` line (exit 2) that points to the
+/// help of `command` (`dbio run`), or help/version as clap renders them (exit 0).
+pub fn exit_on_clap_error(e: clap::Error, command: &str) -> ! {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
         || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
@@ -44,7 +44,7 @@ pub fn exit_on_clap_error(e: clap::Error) -> ! {
         let missing: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage")).collect();
         first = format!("{first} {}", missing.join(" "));
     }
-    eprintln!("dbio: {first} (see dbio --help)");
+    eprintln!("dbio: {first} (see {command} --help)");
     std::process::exit(2);
 }
 
