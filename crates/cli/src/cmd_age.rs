@@ -206,7 +206,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         csv: args.csv.clone(),
         html: args.html.clone(),
     };
-    write_age(&out.result, &outputs)?;
+    common::wrote(write_age(&out.result, &outputs)?);
     if let Some(e) = out.error {
         return Err(e.into());
     }

@@ -231,7 +231,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let code = exit_code(&m.result);
     let result = AnyResult::Run(m.result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &outputs)?;
+    common::wrote(dbio_report::write_outputs(&result, &outputs)?);
     if let Some(e) = m.error {
         return Err(e.into());
     }

@@ -412,6 +412,14 @@ pub fn print_notices(target: &Target) {
     }
 }
 
+/// Tells where each output file went, one `wrote FILE` line each on stderr
+/// (stdout keeps the report, which may be piped).
+pub fn wrote(files: Vec<PathBuf>) {
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+}
+
 /// Writes the result of a run interrupted before it started; its exit code.
 pub fn exit_interrupted(
     result: dbio_stats::RunResult,
@@ -420,7 +428,10 @@ pub fn exit_interrupted(
     eprintln!(
         "dbio: interrupted while preparing the data set; it will be prepared again next time"
     );
-    dbio_report::write_outputs(&dbio_report::AnyResult::Run(result), outputs)?;
+    wrote(dbio_report::write_outputs(
+        &dbio_report::AnyResult::Run(result),
+        outputs,
+    )?);
     Ok(EXIT_INTERRUPTED)
 }
 

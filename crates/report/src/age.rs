@@ -8,7 +8,7 @@ use dbio_stats::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
 
 use crate::fmt::{self, html_escape as esc, Table};
 use crate::svg::{line_chart, Line, LineChart, PALETTE};
-use crate::{write_atomic, ReportError};
+use crate::{ReportError, Written};
 
 fn factor(v: Option<f64>) -> String {
     v.map_or("-".into(), |f| format!("{f:.2}x"))
@@ -224,7 +224,8 @@ pub struct AgeOutputs {
 }
 
 /// Writes each output asked for (each file whole or not at all).
-pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<(), ReportError> {
+pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Written::default();
     if let Some(p) = &out.json {
         let text =
             serde_json::to_string_pretty(a).map_err(|e| ReportError::Encode(e.to_string()))? + "\n";

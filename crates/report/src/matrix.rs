@@ -7,7 +7,7 @@ use dbio_stats::{MatrixPoint, MatrixResult};
 
 use crate::fmt::{self, html_escape as esc, Table};
 use crate::svg::heatmap;
-use crate::{write_atomic, ReportError};
+use crate::{ReportError, Written};
 
 fn points_table(m: &MatrixResult) -> Table {
     let mut t = Table::new(&[
@@ -216,7 +216,9 @@ pub fn csv_path(prefix: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Writes each output asked for (each file whole or not at all).
-pub fn write_matrix(m: &MatrixResult, out: &MatrixOutputs) -> Result<(), ReportError> {
+/// Returns the files written.
+pub fn write_matrix(m: &MatrixResult, out: &MatrixOutputs) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Written::default();
     if let Some(p) = &out.json {
         let text =
             serde_json::to_string_pretty(m).map_err(|e| ReportError::Encode(e.to_string()))? + "\n";
