@@ -57,8 +57,6 @@ fn finding(severity: Severity, check: &str, found: String, why: &str, fix: &str)
 
 /// Fill level above which a copy-on-write file system fragments fast.
 pub const COW_FILL_PCT: f64 = 80.0;
-/// Fragments per GiB above which a data file counts as fragmented.
-pub const FRAGMENTS_PER_GIB: f64 = 64.0;
 /// Fewer requests per device queue than this starve a database's I/O.
 pub const MIN_QUEUE_DEPTH: u64 = 32;
 
@@ -199,12 +197,12 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
     let mut fragmented = Vec::new();
     for p in &data {
         if let Ok(f) = file_frag(p) {
-            if f.fragments > 16 && f.fragments_per_gib > FRAGMENTS_PER_GIB {
+            if f.fragmented {
                 fragmented.push(format!(
-                    "{} ({} fragments, {:.0}/GiB)",
+                    "{} ({} fragments, {} KiB each on average)",
                     p.file_name().unwrap_or_default().to_string_lossy(),
                     f.fragments,
-                    f.fragments_per_gib
+                    f.size / f.fragments.max(1) / 1024
                 ));
             }
         }

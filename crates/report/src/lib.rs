@@ -57,7 +57,7 @@ mod terminal;
 mod verify_view;
 
 pub use csv::csv;
-pub use fmt::{bytes as fmt_bytes, UtcTime};
+pub use fmt::{bytes as fmt_bytes, count as fmt_count, UtcTime};
 pub use html::html;
 pub use markdown::markdown;
 pub use terminal::terminal;
