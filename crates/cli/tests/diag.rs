@@ -391,7 +391,25 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     assert!(checks.is_empty(), "{text}");
     let o = support::dbio(&["doctor", "--target", s(&dir)]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("no problems found"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("no problems found"), "{text}");
+    // Which checks ran: a count, and with --verbose one line each.
+    let v: serde_json::Value = serde_json::from_slice(
+        &support::dbio(&["doctor", "--json", "--target", s(&dir)]).stdout,
+    )
+    .unwrap();
+    let ran = v["checks"].as_array().unwrap().len();
+    assert_eq!(v["passed"].as_array().unwrap().len(), ran, "{v}");
+    assert!(ran >= 3, "{v}");
+    assert!(
+        text.contains(&format!("{ran} of {ran} checks passed")),
+        "{text}"
+    );
+    let o = support::dbio(&["doctor", "--verbose", "--target", s(&dir)]);
+    let verbose = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(verbose.lines().filter(|l| l.starts_with("ok[")).count(), ran);
+    assert!(verbose.contains("ok[odirect-refused]"), "{verbose}");
+    assert!(verbose.contains("ok[fragmented-data-files]"), "{verbose}");
     let bad = fs.mnt().join("initORCL.ora");
     std::fs::write(&bad, "# from a 19c pfile\nORCL.parallel_max_servers=80\n").unwrap();
     let (code, checks, text) =
