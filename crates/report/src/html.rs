@@ -242,7 +242,11 @@ fn run(r: &RunResult) -> String {
         .chain(crate::ranks_view::tables(r))
     {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
-        b.push_str(&t.html());
+        b.push_str(&if t.rows.is_empty() {
+            "<p>none</p>\n".to_string()
+        } else {
+            t.html()
+        });
     }
     b.push_str(&crate::devices_view::html(r));
     page("dbio run report", &sub, &b, &r.dbio_version)

@@ -27,6 +27,22 @@ fn kv(rows: &[(&str, String)]) -> String {
     t.markdown()
 }
 
+/// How the I/O reaches the storage: O_DIRECT or the page cache for local
+/// files; dbio's NFS client has no cache of its own, so O_DIRECT means
+/// nothing there (the server's cache is another matter).
+fn io_path(c: &dbio_stats::RunConfig) -> (&'static str, String) {
+    if c.engine == "nfs" {
+        (
+            "Client cache",
+            "none (dbio's NFS client sends every I/O to the server)".into(),
+        )
+    } else if c.direct {
+        ("O_DIRECT", "yes (page cache bypassed)".into())
+    } else {
+        ("O_DIRECT", "no (through the page cache)".into())
+    }
+}
+
 pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
     let c = &r.config;
     let mut rows = vec![
@@ -42,7 +58,7 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("Block size", fmt::bytes(u64::from(c.block_size))),
         ("Data set", fmt::bytes(c.dataset_bytes)),
-        ("O_DIRECT", if c.direct { "yes" } else { "no" }.into()),
+        io_path(c),
         (
             "Limit",
             match (c.time_s, c.loops) {
@@ -247,7 +263,11 @@ fn run(r: &RunResult) -> String {
         .chain(crate::devices_view::tables(r))
     {
         out.push_str(&format!("\n## {title}\n\n"));
-        out.push_str(&t.markdown());
+        out.push_str(&if t.rows.is_empty() {
+            "none\n".to_string()
+        } else {
+            t.markdown()
+        });
     }
     out
 }

@@ -227,8 +227,9 @@ impl RankSummary {
 pub type Labels = BTreeMap<String, String>;
 
 /// The NFS section of a run: the dNFS views, as the NFS client filled
-/// them at the end of the run. Counters run from the opening of the
-/// connections (data-set creation included).
+/// them at the end of the run. Channel counters run from the opening of
+/// the connections (data-set creation included); `stats` are the run's
+/// calls, `setup` those made before it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct NfsSection {
     /// dNFS view "servers": the NFS servers the run used.
@@ -238,8 +239,13 @@ pub struct NfsSection {
     /// dNFS view "files": the server of each data file, in the order of
     /// the run's `files`.
     pub files: Vec<NfsFile>,
-    /// dNFS view "stats": NFS calls per procedure and bytes moved.
+    /// dNFS view "stats": NFS calls per procedure and bytes moved by the run
+    /// (its warm-up included), after the data set was ready.
     pub stats: NfsStats,
+    /// The calls made to get the data set ready (checked, or created and
+    /// written) before the run; absent in results that counted them in `stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<NfsStats>,
     /// Path events (failover), oldest first.
     pub events: Vec<NfsEvent>,
     /// pNFS: the data servers (and the metadata server, "MDS", for I/O that went
@@ -411,6 +417,45 @@ pub struct NfsStats {
     pub read_bytes: u64,
     /// Data bytes accepted by WRITE.
     pub write_bytes: u64,
+}
+
+impl NfsStats {
+    /// Adds `other`'s calls and bytes to these.
+    pub fn add(&mut self, other: &NfsStats) {
+        for c in &other.calls {
+            match self.calls.iter_mut().find(|x| x.procedure == c.procedure) {
+                Some(x) => x.calls += c.calls,
+                None => self.calls.push(c.clone()),
+            }
+        }
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+    }
+
+    /// What was counted since `earlier` (a snapshot of the same counters);
+    /// procedures without new calls are left out.
+    pub fn since(&self, earlier: &NfsStats) -> NfsStats {
+        let before = |p: &str| {
+            earlier
+                .calls
+                .iter()
+                .find(|x| x.procedure == p)
+                .map_or(0, |x| x.calls)
+        };
+        NfsStats {
+            calls: self
+                .calls
+                .iter()
+                .map(|c| NfsProcCount {
+                    procedure: c.procedure.clone(),
+                    calls: c.calls.saturating_sub(before(&c.procedure)),
+                })
+                .filter(|c| c.calls > 0)
+                .collect(),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+        }
+    }
 }
 
 /// Calls of one NFS procedure.
