@@ -286,7 +286,7 @@ fn frag_of_a_data_set_leaves_out_its_side_files_and_gives_a_verdict() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("verdict: ok: none of"), "{text}");
-    assert!(text.contains("left out (no data"), "{text}");
+    assert!(text.contains("left out (a data set's manifest or verify map"), "{text}");
     assert!(!text.contains("1810694") && !text.contains("16.0"), "{text}");
 }
 
