@@ -134,11 +134,11 @@ fn histogram_bars(buckets: &[HistogramBucket]) -> Vec<Bar> {
 fn run(r: &RunResult) -> String {
     let c = &r.config;
     let sub = format!(
-        "{} · engine {} · profile {} · {} users x {} outstanding · started {}",
+        "{} · engine {} · profile {} · {} x {} outstanding · started {}",
         c.target,
         c.engine,
         c.profile,
-        c.users,
+        fmt::count(c.users as u64, "user"),
         c.outstanding,
         fmt::utc(r.started_unix)
     );

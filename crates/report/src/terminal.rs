@@ -78,7 +78,7 @@ pub(crate) fn class_table(r: &RunResult) -> Table {
 fn run(r: &RunResult) -> String {
     let c = &r.config;
     let mut out = format!(
-        "dbio run: {} on {}, engine {}, profile {}, {} users x {} outstanding, {} s\n",
+        "dbio run: {} on {}, engine {}, profile {}, {} x {} outstanding, {} s\n",
         if c.workloads.is_empty() {
             "-".to_string()
         } else {
@@ -91,7 +91,7 @@ fn run(r: &RunResult) -> String {
         } else {
             &c.profile
         },
-        c.users,
+        fmt::count(c.users as u64, "user"),
         c.outstanding,
         fmt::secs(r.elapsed_s),
     );
