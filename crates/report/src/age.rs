@@ -43,9 +43,9 @@ fn summary_table(a: &AgeResult) -> Table {
                 s.fill_pct.to_string()
             },
             last.map_or(0, |p| p.round).to_string(),
-            or(at(0), &|p| fmt::whole(p.extents_per_file)),
-            or(at(1), &|p| fmt::whole(p.extents_per_file)),
-            or(last, &|p| fmt::whole(p.extents_per_file)),
+            or(at(0), &|p| format!("{:.1}", p.extents_per_file)),
+            or(at(1), &|p| format!("{:.1}", p.extents_per_file)),
+            or(last, &|p| format!("{:.1}", p.extents_per_file)),
             or(at(0), &|p| fmt::us(p.read_mean_us)),
             or(last, &|p| fmt::us(p.read_mean_us)),
             factor(s.read_slowdown()),
@@ -229,15 +229,15 @@ pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<Vec<PathBuf>, Report
     if let Some(p) = &out.json {
         let text =
             serde_json::to_string_pretty(a).map_err(|e| ReportError::Encode(e.to_string()))? + "\n";
-        write_atomic(p, text.as_bytes())?;
+        written.write(p, text.as_bytes())?;
     }
     if let Some(p) = &out.csv {
-        write_atomic(p, age_csv(a).as_bytes())?;
+        written.write(p, age_csv(a).as_bytes())?;
     }
     if let Some(p) = &out.html {
-        write_atomic(p, age_html(a).as_bytes())?;
+        written.write(p, age_html(a).as_bytes())?;
     }
-    Ok(())
+    Ok(written.0)
 }
 
 /// Reads an age result back; None when the file holds another kind.
