@@ -281,7 +281,7 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
         ("Data set", fmt::bytes(c.dataset_bytes)),
         ("Latency cap", format!("{} us", fmt::us(c.max_latency_us))),
         (
-            "max_iops",
+            "Max IOPS",
             format!(
                 "{} (8 KiB random reads, {} outstanding)",
                 fmt::whole(c.max_iops),
@@ -289,15 +289,15 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
             ),
         ),
         (
-            "latency_us",
+            "Latency at max IOPS",
             format!(
-                "{} mean, {} p99 (at max_iops)",
+                "{} us mean, {} us p99",
                 fmt::us(c.latency_us),
                 fmt::us(c.latency_p99_us)
             ),
         ),
         (
-            "max_mbps",
+            "Max MB/s",
             format!(
                 "{} (1 MiB reads, {} outstanding)",
                 fmt::mbps(c.max_mbps),
@@ -329,15 +329,15 @@ fn calibrate(c: &CalibrateResult) -> String {
         md_escape(&c.iops_stop)
     ));
     let best = best_point(&c.iops_curve, c.max_iops_outstanding);
-    out.push_str(&curve_table(&c.iops_curve, best).markdown());
+    out.push_str(&curve_table(&c.iops_curve, best, true).markdown());
     out.push_str(&format!(
         "\n## MB/s ramp (1 MiB reads), stopped: {}\n\n",
         md_escape(&c.mbps_stop)
     ));
     let best = best_point(&c.mbps_curve, c.max_mbps_outstanding);
-    out.push_str(&curve_table(&c.mbps_curve, best).markdown());
+    out.push_str(&curve_table(&c.mbps_curve, best, false).markdown());
     out.push_str("\n\\* marks the load level of the headline figure.\n");
-    out.push_str("\n## Latency histogram at max_iops\n\n");
+    out.push_str("\n## Latency histogram at max IOPS\n\n");
     out.push_str(&histogram_table("8 KiB random read", &c.histogram).markdown());
     if let Some(d) = &c.devices {
         for (title, t) in crate::devices_view::section_tables(d) {

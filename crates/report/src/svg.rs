@@ -227,6 +227,9 @@ pub fn line_chart(c: &LineChart) -> String {
             pts.join(" "),
             l.color
         );
+        // Where the labels went: one that would overlap another is left out
+        // (points crowd at the knee of a load curve).
+        let mut placed: Vec<(f64, f64)> = Vec::new();
         for (i, (x, y)) in l.points.iter().enumerate() {
             if l.markers {
                 let _ = write!(
@@ -249,6 +252,15 @@ pub fn line_chart(c: &LineChart) -> String {
                 } else {
                     py - 8.0
                 };
+                let px = f.x(*x);
+                let width = 7.0 * label.chars().count() as f64 + 4.0;
+                if placed
+                    .iter()
+                    .any(|(lx, ly)| (px - lx).abs() < width && (label_y - ly).abs() < 12.0)
+                {
+                    continue;
+                }
+                placed.push((px, label_y));
                 let _ = write!(
                     out,
                     "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{}</text>",
@@ -665,6 +677,34 @@ mod tests {
             "two markers, the ring and its key"
         );
         assert!(s.contains("class=\"ref\""));
+    }
+
+    #[test]
+    fn point_labels_that_would_overlap_are_left_out() {
+        // Six points, four crowded at the knee: labels 1, 2, 4 and 32 fit.
+        let pts = [(100.0, 50.0), (2000.0, 60.0), (4000.0, 80.0), (4010.0, 81.0)];
+        let svg = line_chart(&LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            lines: vec![Line {
+                name: "mean".into(),
+                color: PALETTE[0],
+                points: pts.iter().copied().chain([(4020.0, 82.0), (8000.0, 90.0)]).collect(),
+                labels: ["1", "2", "4", "8", "16", "32"].map(String::from).to_vec(),
+                markers: true,
+                dashed: false,
+            }],
+            reference: None,
+            highlight: None,
+        });
+        let shown: Vec<&str> = svg
+            .split("class=\"pl\" text-anchor=\"middle\">")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap())
+            .collect();
+        assert_eq!(shown, ["1", "2", "4", "32"]);
+        assert_eq!(svg.matches("<circle").count(), 6, "every point keeps its marker");
     }
 
     #[test]

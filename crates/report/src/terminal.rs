@@ -138,8 +138,10 @@ fn run(r: &RunResult) -> String {
     out
 }
 
-pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
-    let mut t = Table::new(&[
+/// A ramp's points; `capped`: the ramp had a latency cap (the IOPS ramp; MB/s has
+/// none, so "within cap" would say nothing there).
+pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>, capped: bool) -> Table {
+    let mut headers = vec![
         "outstanding",
         "seconds",
         "ios",
@@ -149,12 +151,15 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
         "p50 us",
         "p99 us",
         "cpu us/io",
-        "<within cap",
-    ]);
+    ];
+    if capped {
+        headers.push("<within cap");
+    }
+    let mut t = Table::new(&headers);
     for (i, p) in points.iter().enumerate() {
         // Unmarked rows get the same width so the numbers stay aligned.
         let mark = if Some(i) == best { " *" } else { "  " };
-        t.row(vec![
+        let mut row = vec![
             format!("{}{mark}", p.outstanding),
             fmt::secs(p.duration_s),
             fmt::int(p.ios),
@@ -164,8 +169,11 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
             fmt::us(p.p50_us),
             fmt::us(p.p99_us),
             fmt::us(p.cpu_us_per_io),
-            if p.within_cap { "yes" } else { "no" }.into(),
-        ]);
+        ];
+        if capped {
+            row.push(if p.within_cap { "yes" } else { "no" }.into());
+        }
+        t.row(row);
     }
     t
 }
@@ -236,25 +244,27 @@ fn calibrate(c: &CalibrateResult) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    for (title, points, outstanding, stop) in [
+    for (title, points, outstanding, stop, capped) in [
         (
             "8 KiB random reads (IOPS ramp)",
             &c.iops_curve,
             c.max_iops_outstanding,
             &c.iops_stop,
+            true,
         ),
         (
             "1 MiB reads (MB/s ramp)",
             &c.mbps_curve,
             c.max_mbps_outstanding,
             &c.mbps_stop,
+            false,
         ),
     ] {
         out.push_str(&format!("\n{title}, stopped: {}\n", or_dash(stop)));
         if points.is_empty() {
             out.push_str("  no points measured\n");
         } else {
-            out.push_str(&curve_table(points, best_point(points, outstanding)).text("  "));
+            out.push_str(&curve_table(points, best_point(points, outstanding), capped).text("  "));
         }
     }
     out.push_str("\n  * = the load level of the headline figure\n");
