@@ -566,6 +566,55 @@ pub fn heatmap(
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
+    // One precision for every cell of a map, from its largest value: "126"
+    // beside "69.76" reads as two kinds of figure.
+    let decimals = if hi >= 100.0 {
+        0
+    } else if hi >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let cell = |v: f64| {
+        if decimals == 0 {
+            crate::fmt::whole(v)
+        } else {
+            format!("{v:.decimals$}")
+        }
+    };
+    // From #e8eff7 (t = 0) to #1f5fa8 (t = 1).
+    let colour = |t: f64| {
+        let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+        format!(
+            "#{:02x}{:02x}{:02x}",
+            mix(232.0, 31.0),
+            mix(239.0, 95.0),
+            mix(247.0, 168.0)
+        )
+    };
+    if lo.is_finite() && hi.is_finite() {
+        // The colour scale, right of the title: the value at its light end and
+        // at its dark end.
+        let (light, dark) = if low_is_good { (hi, lo) } else { (lo, hi) };
+        let x0 = W - RIGHT - 200.0;
+        for i in 0..10 {
+            let _ = write!(
+                out,
+                "<rect x=\"{:.1}\" y=\"10\" width=\"12\" height=\"14\" fill=\"{}\"/>",
+                x0 + 12.0 * i as f64,
+                colour(i as f64 / 9.0)
+            );
+        }
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"21\" class=\"tk\" text-anchor=\"end\">{}</text>\
+             <text x=\"{:.1}\" y=\"21\" class=\"tk\">{}</text>",
+            x0 - 4.0,
+            esc(&cell(light)),
+            x0 + 124.0,
+            esc(&cell(dark))
+        );
+    }
     let cw = (W - LEFT - RIGHT) / cols.len().max(1) as f64;
     let ch = 34.0;
     for (r, name) in rows.iter().enumerate() {
@@ -584,14 +633,7 @@ pub fn heatmap(
             };
             let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
             let t = if low_is_good { 1.0 - t } else { t };
-            // From #e8eff7 to #1f5fa8.
-            let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-            let fill = format!(
-                "#{:02x}{:02x}{:02x}",
-                mix(232.0, 31.0),
-                mix(239.0, 95.0),
-                mix(247.0, 168.0)
-            );
+            let fill = colour(t);
             let ink = if t > 0.55 { "#ffffff" } else { "#1d2329" };
             let x = LEFT + cw * c as f64;
             let _ = write!(
@@ -604,10 +646,10 @@ pub fn heatmap(
                 esc(col),
                 esc(y_label),
                 esc(name),
-                tip_number(*v),
+                cell(*v),
                 x + cw / 2.0,
                 y + ch / 2.0 + 4.0,
-                tip_number(*v)
+                cell(*v)
             );
         }
     }
@@ -627,6 +669,34 @@ pub fn heatmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn point_labels_that_would_overlap_are_left_out() {
+        // Six points, four crowded at the knee: labels 1, 2, 4 and 32 fit.
+        let pts = [(100.0, 50.0), (2000.0, 60.0), (4000.0, 80.0), (4010.0, 81.0)];
+        let svg = line_chart(&LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            lines: vec![Line {
+                name: "mean".into(),
+                color: PALETTE[0],
+                points: pts.iter().copied().chain([(4020.0, 82.0), (8000.0, 90.0)]).collect(),
+                labels: ["1", "2", "4", "8", "16", "32"].map(String::from).to_vec(),
+                markers: true,
+                dashed: false,
+            }],
+            reference: None,
+            highlight: None,
+        });
+        let shown: Vec<&str> = svg
+            .split("class=\"pl\" text-anchor=\"middle\">")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap())
+            .collect();
+        assert_eq!(shown, ["1", "2", "4", "32"]);
+        assert_eq!(svg.matches("<circle").count(), 6, "every point keeps its marker");
+    }
 
     #[test]
     fn nice_axes() {
@@ -677,34 +747,6 @@ mod tests {
             "two markers, the ring and its key"
         );
         assert!(s.contains("class=\"ref\""));
-    }
-
-    #[test]
-    fn point_labels_that_would_overlap_are_left_out() {
-        // Six points, four crowded at the knee: labels 1, 2, 4 and 32 fit.
-        let pts = [(100.0, 50.0), (2000.0, 60.0), (4000.0, 80.0), (4010.0, 81.0)];
-        let svg = line_chart(&LineChart {
-            title: "t".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            lines: vec![Line {
-                name: "mean".into(),
-                color: PALETTE[0],
-                points: pts.iter().copied().chain([(4020.0, 82.0), (8000.0, 90.0)]).collect(),
-                labels: ["1", "2", "4", "8", "16", "32"].map(String::from).to_vec(),
-                markers: true,
-                dashed: false,
-            }],
-            reference: None,
-            highlight: None,
-        });
-        let shown: Vec<&str> = svg
-            .split("class=\"pl\" text-anchor=\"middle\">")
-            .skip(1)
-            .map(|s| s.split('<').next().unwrap())
-            .collect();
-        assert_eq!(shown, ["1", "2", "4", "32"]);
-        assert_eq!(svg.matches("<circle").count(), 6, "every point keeps its marker");
     }
 
     #[test]
