@@ -47,7 +47,7 @@ fn help_teaches_options_with_defaults_and_oracle_names() {
     }
     let o = dbio(&["calibrate", "--help"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("--max-latency") && out.contains("[default: 20]"));
+    assert!(out.contains("--max-latency") && out.contains("[default: 20ms]"));
     assert!(out.contains("CALIBRATE_IO"));
 }
 
