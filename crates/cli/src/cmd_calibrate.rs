@@ -97,10 +97,17 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         }
     }
     result.labels = args.label.labels();
+    result.cache = common::cache_check(
+        &storage._target,
+        storage.engine,
+        storage.direct,
+        &storage.dataset,
+    );
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &args.output.outputs())?;
+    common::wrote(dbio_report::write_outputs(&result, &args.output.outputs())?);
+    args.storage.say_where_the_default_data_set_stays(&storage);
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
 

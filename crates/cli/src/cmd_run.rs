@@ -307,6 +307,7 @@ pub fn measure(
             before_start: true,
         });
     };
+    let cache = common::cache_check(&target, engine, direct, &dataset);
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     let printer = common::progress_printer();
@@ -329,6 +330,7 @@ pub fn measure(
     }
     target.fill_views(&mut out.result);
     out.result.labels = labels;
+    out.result.cache = cache;
     Ok(Measured {
         result: out.result,
         error: out.error,

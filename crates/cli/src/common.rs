@@ -214,7 +214,42 @@ pub struct Storage {
     pub _target: Target,
 }
 
+/// Whether reads of `dataset` on `target` could have come from memory (None
+/// for the null engine, which reads nothing).
+pub fn cache_check(
+    target: &Target,
+    engine: EngineKind,
+    direct: bool,
+    dataset: &Dataset,
+) -> Option<dbio_stats::CacheCheck> {
+    use dbio_diag::cache::{cache_check, is_this_host, mem_total, CachePlace};
+    if engine == EngineKind::Null {
+        return None;
+    }
+    let place = match target.nfs() {
+        Some(nfs) if is_this_host(&nfs.server) => CachePlace::NfsHere,
+        Some(_) => CachePlace::NfsElsewhere,
+        None => CachePlace::Local { direct },
+    };
+    // The data files: the redo log is written, never read.
+    Some(cache_check(dataset.data_bytes(), place, mem_total()))
+}
+
 impl StorageArgs {
+    /// After a command on the default target: where its data set stays and how
+    /// to remove it. It is kept because `run`, `calibrate`, `matrix`, `frag`,
+    /// `doctor` and `verify` all default to it, and making it again costs time.
+    pub fn say_where_the_default_data_set_stays(&self, storage: &Storage) {
+        if self.target.is_some() || storage.engine == EngineKind::Null {
+            return;
+        }
+        let dir = storage.dataset.dir.display();
+        eprintln!(
+            "the data set ({}) stays in {dir} for the next command to reuse; `rm -r {dir}` removes it",
+            format_size(storage.dataset.total_bytes())
+        );
+    }
+
     /// Opens the target and reuses or creates the data set; `None` when a signal stopped
     /// the creation. `what` names the command in the refusal of the null engine.
     pub fn open(&self, what: &str, stop: &AtomicBool) -> anyhow::Result<Option<Storage>> {

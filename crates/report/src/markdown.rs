@@ -101,6 +101,9 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
     if !r.labels.is_empty() {
         rows.insert(0, ("Labels", fmt::labels(&r.labels)));
     }
+    if let Some(cache) = &r.cache {
+        rows.push(("Cache", cache.note.clone()));
+    }
     if r.interrupted {
         let why = r
             .stop_reason
@@ -310,6 +313,9 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
     ];
     if !c.labels.is_empty() {
         rows.insert(0, ("Labels", fmt::labels(&c.labels)));
+    }
+    if let Some(cache) = &c.cache {
+        rows.push(("Cache", cache.note.clone()));
     }
     if c.interrupted {
         rows.insert(0, ("INTERRUPTED", "stopped early".into()));

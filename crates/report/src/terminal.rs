@@ -98,6 +98,7 @@ fn run(r: &RunResult) -> String {
     if !r.labels.is_empty() {
         out.push_str(&format!("labels: {}\n", fmt::labels(&r.labels)));
     }
+    out.push_str(&cache_line(r.cache.as_ref()));
     out.push_str(&interrupted_line(
         r.interrupted,
         r.stop_reason.as_deref(),
@@ -201,6 +202,11 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
+/// "cache: ..." when the result says whether its reads could come from memory.
+fn cache_line(c: Option<&dbio_stats::CacheCheck>) -> String {
+    c.map_or_else(String::new, |c| format!("cache: {}\n", c.note))
+}
+
 fn calibrate(c: &CalibrateResult) -> String {
     let mut out = format!(
         "dbio calibrate: {}, engine {}, data set {}, latency cap {} us, {} s\n",
@@ -213,6 +219,7 @@ fn calibrate(c: &CalibrateResult) -> String {
     if !c.labels.is_empty() {
         out.push_str(&format!("labels: {}\n", fmt::labels(&c.labels)));
     }
+    out.push_str(&cache_line(c.cache.as_ref()));
     out.push_str(&interrupted_line(c.interrupted, None, c.elapsed_s));
     out.push('\n');
     let mut head = Table::new(&["<", "", "<"]);

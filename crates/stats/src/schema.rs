@@ -83,6 +83,32 @@ pub struct RunResult {
     /// Optional: results without it read as before (no format change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<Box<DeviceSection>>,
+    /// Whether reads could have come from a cache in memory rather than the
+    /// storage (the data set against the memory that could hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheCheck>,
+}
+
+/// Whether a run's reads could have been served from memory: the data set
+/// against the page cache of this host, or of an NFS server on this host
+/// (ganesha serves READs from its page cache).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CacheCheck {
+    /// Which cache: "page cache" (this host's), "NFS server's page cache".
+    pub cache: String,
+    /// "bypassed" (O_DIRECT), "fits" (the whole data set fits in memory),
+    /// "partly" (a share of random reads can hit), "unlikely" (a tenth or
+    /// less can), or "unknown" (a server whose memory dbio cannot see).
+    pub verdict: String,
+    /// Bytes of memory that could hold the data set (MemTotal); 0 unknown.
+    pub memory_bytes: u64,
+    /// Bytes of the data set.
+    pub dataset_bytes: u64,
+    /// Data-set size from which at most a tenth of uniformly random reads can
+    /// find their block in that memory (ten times it); 0 unknown.
+    pub avoid_from_bytes: u64,
+    /// The same in one line, as the terminal report shows it.
+    pub note: String,
 }
 
 /// Device and machine statistics sampled beside a run (`iostat -x` and
@@ -678,6 +704,10 @@ pub struct CalibrateResult {
     /// calibration (as in [`RunResult::devices`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<Box<DeviceSection>>,
+    /// Whether reads could have come from a cache in memory rather than the
+    /// storage (the data set against the memory that could hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheCheck>,
 }
 
 /// One load level of a calibration ramp.
