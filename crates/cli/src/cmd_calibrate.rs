@@ -20,7 +20,8 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
         knee (two levels in a row gaining under 3% over the best so far) or when the mean latency passes \
         --max-latency; latency is in microseconds, and the answer says at which load it was \
         found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
-        is created (or reused) in /var/tmp/dbio-<uid>.\n\nExample: dbio calibrate --target \
+        is created (or reused) in /var/tmp/dbio-<uid> and kept for the next command; it says so \
+        at the end, and `rm -r /var/tmp/dbio-<uid>` removes it.\n\nExample: dbio calibrate --target \
         /data/dbio --size 1GiB --max-latency 2ms --json cal.json --html cal.html\n\nSeveral hosts: \
         under mpirun each rank calibrates its own part of the data set (TARGET/rank-R); every \
         level starts on all ranks together, and the curve, the knee and the answers are those of \

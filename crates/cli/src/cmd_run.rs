@@ -229,9 +229,14 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return common::exit_interrupted(m.result, &outputs);
     }
     let code = exit_code(&m.result);
+    let keeps = (args.target.is_none() && m.result.config.engine != EngineKind::Null.name())
+        .then_some(m.result.config.dataset_bytes);
     let result = AnyResult::Run(m.result);
     print!("{}", dbio_report::terminal(&result));
     common::wrote(dbio_report::write_outputs(&result, &outputs)?);
+    if let Some(bytes) = keeps {
+        common::default_data_set_stays(&name, bytes);
+    }
     if let Some(e) = m.error {
         return Err(e.into());
     }

@@ -214,6 +214,15 @@ pub struct Storage {
     pub _target: Target,
 }
 
+/// Where the default data set stays and how to remove it, on stderr.
+pub fn default_data_set_stays(dir: &Path, bytes: u64) {
+    let dir = dir.display();
+    eprintln!(
+        "the data set ({}) stays in {dir} for the next command to reuse; `rm -r {dir}` removes it",
+        format_size(bytes)
+    );
+}
+
 /// Whether reads of `dataset` on `target` could have come from memory (None
 /// for the null engine, which reads nothing).
 pub fn cache_check(
@@ -240,14 +249,9 @@ impl StorageArgs {
     /// to remove it. It is kept because `run`, `calibrate`, `matrix`, `frag`,
     /// `doctor` and `verify` all default to it, and making it again costs time.
     pub fn say_where_the_default_data_set_stays(&self, storage: &Storage) {
-        if self.target.is_some() || storage.engine == EngineKind::Null {
-            return;
+        if self.target.is_none() && storage.engine != EngineKind::Null {
+            default_data_set_stays(&storage.dataset.dir, storage.dataset.data_bytes());
         }
-        let dir = storage.dataset.dir.display();
-        eprintln!(
-            "the data set ({}) stays in {dir} for the next command to reuse; `rm -r {dir}` removes it",
-            format_size(storage.dataset.total_bytes())
-        );
     }
 
     /// Opens the target and reuses or creates the data set; `None` when a signal stopped

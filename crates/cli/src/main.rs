@@ -28,7 +28,7 @@ use clap::{Parser, Subcommand};
     long_about = "Database-shaped storage I/O: calibrate, run, sweep, compare, report, and a direct \
         NFS client.\n\n\
         Start with `dbio calibrate` (max IOPS, max MB/s and the latency at max IOPS, in about a \
-        minute, on a temporary local data set), then `dbio run --profile oltp` for the I/O an \
+        minute, on a local data set made in /var/tmp and kept for the next command), then `dbio run --profile oltp` for the I/O an \
         Oracle instance does. `dbio sweep` runs configurations against each other (A or B?) \
         and `dbio compare` tells which differences stand out of the noise. `dbio <command> \
         --help` explains every option."
