@@ -112,23 +112,6 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::latency_arg;
-
-    #[test]
-    fn latency_takes_units_and_a_bare_number_is_milliseconds() {
-        assert_eq!(latency_arg("500us"), Ok(500.0));
-        assert_eq!(latency_arg("2ms"), Ok(2000.0));
-        assert_eq!(latency_arg("0.5ms"), Ok(500.0));
-        assert_eq!(latency_arg("20"), Ok(20_000.0));
-        assert_eq!(latency_arg("1s"), Ok(1_000_000.0));
-        for bad in ["0", "-1ms", "fast", "ms", "2 min"] {
-            assert!(latency_arg(bad).is_err(), "{bad}");
-        }
-    }
-}
-
 impl Args {
     /// What to calibrate on `storage`.
     pub fn spec(&self, storage: &common::Storage) -> CalibrateSpec {
@@ -150,5 +133,22 @@ impl Args {
     /// The calibration time (checked above zero).
     pub fn time(&self) -> Duration {
         self.time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::latency_arg;
+
+    #[test]
+    fn latency_takes_units_and_a_bare_number_is_milliseconds() {
+        assert_eq!(latency_arg("500us"), Ok(500.0));
+        assert_eq!(latency_arg("2ms"), Ok(2000.0));
+        assert_eq!(latency_arg("0.5ms"), Ok(500.0));
+        assert_eq!(latency_arg("20"), Ok(20_000.0));
+        assert_eq!(latency_arg("1s"), Ok(1_000_000.0));
+        for bad in ["0", "-1ms", "fast", "ms", "2 min"] {
+            assert!(latency_arg(bad).is_err(), "{bad}");
+        }
     }
 }

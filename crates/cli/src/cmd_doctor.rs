@@ -110,7 +110,11 @@ fn render(up: &Checkup, target: &str, verbose: bool) -> String {
         "{} of {} passed{}",
         passed.len(),
         dbio_report::fmt_count(up.ran.len() as u64, "check"),
-        if verbose { "" } else { " (--verbose lists them)" }
+        if verbose {
+            ""
+        } else {
+            " (--verbose lists them)"
+        }
     );
     out.push_str(&if bad == 0 {
         format!("{target}: no problems found; {checks}\n")

@@ -209,7 +209,11 @@ fn run_json_has_the_documented_fields() {
     );
     // Where the file went, one line on stderr; one user or more said right.
     let err = stderr(&o);
-    assert_eq!(err.matches(&format!("wrote {}\n", out.display())).count(), 1, "{err}");
+    assert_eq!(
+        err.matches(&format!("wrote {}\n", out.display())).count(),
+        1,
+        "{err}"
+    );
     assert!(stdout.contains(" 2 users x 4 outstanding"), "{stdout}");
     let v = json(&out);
     assert_eq!(v["kind"], "run");

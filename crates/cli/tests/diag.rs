@@ -236,10 +236,7 @@ fn btrfs_overwrites_fragment_without_nocow() {
     let o = support::dbio(&["frag", s(&fs.mnt())]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("copy on write"), "{text}");
-    assert!(
-        text.contains("verdict: fragmented: 1 of 2 files"),
-        "{text}"
-    );
+    assert!(text.contains("verdict: fragmented: 1 of 2 files"), "{text}");
 }
 
 /// `dbio frag` of a data set dbio made: its manifest and verify map are left
@@ -286,8 +283,14 @@ fn frag_of_a_data_set_leaves_out_its_side_files_and_gives_a_verdict() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("verdict: ok: none of"), "{text}");
-    assert!(text.contains("left out (a data set's manifest or verify map"), "{text}");
-    assert!(!text.contains("1810694") && !text.contains("16.0"), "{text}");
+    assert!(
+        text.contains("left out (a data set's manifest or verify map"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("1810694") && !text.contains("16.0"),
+        "{text}"
+    );
 }
 
 /// `dbio doctor` with its exit code and JSON findings' checks.
@@ -394,10 +397,9 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("no problems found"), "{text}");
     // Which checks ran: a count, and with --verbose one line each.
-    let v: serde_json::Value = serde_json::from_slice(
-        &support::dbio(&["doctor", "--json", "--target", s(&dir)]).stdout,
-    )
-    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&support::dbio(&["doctor", "--json", "--target", s(&dir)]).stdout)
+            .unwrap();
     let ran = v["checks"].as_array().unwrap().len();
     assert_eq!(v["passed"].as_array().unwrap().len(), ran, "{v}");
     assert!(ran >= 3, "{v}");
@@ -407,7 +409,10 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     );
     let o = support::dbio(&["doctor", "--verbose", "--target", s(&dir)]);
     let verbose = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(verbose.lines().filter(|l| l.starts_with("ok[")).count(), ran);
+    assert_eq!(
+        verbose.lines().filter(|l| l.starts_with("ok[")).count(),
+        ran
+    );
     assert!(verbose.contains("ok[odirect-refused]"), "{verbose}");
     assert!(verbose.contains("ok[fragmented-data-files]"), "{verbose}");
     let bad = fs.mnt().join("initORCL.ora");

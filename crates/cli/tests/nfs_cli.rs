@@ -130,7 +130,10 @@ fn nfs_commands_over_both_versions() {
             "atime: 2".into(),
             "ctime: 2".into(),
         ] {
-            assert!(out.contains(&needle), "NFS{version} stat lacks {needle}: {out}");
+            assert!(
+                out.contains(&needle),
+                "NFS{version} stat lacks {needle}: {out}"
+            );
         }
         assert!(!out.contains("used: -"), "NFS{version} stat: {out}");
         let out = ok(dbio(&["nfs", "df", &url("/export")]));

@@ -142,11 +142,7 @@ fn errors_point_to_the_commands_help_and_name_a_path_once() {
         vec!["frag", s(&missing)],
     ] {
         let line = refused(&dbio(&args));
-        assert_eq!(
-            line.matches(s(&missing)).count(),
-            1,
-            "{args:?}: {line}"
-        );
+        assert_eq!(line.matches(s(&missing)).count(), 1, "{args:?}: {line}");
         assert!(line.contains("No such file or directory"), "{line}");
     }
 }

@@ -307,7 +307,10 @@ pub fn check_target(dir: &Path) -> Result<Checkup, DiagError> {
     }
     up.ran(
         "odirect-refused",
-        format!("the file system of {shown} ({}) accepts O_DIRECT", fill.fs_type),
+        format!(
+            "the file system of {shown} ({}) accepts O_DIRECT",
+            fill.fs_type
+        ),
     );
     if let Some(f) = odirect_refused(dir, data.first()) {
         out.push(f);
@@ -317,7 +320,10 @@ pub fn check_target(dir: &Path) -> Result<Checkup, DiagError> {
         if let Some(m) = mount_of(dir) {
             for (check, what) in [
                 ("nfs-nconnect", "the NFS mount uses several connections"),
-                ("nfs-transfer-size", "the NFS mount's rsize and wsize are 1 MiB"),
+                (
+                    "nfs-transfer-size",
+                    "the NFS mount's rsize and wsize are 1 MiB",
+                ),
                 ("nfs-attribute-cache", "the NFS mount caches attributes"),
             ] {
                 up.ran(check, what.into());

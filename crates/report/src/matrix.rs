@@ -298,6 +298,9 @@ mod tests {
         assert!(page.contains(">1,000</text>") && page.contains(">1,800</text>"));
         assert!(page.contains(">200</text>") && page.contains(">100</text>"));
         // One precision per map: IOPS whole, however small a value.
-        assert!(!page.contains("1000.00") && !page.contains("250.00"), "{page}");
+        assert!(
+            !page.contains("1000.00") && !page.contains("250.00"),
+            "{page}"
+        );
     }
 }

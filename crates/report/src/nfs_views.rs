@@ -106,7 +106,10 @@ fn stats_table(run: &NfsStats, setup: Option<&NfsStats>) -> (&'static str, Table
         for c in &run.calls {
             t.row(vec![c.procedure.clone(), fmt::int(c.calls)]);
         }
-        t.row(vec!["MB read".into(), fmt::mbps(run.read_bytes as f64 / 1e6)]);
+        t.row(vec![
+            "MB read".into(),
+            fmt::mbps(run.read_bytes as f64 / 1e6),
+        ]);
         t.row(vec![
             "MB written".into(),
             fmt::mbps(run.write_bytes as f64 / 1e6),

@@ -213,8 +213,9 @@ pub fn numeric_id(s: Utf8<'_>) -> Option<u32> {
     if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    b.iter()
-        .try_fold(0u32, |n, d| n.checked_mul(10)?.checked_add(u32::from(d - b'0')))
+    b.iter().try_fold(0u32, |n, d| {
+        n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    })
 }
 
 impl Fattr<'_> {
@@ -349,7 +350,14 @@ mod tests {
         assert_eq!(id("0"), Some(0));
         assert_eq!(id("1000"), Some(1000));
         assert_eq!(id("4294967295"), Some(u32::MAX));
-        for not in ["", "4294967296", "99999999999", "oracle@example.com", "-1", "1 0"] {
+        for not in [
+            "",
+            "4294967296",
+            "99999999999",
+            "oracle@example.com",
+            "-1",
+            "1 0",
+        ] {
             assert_eq!(id(not), None, "{not:?}");
         }
     }
