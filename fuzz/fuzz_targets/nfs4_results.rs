@@ -60,7 +60,9 @@ fuzz_target!(|data: &[u8]| {
         }
         2 => ds_addr(b),
         3 => {
-            let _ = Fattr::from_xdr(b);
+            if let Ok(a) = Fattr::from_xdr(b) {
+                let _ = (a.owner_id(), a.group_id());
+            }
         }
         5 => {
             if let Ok(c) = decode_cb_compound(b) {

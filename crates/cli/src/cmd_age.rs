@@ -121,7 +121,7 @@ fn show(progress: &mut Option<common::Progress>, ev: AgeEvent) {
             point: p,
         } => eprintln!(
             "{label}: round {}/{rounds}: {} updates; read {:.0} us (p99 {:.0}), redo {:.0} us, \
-             scan {} MB/s, {:.0} extents per data file (most {})",
+             scan {} MB/s, {:.1} extents per data file on average (most {})",
             p.round,
             p.updates,
             p.read_mean_us,
@@ -206,7 +206,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         csv: args.csv.clone(),
         html: args.html.clone(),
     };
-    write_age(&out.result, &outputs)?;
+    common::wrote(write_age(&out.result, &outputs)?);
     if let Some(e) = out.error {
         return Err(e.into());
     }

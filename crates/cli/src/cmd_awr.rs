@@ -128,6 +128,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         };
         let text = serde_json::to_string_pretty(&file)? + "\n";
         dbio_report::write_atomic(path, text.as_bytes())?;
+        crate::common::wrote(vec![path.clone()]);
     }
     Ok(if got.problems.is_empty() { 0 } else { 1 })
 }

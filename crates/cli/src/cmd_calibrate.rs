@@ -20,8 +20,9 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
         knee (two levels in a row gaining under 3% over the best so far) or when the mean latency passes \
         --max-latency; latency is in microseconds, and the answer says at which load it was \
         found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
-        is created (or reused) in /var/tmp/dbio-<uid>.\n\nExample: dbio calibrate --target \
-        /data/dbio --size 1GiB --max-latency 20 --json cal.json --html cal.html\n\nSeveral hosts: \
+        is created (or reused) in /var/tmp/dbio-<uid> and kept for the next command; it says so \
+        at the end, and `rm -r /var/tmp/dbio-<uid>` removes it.\n\nExample: dbio calibrate --target \
+        /data/dbio --size 1GiB --max-latency 2ms --json cal.json --html cal.html\n\nSeveral hosts: \
         under mpirun each rank calibrates its own part of the data set (TARGET/rank-R); every \
         level starts on all ranks together, and the curve, the knee and the answers are those of \
         the total load (outstanding counts summed over the ranks, latencies from the merged \
@@ -31,9 +32,10 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
 pub struct Args {
     #[command(flatten)]
     pub storage: StorageArgs,
-    /// Mean latency cap for max IOPS, milliseconds (CALIBRATE_IO max_latency)
-    #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = latency_arg)]
-    max_latency: f64,
+    /// Mean latency cap for max IOPS (CALIBRATE_IO max_latency): 500us, 2ms, 0.5ms; a bare
+    /// number is milliseconds, as in CALIBRATE_IO. Outputs give latencies in microseconds
+    #[arg(long = "max-latency", value_name = "LATENCY", default_value = "20ms", value_parser = latency_arg)]
+    max_latency_us: f64,
     /// Highest number of outstanding I/Os to try
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_outstanding: u32,
@@ -46,11 +48,19 @@ pub struct Args {
     pub label: LabelArgs,
 }
 
+/// A latency in microseconds from `500us`, `2ms`, `0.5ms`, `1s`, or a bare
+/// number of milliseconds (CALIBRATE_IO's unit).
 fn latency_arg(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+    let t = s.trim();
+    let (number, us_per_unit) = [("us", 1.0), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)]
+        .into_iter()
+        .find_map(|(unit, f)| t.strip_suffix(unit).map(|n| (n, f)))
+        .unwrap_or((t, 1e3));
+    match number.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * us_per_unit),
         _ => Err(format!(
-            "bad latency {s:?}: expected milliseconds above 0, e.g. 20 or 0.5"
+            "bad latency {s:?}: expected a time above 0 with a unit (500us, 2ms, 0.5ms) or \
+             a bare number of milliseconds"
         )),
     }
 }
@@ -88,10 +98,17 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         }
     }
     result.labels = args.label.labels();
+    result.cache = common::cache_check(
+        &storage._target,
+        storage.engine,
+        storage.direct,
+        &storage.dataset,
+    );
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &args.output.outputs())?;
+    common::wrote(dbio_report::write_outputs(&result, &args.output.outputs())?);
+    args.storage.say_where_the_default_data_set_stays(&storage);
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
 
@@ -104,7 +121,7 @@ impl Args {
             dataset: storage.dataset.clone(),
             engine: storage.engine,
             direct: storage.direct,
-            max_latency_us: self.max_latency * 1000.0,
+            max_latency_us: self.max_latency_us,
             max_outstanding: self.max_outstanding,
             time: self.time,
             knee_gain: 0.03,
@@ -116,5 +133,22 @@ impl Args {
     /// The calibration time (checked above zero).
     pub fn time(&self) -> Duration {
         self.time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::latency_arg;
+
+    #[test]
+    fn latency_takes_units_and_a_bare_number_is_milliseconds() {
+        assert_eq!(latency_arg("500us"), Ok(500.0));
+        assert_eq!(latency_arg("2ms"), Ok(2000.0));
+        assert_eq!(latency_arg("0.5ms"), Ok(500.0));
+        assert_eq!(latency_arg("20"), Ok(20_000.0));
+        assert_eq!(latency_arg("1s"), Ok(1_000_000.0));
+        for bad in ["0", "-1ms", "fast", "ms", "2 min"] {
+            assert!(latency_arg(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use dbio_diag::doctor::{check_params, check_target, parse_init_ora, Finding, Severity};
+use dbio_diag::doctor::{check_target, parse_init_ora, Checkup, Severity};
 
 #[derive(clap::Args)]
 #[command(
@@ -18,7 +18,8 @@ use dbio_diag::doctor::{check_params, check_target, parse_init_ora, Finding, Sev
         one connection (no nconnect), small rsize/wsize, noac/actimeo=0 and the sunrpc slot \
         table. With --init-ora: filesystemio_options not SETALL, parallel_max_servers above \
         twice the cores (the CALIBRATE_IO oversubscription).\n\nOne line per finding: \
-        severity, check, what was found, why it matters, and the fix. Exit code 0 when there \
+        severity, check, what was found, why it matters, and the fix; then how many checks \
+        ran and passed (--verbose: one `ok[CHECK]` line for each that passed). Exit code 0 when there \
         is no warning or error, 1 when there is one (info lines do not count), 2 when the \
         checks could not run.\n\nExample: dbio doctor --target /data/dbio --init-ora \
         ./initORCL.ora"
@@ -38,12 +39,14 @@ pub struct Args {
     /// Print the findings as JSON instead of lines
     #[arg(long)]
     json: bool,
+    /// Also list every check that passed, one line each
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.unwrap_or_else(crate::common::default_target);
-    let mut findings =
-        check_target(&target).with_context(|| format!("dbio doctor {}", target.display()))?;
+    let mut up = check_target(&target)?;
     if let Some(p) = &args.init_ora {
         let text =
             std::fs::read_to_string(p).with_context(|| format!("--init-ora {}", p.display()))?;
@@ -58,26 +61,31 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         } else {
             parse_init_ora(&text)
         };
-        findings.extend(check_params(&params, cores));
+        up.params(&params, cores);
     }
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    up.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if args.json {
         let doc = serde_json::json!({
             "target": target.display().to_string(),
-            "findings": findings,
+            "findings": up.findings,
+            "checks": up.ran,
+            "passed": up.passed().iter().map(|c| &c.check).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", render(&findings, &target.display().to_string()));
+        print!(
+            "{}",
+            render(&up, &target.display().to_string(), args.verbose)
+        );
     }
     Ok(i32::from(
-        findings.iter().any(|f| f.severity >= Severity::Warning),
+        up.findings.iter().any(|f| f.severity >= Severity::Warning),
     ))
 }
 
-fn render(findings: &[Finding], target: &str) -> String {
+fn render(up: &Checkup, target: &str, verbose: bool) -> String {
     let mut out = String::new();
-    for f in findings {
+    for f in &up.findings {
         out.push_str(&format!(
             "{}[{}]: {}: {} Fix: {}\n",
             f.severity.name(),
@@ -87,14 +95,34 @@ fn render(findings: &[Finding], target: &str) -> String {
             f.fix
         ));
     }
-    let bad = findings
+    let passed = up.passed();
+    if verbose {
+        for c in &passed {
+            out.push_str(&format!("ok[{}]: {}\n", c.check, c.looked_at));
+        }
+    }
+    let bad = up
+        .findings
         .iter()
         .filter(|f| f.severity >= Severity::Warning)
         .count();
+    let checks = format!(
+        "{} of {} passed{}",
+        passed.len(),
+        dbio_report::fmt_count(up.ran.len() as u64, "check"),
+        if verbose {
+            ""
+        } else {
+            " (--verbose lists them)"
+        }
+    );
     out.push_str(&if bad == 0 {
-        format!("{target}: no problems found\n")
+        format!("{target}: no problems found; {checks}\n")
     } else {
-        format!("{target}: {bad} problem(s) found\n")
+        format!(
+            "{target}: {}; {checks}\n",
+            dbio_report::fmt_count(bad as u64, "problem")
+        )
     });
     out
 }

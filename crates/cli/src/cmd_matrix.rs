@@ -122,7 +122,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let mut result = matrix(&spec, stop, Some(&print))?;
     result.labels = args.label.labels();
     print!("{}", matrix_terminal(&result));
-    write_matrix(&result, &outputs)?;
+    common::wrote(write_matrix(&result, &outputs)?);
     Ok(if result.interrupted {
         EXIT_INTERRUPTED
     } else {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::OutputArgs;
+use crate::common::{self, OutputArgs};
 
 #[derive(clap::Args)]
 #[command(
@@ -27,18 +27,18 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             "--md: an age result has JSON, CSV and HTML forms"
         );
         let o = &args.output;
-        dbio_report::age::write_age(
+        common::wrote(dbio_report::age::write_age(
             &age,
             &dbio_report::age::AgeOutputs {
                 json: o.json.clone(),
                 csv: o.csv.clone(),
                 html: o.html.clone(),
             },
-        )?;
+        )?);
         return Ok(());
     }
     let result = dbio_report::load(&args.result)?;
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &args.output.outputs())?;
+    common::wrote(dbio_report::write_outputs(&result, &args.output.outputs())?);
     Ok(())
 }

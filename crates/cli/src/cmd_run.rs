@@ -229,9 +229,14 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return common::exit_interrupted(m.result, &outputs);
     }
     let code = exit_code(&m.result);
+    let keeps = (args.target.is_none() && m.result.config.engine != EngineKind::Null.name())
+        .then_some(m.result.config.dataset_bytes);
     let result = AnyResult::Run(m.result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &outputs)?;
+    common::wrote(dbio_report::write_outputs(&result, &outputs)?);
+    if let Some(bytes) = keeps {
+        common::default_data_set_stays(&name, bytes);
+    }
     if let Some(e) = m.error {
         return Err(e.into());
     }
@@ -307,6 +312,7 @@ pub fn measure(
             before_start: true,
         });
     };
+    let cache = common::cache_check(&target, engine, direct, &dataset);
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     let printer = common::progress_printer();
@@ -329,6 +335,7 @@ pub fn measure(
     }
     target.fill_views(&mut out.result);
     out.result.labels = labels;
+    out.result.cache = cache;
     Ok(Measured {
         result: out.result,
         error: out.error,

@@ -14,9 +14,9 @@ use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 /// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// Prints a clap error as one `dbio: ...` line (exit 2), or help/version
-/// as clap renders them (exit 0).
-pub fn exit_on_clap_error(e: clap::Error) -> ! {
+/// Prints a clap error as one `dbio: ...` line (exit 2) that points to the
+/// help of `command` (`dbio run`), or help/version as clap renders them (exit 0).
+pub fn exit_on_clap_error(e: clap::Error, command: &str) -> ! {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
         || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
@@ -44,7 +44,7 @@ pub fn exit_on_clap_error(e: clap::Error) -> ! {
         let missing: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage")).collect();
         first = format!("{first} {}", missing.join(" "));
     }
-    eprintln!("dbio: {first} (see dbio --help)");
+    eprintln!("dbio: {first} (see {command} --help)");
     std::process::exit(2);
 }
 
@@ -214,7 +214,46 @@ pub struct Storage {
     pub _target: Target,
 }
 
+/// Where the default data set stays and how to remove it, on stderr.
+pub fn default_data_set_stays(dir: &Path, bytes: u64) {
+    let dir = dir.display();
+    eprintln!(
+        "the data set ({}) stays in {dir} for the next command to reuse; `rm -r {dir}` removes it",
+        format_size(bytes)
+    );
+}
+
+/// Whether reads of `dataset` on `target` could have come from memory (None
+/// for the null engine, which reads nothing).
+pub fn cache_check(
+    target: &Target,
+    engine: EngineKind,
+    direct: bool,
+    dataset: &Dataset,
+) -> Option<dbio_stats::CacheCheck> {
+    use dbio_diag::cache::{cache_check, is_this_host, mem_total, CachePlace};
+    if engine == EngineKind::Null {
+        return None;
+    }
+    let place = match target.nfs() {
+        Some(nfs) if is_this_host(&nfs.server) => CachePlace::NfsHere,
+        Some(_) => CachePlace::NfsElsewhere,
+        None => CachePlace::Local { direct },
+    };
+    // The data files: the redo log is written, never read.
+    Some(cache_check(dataset.data_bytes(), place, mem_total()))
+}
+
 impl StorageArgs {
+    /// After a command on the default target: where its data set stays and how
+    /// to remove it. It is kept because `run`, `calibrate`, `matrix`, `frag`,
+    /// `doctor` and `verify` all default to it, and making it again costs time.
+    pub fn say_where_the_default_data_set_stays(&self, storage: &Storage) {
+        if self.target.is_none() && storage.engine != EngineKind::Null {
+            default_data_set_stays(&storage.dataset.dir, storage.dataset.data_bytes());
+        }
+    }
+
     /// Opens the target and reuses or creates the data set; `None` when a signal stopped
     /// the creation. `what` names the command in the refusal of the null engine.
     pub fn open(&self, what: &str, stop: &AtomicBool) -> anyhow::Result<Option<Storage>> {
@@ -412,6 +451,14 @@ pub fn print_notices(target: &Target) {
     }
 }
 
+/// Tells where each output file went, one `wrote FILE` line each on stderr
+/// (stdout keeps the report, which may be piped).
+pub fn wrote(files: Vec<PathBuf>) {
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+}
+
 /// Writes the result of a run interrupted before it started; its exit code.
 pub fn exit_interrupted(
     result: dbio_stats::RunResult,
@@ -420,7 +467,10 @@ pub fn exit_interrupted(
     eprintln!(
         "dbio: interrupted while preparing the data set; it will be prepared again next time"
     );
-    dbio_report::write_outputs(&dbio_report::AnyResult::Run(result), outputs)?;
+    wrote(dbio_report::write_outputs(
+        &dbio_report::AnyResult::Run(result),
+        outputs,
+    )?);
     Ok(EXIT_INTERRUPTED)
 }
 

@@ -28,7 +28,7 @@ use clap::{Parser, Subcommand};
     long_about = "Database-shaped storage I/O: calibrate, run, sweep, compare, report, and a direct \
         NFS client.\n\n\
         Start with `dbio calibrate` (max IOPS, max MB/s and the latency at max IOPS, in about a \
-        minute, on a temporary local data set), then `dbio run --profile oltp` for the I/O an \
+        minute, on a local data set made in /var/tmp and kept for the next command), then `dbio run --profile oltp` for the I/O an \
         Oracle instance does. `dbio sweep` runs configurations against each other (A or B?) \
         and `dbio compare` tells which differences stand out of the noise. `dbio <command> \
         --help` explains every option."
@@ -79,7 +79,7 @@ fn main() {
     keep_freed_memory();
     let cli = match Cli::try_parse_from(args()) {
         Ok(cli) => cli,
-        Err(e) => common::exit_on_clap_error(e),
+        Err(e) => common::exit_on_clap_error(e, &help_command()),
     };
     let result = match cli.command {
         Command::Calibrate(a) => cmd_calibrate::main(a),
@@ -119,14 +119,42 @@ fn args() -> Vec<std::ffi::OsString> {
     args
 }
 
+/// The command whose `--help` explains what went wrong on the command line:
+/// the deepest subcommand named (`dbio nfs ls`), `dbio` when none is.
+fn help_command() -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["dbio".to_string()];
+    for a in std::env::args().skip(1) {
+        if a.starts_with('-') {
+            continue;
+        }
+        match cmd.find_subcommand(&a) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                cmd = sub.clone();
+            }
+            None => break,
+        }
+    }
+    path.join(" ")
+}
+
 /// The error and its causes on one line, leaving out a cause whose text
 /// the line already holds (many messages embed their source).
 fn one_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
-        let text = cause.to_string();
+        let mut text = cause.to_string();
         if line.contains(&text) {
             continue;
+        }
+        // A cause that starts with what the line already names (its path:
+        // `--target /x` then `/x: No such file`) says it once.
+        if let Some((head, rest)) = text.split_once(": ") {
+            if !line.is_empty() && line.contains(head) {
+                text = rest.to_string();
+            }
         }
         if !line.is_empty() {
             line.push_str(": ");
@@ -160,5 +188,8 @@ mod tests {
         assert_eq!(one_line(&e), "/x: disk on fire");
         let e = anyhow::Error::new(std::io::Error::other("inner")).context("outer");
         assert_eq!(one_line(&e), "outer: inner");
+        let io = std::io::Error::other("No such file or directory");
+        let e = anyhow::Error::new(Embeds(io)).context("--target /x");
+        assert_eq!(one_line(&e), "--target /x: No such file or directory");
     }
 }

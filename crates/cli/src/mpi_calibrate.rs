@@ -76,7 +76,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &args.output.outputs())?;
+    common::wrote(dbio_report::write_outputs(&result, &args.output.outputs())?);
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
 

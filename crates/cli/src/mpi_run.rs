@@ -85,7 +85,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     let code = exit_code(&merged);
     let result = AnyResult::Run(merged);
     print!("{}", dbio_report::terminal(&result));
-    dbio_report::write_outputs(&result, &outputs)?;
+    common::wrote(dbio_report::write_outputs(&result, &outputs)?);
     Ok(io_error(world, m.error).unwrap_or(code))
 }
 

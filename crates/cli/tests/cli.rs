@@ -47,7 +47,7 @@ fn help_teaches_options_with_defaults_and_oracle_names() {
     }
     let o = dbio(&["calibrate", "--help"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("--max-latency") && out.contains("[default: 20]"));
+    assert!(out.contains("--max-latency") && out.contains("[default: 20ms]"));
     assert!(out.contains("CALIBRATE_IO"));
 }
 
@@ -207,8 +207,19 @@ fn run_json_has_the_documented_fields() {
         stdout.contains("db file sequential read"),
         "table on stdout: {stdout}"
     );
+    // Where the file went, one line on stderr; one user or more said right.
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches(&format!("wrote {}\n", out.display())).count(),
+        1,
+        "{err}"
+    );
+    assert!(stdout.contains(" 2 users x 4 outstanding"), "{stdout}");
     let v = json(&out);
     assert_eq!(v["kind"], "run");
+    // Whether reads could come from memory: O_DIRECT bypasses the page cache.
+    assert_eq!(v["cache"]["verdict"], "bypassed", "{}", v["cache"]);
+    assert!(stdout.contains("cache: O_DIRECT bypasses"), "{stdout}");
     assert_eq!(v["interrupted"], false);
     assert!(v["format_version"].as_u64().unwrap() >= 1);
     assert!(v["cpu_us_per_io"].as_f64().unwrap() > 0.0);
@@ -337,6 +348,8 @@ fn calibrate_reports_a_max_measured_within_the_cap() {
         "4s",
         "--max-outstanding",
         "16",
+        "--max-latency",
+        "20000us",
         "--json",
         s(&out),
         "--html",
@@ -344,10 +357,12 @@ fn calibrate_reports_a_max_measured_within_the_cap() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(stderr(&o).contains(&format!("wrote {}", html.display())));
     let v = json(&out);
     assert_eq!(v["kind"], "calibrate");
     let cap = v["max_latency_us"].as_f64().unwrap();
     assert_eq!(cap, 20_000.0);
+    assert!(v["cache"]["verdict"].is_string(), "{v}");
     let max_iops = v["max_iops"].as_f64().unwrap();
     assert!(max_iops > 0.0 && v["max_mbps"].as_f64().unwrap() > 0.0);
     let curve = v["iops_curve"].as_array().unwrap();

@@ -232,9 +232,65 @@ fn btrfs_overwrites_fragment_without_nocow() {
     );
     assert!(a >= 1000, "copy-on-write file: {a} fragments");
     assert!(b <= 10, "+C file: {b} fragments");
+    assert_eq!(r["fragmented"], serde_json::json!([s(&cow)]));
     let o = support::dbio(&["frag", s(&fs.mnt())]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("copy on write"), "{text}");
+    assert!(text.contains("verdict: fragmented: 1 of 2 files"), "{text}");
+}
+
+/// `dbio frag` of a data set dbio made: its manifest and verify map are left
+/// out, files under 1 GiB get no per-GiB figure (a 64 MiB file in one piece
+/// is not "16 per GiB"), and a fresh data set on ext4 is ok.
+#[test]
+fn frag_of_a_data_set_leaves_out_its_side_files_and_gives_a_verdict() {
+    if !can_make("ext4") {
+        return;
+    }
+    let fs = LoopFs::new("ext4", 160);
+    let ds = fs.mnt().join("ds");
+    run_ok(&[
+        "--target",
+        s(&ds),
+        "--size",
+        "64MiB",
+        "--time",
+        "200ms",
+        "--verify",
+        "--json",
+        s(&fs.mnt().join("run.json")),
+    ]);
+    let r = frag_json(&[&ds]);
+    let left: Vec<&str> = r["left_out"]
+        .as_array()
+        .expect("left_out")
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.iter().any(|p| p.ends_with("/dbio-dataset.json")));
+    assert!(left.iter().any(|p| p.ends_with("/dbio-verify.map")));
+    let files = r["files"].as_array().unwrap();
+    assert!(!files.is_empty());
+    for f in files {
+        let path = f["path"].as_str().unwrap();
+        assert!(path.ends_with(".dbf") || path.ends_with(".log"), "{path}");
+        assert!(f.get("fragments_per_gib").is_none(), "{f}");
+        assert_eq!(f["fragmented"], false, "{f}");
+    }
+    assert_eq!(r["fragmented"], serde_json::json!([]));
+    let o = support::dbio(&["frag", s(&ds)]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("verdict: ok: none of"), "{text}");
+    assert!(
+        text.contains("left out (a data set's manifest or verify map"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("1810694") && !text.contains("16.0"),
+        "{text}"
+    );
 }
 
 /// `dbio doctor` with its exit code and JSON findings' checks.
@@ -338,7 +394,27 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     assert!(checks.is_empty(), "{text}");
     let o = support::dbio(&["doctor", "--target", s(&dir)]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("no problems found"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("no problems found"), "{text}");
+    // Which checks ran: a count, and with --verbose one line each.
+    let v: serde_json::Value =
+        serde_json::from_slice(&support::dbio(&["doctor", "--json", "--target", s(&dir)]).stdout)
+            .unwrap();
+    let ran = v["checks"].as_array().unwrap().len();
+    assert_eq!(v["passed"].as_array().unwrap().len(), ran, "{v}");
+    assert!(ran >= 3, "{v}");
+    assert!(
+        text.contains(&format!("{ran} of {ran} checks passed")),
+        "{text}"
+    );
+    let o = support::dbio(&["doctor", "--verbose", "--target", s(&dir)]);
+    let verbose = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        verbose.lines().filter(|l| l.starts_with("ok[")).count(),
+        ran
+    );
+    assert!(verbose.contains("ok[odirect-refused]"), "{verbose}");
+    assert!(verbose.contains("ok[fragmented-data-files]"), "{verbose}");
     let bad = fs.mnt().join("initORCL.ora");
     std::fs::write(&bad, "# from a 19c pfile\nORCL.parallel_max_servers=80\n").unwrap();
     let (code, checks, text) =

@@ -99,6 +99,19 @@ fn nfs_commands_over_both_versions() {
             .find(|l| l.ends_with(" small.txt"))
             .unwrap_or_default();
         assert!(line.starts_with("-rw-") && line.contains(" 19 "), "{out}");
+        // The same columns whatever the version: owner and group as the server's
+        // file system has them (ganesha sends NFSv4.1 owners as numbers).
+        let meta = {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(host("small.txt")).unwrap();
+            (m.uid(), m.gid())
+        };
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (cols[2], cols[3]),
+            (meta.0.to_string().as_str(), meta.1.to_string().as_str()),
+            "NFS{version} ls: {line}"
+        );
         assert_eq!(
             ok(dbio(&["nfs", "cat", &url("/export/small.txt")])),
             "hello from ganesha\n"
@@ -112,6 +125,17 @@ fn nfs_commands_over_both_versions() {
             out.contains("access: read,") && out.contains("mtime: 2"),
             "{out}"
         );
+        for needle in [
+            format!("uid: {}  gid: {}", meta.0, meta.1),
+            "atime: 2".into(),
+            "ctime: 2".into(),
+        ] {
+            assert!(
+                out.contains(&needle),
+                "NFS{version} stat lacks {needle}: {out}"
+            );
+        }
+        assert!(!out.contains("used: -"), "NFS{version} stat: {out}");
         let out = ok(dbio(&["nfs", "df", &url("/export")]));
         assert!(
             out.contains("avail GiB") && out.contains("maxread"),

@@ -124,3 +124,25 @@ fn a_sweep_option_run_does_not_know_fails_before_out_is_made() {
     );
     assert!(!out.exists(), "--out was made");
 }
+
+/// A mistake on the command line points to the help of the command it was
+/// made in, the deepest one named; a missing path is named once.
+#[test]
+fn errors_point_to_the_commands_help_and_name_a_path_once() {
+    let line = refused(&dbio(&["awr", "--no-such-option"]));
+    assert!(line.ends_with("(see dbio awr --help)"), "{line}");
+    let line = refused(&dbio(&["nfs", "ls", "--no-such-option"]));
+    assert!(line.ends_with("(see dbio nfs ls --help)"), "{line}");
+    let line = refused(&dbio(&["no-such-command"]));
+    assert!(line.ends_with("(see dbio --help)"), "{line}");
+    let dir = scratch();
+    let missing = dir.path().join("missing");
+    for args in [
+        vec!["doctor", "--target", s(&missing)],
+        vec!["frag", s(&missing)],
+    ] {
+        let line = refused(&dbio(&args));
+        assert_eq!(line.matches(s(&missing)).count(), 1, "{args:?}: {line}");
+        assert!(line.contains("No such file or directory"), "{line}");
+    }
+}

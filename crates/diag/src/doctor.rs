@@ -45,6 +45,55 @@ pub struct Finding {
     pub fix: String,
 }
 
+/// A check that ran and what it looked at, so that a clean result can be
+/// trusted: "no problems" then means these passed, not that nothing ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The check's name, as its findings carry it.
+    pub check: String,
+    /// What it looked at, e.g. "/data (ext4) accepts O_DIRECT".
+    pub looked_at: String,
+}
+
+/// What a doctor's visit found, and every check that ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checkup {
+    pub findings: Vec<Finding>,
+    pub ran: Vec<Check>,
+}
+
+impl Checkup {
+    fn ran(&mut self, check: &str, looked_at: String) {
+        self.ran.push(Check {
+            check: check.into(),
+            looked_at,
+        });
+    }
+
+    /// The checks that ran and found nothing.
+    pub fn passed(&self) -> Vec<&Check> {
+        self.ran
+            .iter()
+            .filter(|c| !self.findings.iter().any(|f| f.check == c.check))
+            .collect()
+    }
+
+    /// The checks of Oracle parameters ([`check_params`]), recorded as run.
+    pub fn params(&mut self, params: &[(String, String)], cores: usize) {
+        self.ran(
+            "filesystemio_options",
+            "filesystemio_options is SETALL".into(),
+        );
+        if params.iter().any(|(n, _)| n == "parallel_max_servers") {
+            self.ran(
+                "parallel_max_servers",
+                format!("parallel_max_servers is at most twice the {cores} cores"),
+            );
+        }
+        self.findings.extend(check_params(params, cores));
+    }
+}
+
 fn finding(severity: Severity, check: &str, found: String, why: &str, fix: &str) -> Finding {
     Finding {
         severity,
@@ -57,8 +106,6 @@ fn finding(severity: Severity, check: &str, found: String, why: &str, fix: &str)
 
 /// Fill level above which a copy-on-write file system fragments fast.
 pub const COW_FILL_PCT: f64 = 80.0;
-/// Fragments per GiB above which a data file counts as fragmented.
-pub const FRAGMENTS_PER_GIB: f64 = 64.0;
 /// Fewer requests per device queue than this starve a database's I/O.
 pub const MIN_QUEUE_DEPTH: u64 = 32;
 
@@ -125,7 +172,8 @@ fn names(paths: &[PathBuf], max: usize) -> String {
 /// The checks of the target directory: copy on write, fill level, data and
 /// redo together, fragmentation, O_DIRECT, the devices' queues, NFS mount
 /// options.
-pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
+pub fn check_target(dir: &Path) -> Result<Checkup, DiagError> {
+    let mut up = Checkup::default();
     let mut out = Vec::new();
     let meta = fs::metadata(dir).map_err(|e| DiagError::io(dir, e))?;
     if !meta.is_dir() {
@@ -138,7 +186,12 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
     let fill = fs_fill(dir)?;
     let cow = copy_on_write(&fill.fs_type);
     let shown = dir.display();
+    let files = data.len() + redo.len();
     if fill.fs_type == "btrfs" {
+        up.ran(
+            "cow-data-files",
+            format!("the {files} database files in {shown} have chattr +C on btrfs"),
+        );
         let cow_files: Vec<PathBuf> = data
             .iter()
             .chain(&redo)
@@ -160,6 +213,15 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
             ));
         }
     }
+    if cow {
+        up.ran(
+            "cow-fill",
+            format!(
+                "{} ({}) is {:.0}% full, at most {COW_FILL_PCT:.0}%",
+                fill.mount_point, fill.fs_type, fill.fill_pct
+            ),
+        );
+    }
     if cow && fill.fill_pct > COW_FILL_PCT {
         out.push(finding(
             Severity::Warning,
@@ -173,6 +235,10 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
         ));
     }
     if let (Some(d), Some(r)) = (data.first(), redo.first()) {
+        up.ran(
+            "data-redo-same-fs",
+            format!("data files and redo logs in {shown} are on file systems of their own"),
+        );
         let same = fs::metadata(d)
             .and_then(|a| fs::metadata(r).map(|b| a.dev() == b.dev()))
             .unwrap_or(false);
@@ -188,6 +254,14 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
     }
     if fill.fs_type == "zfs" {
         if let Some((recordsize, logbias)) = zfs_properties(&fill.source) {
+            up.ran(
+                "zfs-recordsize",
+                format!("recordsize of {} suits its files", fill.source),
+            );
+            up.ran(
+                "zfs-logbias",
+                format!("logbias of {} suits its files", fill.source),
+            );
             let role = if data.is_empty() && !redo.is_empty() {
                 ZfsRole::Redo
             } else {
@@ -196,15 +270,26 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
             out.extend(zfs_findings(&fill.source, role, recordsize, &logbias, 8192));
         }
     }
+    if !data.is_empty() {
+        up.ran(
+            "fragmented-data-files",
+            format!(
+                "the {} data files in {shown} are not fragmented (at most {} fragments or {:.0} per GiB)",
+                data.len(),
+                crate::frag::FRAGMENTED_MIN,
+                crate::frag::FRAGMENTED_PER_GIB
+            ),
+        );
+    }
     let mut fragmented = Vec::new();
     for p in &data {
         if let Ok(f) = file_frag(p) {
-            if f.fragments > 16 && f.fragments_per_gib > FRAGMENTS_PER_GIB {
+            if f.fragmented {
                 fragmented.push(format!(
-                    "{} ({} fragments, {:.0}/GiB)",
+                    "{} ({} fragments, {} KiB each on average)",
                     p.file_name().unwrap_or_default().to_string_lossy(),
                     f.fragments,
-                    f.fragments_per_gib
+                    f.size / f.fragments.max(1) / 1024
                 ));
             }
         }
@@ -220,19 +305,41 @@ pub fn check_target(dir: &Path) -> Result<Vec<Finding>, DiagError> {
             "copy the files anew (with +C on btrfs) while the database is down; `dbio frag` shows the extents.",
         ));
     }
+    up.ran(
+        "odirect-refused",
+        format!(
+            "the file system of {shown} ({}) accepts O_DIRECT",
+            fill.fs_type
+        ),
+    );
     if let Some(f) = odirect_refused(dir, data.first()) {
         out.push(f);
     }
-    out.extend(check_queues(dir));
+    out.extend(check_queues(dir, &mut up));
     if fill.fs_type.starts_with("nfs") {
         if let Some(m) = mount_of(dir) {
+            for (check, what) in [
+                ("nfs-nconnect", "the NFS mount uses several connections"),
+                (
+                    "nfs-transfer-size",
+                    "the NFS mount's rsize and wsize are 1 MiB",
+                ),
+                ("nfs-attribute-cache", "the NFS mount caches attributes"),
+            ] {
+                up.ran(check, what.into());
+            }
             out.extend(check_nfs_options(&m.options));
         }
+        up.ran(
+            "sunrpc-slots",
+            "sunrpc.tcp_max_slot_table_entries is 128 or more".into(),
+        );
         out.extend(check_sunrpc_slots(read_u64(
             "/proc/sys/sunrpc/tcp_max_slot_table_entries",
         )));
     }
-    Ok(out)
+    up.findings = out;
+    Ok(up)
 }
 
 /// What a ZFS dataset holds, for its property checks.
@@ -347,9 +454,17 @@ fn odirect_refused(dir: &Path, data: Option<&PathBuf>) -> Option<Finding> {
 }
 
 /// The I/O scheduler and queue depth of each device under `dir`.
-fn check_queues(dir: &Path) -> Vec<Finding> {
+fn check_queues(dir: &Path, up: &mut Checkup) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in devices_under(dir).unwrap_or_default() {
+        up.ran(
+            "io-scheduler",
+            format!("{} uses no fairness I/O scheduler (bfq, cfq)", d.name),
+        );
+        up.ran(
+            "queue-depth",
+            format!("{} queues {MIN_QUEUE_DEPTH} requests or more", d.name),
+        );
         let q = Path::new("/sys/class/block")
             .join(d.disk_name())
             .join("queue");

@@ -23,6 +23,17 @@ use serde::{Deserialize, Serialize};
 use crate::blockdev::mount_of;
 use crate::DiagError;
 
+/// Above this many fragments per GiB (a mean fragment under 16 MiB) a file
+/// counts as fragmented: a 1 MiB multiblock read then crosses a fragment
+/// boundary more than once in 16.
+pub const FRAGMENTED_PER_GIB: f64 = 64.0;
+/// A file of at most this many fragments is not fragmented whatever its size
+/// (a small file in a few pieces costs a few extra seeks, once).
+pub const FRAGMENTED_MIN: u64 = 16;
+/// Below this size, fragments per GiB say little (16 per GiB for a 64 MiB
+/// file in one piece): they are shown for files and totals from 1 GiB.
+const PER_GIB_FROM: u64 = 1 << 30;
+
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 const FIEMAP_FLAG_SYNC: u32 = 0x1;
 /// Extents asked for per call.
@@ -155,8 +166,13 @@ pub struct FileFrag {
     /// Fragments, counted as `filefrag` counts extents (physically
     /// contiguous extents are one).
     pub fragments: u64,
-    /// Fragments per GiB of file size.
-    pub fragments_per_gib: f64,
+    /// Fragments per GiB of file size, for files of 1 GiB or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments_per_gib: Option<f64>,
+    /// More than [`FRAGMENTED_MIN`] fragments and more than
+    /// [`FRAGMENTED_PER_GIB`] per GiB.
+    #[serde(default)]
+    pub fragmented: bool,
     /// Largest extent, bytes.
     pub largest_extent: u64,
     /// Median extent, bytes.
@@ -195,6 +211,9 @@ pub struct FsFill {
     pub fragments: u64,
     /// Their bytes together.
     pub bytes: u64,
+    /// Their fragments per GiB together, when they hold 1 GiB or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments_per_gib: Option<f64>,
 }
 
 /// The result of `dbio frag`.
@@ -202,6 +221,24 @@ pub struct FsFill {
 pub struct FragReport {
     pub files: Vec<FileFrag>,
     pub filesystems: Vec<FsFill>,
+    /// Files of the directories given that hold no data (a data set's
+    /// manifest and verify map), left out of the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    /// The data files that are fragmented (their paths); none: the verdict is ok.
+    #[serde(default)]
+    pub fragmented: Vec<String>,
+}
+
+/// Fragments per GiB of `bytes`, when that is 1 GiB or more.
+fn per_gib(fragments: u64, bytes: u64) -> Option<f64> {
+    (bytes >= PER_GIB_FROM).then(|| fragments as f64 * (1u64 << 30) as f64 / bytes as f64)
+}
+
+/// Whether a file of `size` bytes in `fragments` pieces is fragmented.
+pub fn is_fragmented(fragments: u64, size: u64) -> bool {
+    fragments > FRAGMENTED_MIN
+        && fragments as f64 * (1u64 << 30) as f64 > FRAGMENTED_PER_GIB * size as f64
 }
 
 /// Whether `fs_type` copies on write (btrfs, zfs, bcachefs).
@@ -223,11 +260,8 @@ pub fn file_frag(path: &Path) -> Result<FileFrag, DiagError> {
         size,
         extents: ext.len() as u64,
         fragments,
-        fragments_per_gib: if size > 0 {
-            fragments as f64 * (1u64 << 30) as f64 / size as f64
-        } else {
-            0.0
-        },
+        fragments_per_gib: per_gib(fragments, size),
+        fragmented: is_fragmented(fragments, size),
         largest_extent: lens.last().copied().unwrap_or(0),
         median_extent: lens.get(lens.len() / 2).copied().unwrap_or(0),
         shared: count(EXTENT_SHARED),
@@ -291,10 +325,23 @@ pub fn fs_fill(path: &Path) -> Result<FsFill, DiagError> {
     })
 }
 
+/// Whether a file found in a directory holds no data: a dbio data set's
+/// manifest and verify map, and the temporaries they are written through.
+fn side_file(name: &str) -> bool {
+    use dbio_workload::{dataset::MANIFEST_NAME, verify::MAP_NAME};
+    let name = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .unwrap_or(name);
+    name == MANIFEST_NAME || name == MAP_NAME
+}
+
 /// The files `dbio frag` looks at: a directory stands for the regular
-/// files in it (not below it), in name order; files stand for themselves.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiagError> {
+/// files in it (not below it), in name order, but for the side files
+/// (returned apart); files named stand for themselves.
+pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), DiagError> {
     let mut out = Vec::new();
+    let mut left_out = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| DiagError::io(p, e))?;
         if meta.is_dir() {
@@ -305,18 +352,24 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiagError> {
                 .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
                 .collect();
             files.sort();
-            out.extend(files);
+            let (side, data): (Vec<PathBuf>, Vec<PathBuf>) = files
+                .into_iter()
+                .partition(|f| side_file(&f.file_name().unwrap_or_default().to_string_lossy()));
+            out.extend(data);
+            left_out.extend(side);
         } else {
             out.push(p.clone());
         }
     }
-    Ok(out)
+    Ok((out, left_out))
 }
 
 /// `dbio frag`: every file's fragmentation, and a summary per file system.
 pub fn frag(paths: &[PathBuf]) -> Result<FragReport, DiagError> {
     let mut report = FragReport::default();
-    for p in expand(paths)? {
+    let (files, left_out) = expand(paths)?;
+    report.left_out = left_out.iter().map(|p| p.display().to_string()).collect();
+    for p in files {
         let f = file_frag(&p)?;
         let fill = fs_fill(&p)?;
         let at = match report
@@ -334,6 +387,10 @@ pub fn frag(paths: &[PathBuf]) -> Result<FragReport, DiagError> {
         fs.files += 1;
         fs.fragments += f.fragments;
         fs.bytes += f.size;
+        fs.fragments_per_gib = per_gib(fs.fragments, fs.bytes);
+        if f.fragmented {
+            report.fragmented.push(f.path.clone());
+        }
         report.files.push(f);
     }
     Ok(report)
@@ -369,6 +426,23 @@ mod tests {
             ]),
             3
         );
+    }
+
+    #[test]
+    fn fragmented_means_many_small_fragments_whatever_the_size() {
+        const MIB: u64 = 1 << 20;
+        // One piece, however small the file: per GiB it would be 1.8 million.
+        assert!(!is_fragmented(1, 593));
+        assert!(!is_fragmented(1, 64 * MIB));
+        assert!(!is_fragmented(FRAGMENTED_MIN, 64 * MIB));
+        assert!(is_fragmented(FRAGMENTED_MIN + 1, 64 * MIB));
+        // 1 GiB: the line is 64 fragments (16 MiB each).
+        assert!(!is_fragmented(64, 1024 * MIB));
+        assert!(is_fragmented(65, 1024 * MIB));
+        assert_eq!(per_gib(1, 64 * MIB), None);
+        assert_eq!(per_gib(3, 2048 * MIB), Some(1.5));
+        assert!(side_file("dbio-dataset.json") && side_file(".dbio-verify.map.tmp"));
+        assert!(!side_file("dbio-data-01.dbf") && !side_file("dbio-redo-01.log"));
     }
 
     #[test]

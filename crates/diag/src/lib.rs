@@ -3,6 +3,8 @@
 //!
 //! - [`blockdev`]: the block devices under a path (partition to disk, loop
 //!   device to the device of its backing file, device-mapper and md members).
+//! - [`cache`]: whether a data set fits in the page cache that could serve its
+//!   reads (this host's, or an NFS server's on this host).
 //! - [`diskstats`] and [`hostcpu`]: /proc/diskstats and /proc/stat parsed,
 //!   and the `iostat -x` / `mpstat` figures of two readings.
 //! - [`loopfs`]: a file system on a loop device that dbio makes on its own
@@ -13,6 +15,7 @@
 //! Linux only; elsewhere the probes find nothing.
 
 pub mod blockdev;
+pub mod cache;
 pub mod diskstats;
 pub mod doctor;
 pub mod frag;

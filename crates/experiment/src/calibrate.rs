@@ -219,6 +219,7 @@ pub fn calibrate_in_step(
         mbps_curve: mbps.points,
         histogram: iops.best_histogram,
         labels: Default::default(),
+        cache: None,
         devices: None,
     })
 }

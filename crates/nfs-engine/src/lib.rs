@@ -107,6 +107,9 @@ pub struct NfsTarget {
     opens: Mutex<HashMap<String, Option<OpenFile>>>,
     /// What the CLI should tell the user (an open refused, and what follows from it).
     warnings: Mutex<Vec<String>>,
+    /// The call counters when the data set was ready: what came before is set-up
+    /// traffic, not the run's.
+    pub(crate) ready: Mutex<Option<dbio_stats::NfsStats>>,
 }
 
 /// A data file as the engine needs it: its handle, and the state of the run's open of
@@ -175,6 +178,7 @@ impl NfsTarget {
             handles: Mutex::new(HashMap::new()),
             opens: Mutex::new(HashMap::new()),
             warnings,
+            ready: Mutex::new(None),
         }))
     }
 

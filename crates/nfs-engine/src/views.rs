@@ -110,13 +110,24 @@ pub fn files(result: &RunResult, t: &NfsTarget) -> Vec<NfsFile> {
         .collect()
 }
 
+/// Marks the data set ready: the calls so far were set-up traffic (checking
+/// or creating it), the ones after are the run's.
+pub fn mark_ready(t: &NfsTarget) {
+    if let Ok(mut r) = t.ready.lock() {
+        *r = Some(nfs_stats(t));
+    }
+}
+
 /// Adds the NFS section (every view) to a run's result.
 pub fn fill(result: &mut RunResult, t: &NfsTarget) {
+    let setup = t.ready.lock().ok().and_then(|r| r.clone());
+    let now = nfs_stats(t);
     result.nfs = Some(Box::new(NfsSection {
         servers: servers(t),
         channels: channels(t),
         files: files(result, t),
-        stats: nfs_stats(t),
+        stats: setup.as_ref().map_or_else(|| now.clone(), |s| now.since(s)),
+        setup,
         events: events(t),
         ..Default::default()
     }));

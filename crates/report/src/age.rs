@@ -8,7 +8,7 @@ use dbio_stats::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
 
 use crate::fmt::{self, html_escape as esc, Table};
 use crate::svg::{line_chart, Line, LineChart, PALETTE};
-use crate::{write_atomic, ReportError};
+use crate::{ReportError, Written};
 
 fn factor(v: Option<f64>) -> String {
     v.map_or("-".into(), |f| format!("{f:.2}x"))
@@ -43,9 +43,9 @@ fn summary_table(a: &AgeResult) -> Table {
                 s.fill_pct.to_string()
             },
             last.map_or(0, |p| p.round).to_string(),
-            or(at(0), &|p| fmt::whole(p.extents_per_file)),
-            or(at(1), &|p| fmt::whole(p.extents_per_file)),
-            or(last, &|p| fmt::whole(p.extents_per_file)),
+            or(at(0), &|p| format!("{:.1}", p.extents_per_file)),
+            or(at(1), &|p| format!("{:.1}", p.extents_per_file)),
+            or(last, &|p| format!("{:.1}", p.extents_per_file)),
             or(at(0), &|p| fmt::us(p.read_mean_us)),
             or(last, &|p| fmt::us(p.read_mean_us)),
             factor(s.read_slowdown()),
@@ -224,19 +224,20 @@ pub struct AgeOutputs {
 }
 
 /// Writes each output asked for (each file whole or not at all).
-pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<(), ReportError> {
+pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Written::default();
     if let Some(p) = &out.json {
         let text =
             serde_json::to_string_pretty(a).map_err(|e| ReportError::Encode(e.to_string()))? + "\n";
-        write_atomic(p, text.as_bytes())?;
+        written.write(p, text.as_bytes())?;
     }
     if let Some(p) = &out.csv {
-        write_atomic(p, age_csv(a).as_bytes())?;
+        written.write(p, age_csv(a).as_bytes())?;
     }
     if let Some(p) = &out.html {
-        write_atomic(p, age_html(a).as_bytes())?;
+        written.write(p, age_html(a).as_bytes())?;
     }
-    Ok(())
+    Ok(written.0)
 }
 
 /// Reads an age result back; None when the file holds another kind.

@@ -13,6 +13,15 @@ pub fn int(v: u64) -> String {
     out
 }
 
+/// A count with its noun, plural unless one: "1 user", "4 users".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", int(n))
+    }
+}
+
 /// A non-negative figure rounded to whole units, with separators.
 pub fn whole(v: f64) -> String {
     if !v.is_finite() {

@@ -134,11 +134,11 @@ fn histogram_bars(buckets: &[HistogramBucket]) -> Vec<Bar> {
 fn run(r: &RunResult) -> String {
     let c = &r.config;
     let sub = format!(
-        "{} · engine {} · profile {} · {} users x {} outstanding · started {}",
+        "{} · engine {} · profile {} · {} x {} outstanding · started {}",
         c.target,
         c.engine,
         c.profile,
-        c.users,
+        fmt::count(c.users as u64, "user"),
         c.outstanding,
         fmt::utc(r.started_unix)
     );
@@ -242,7 +242,11 @@ fn run(r: &RunResult) -> String {
         .chain(crate::ranks_view::tables(r))
     {
         let _ = writeln!(b, "<h2>{}</h2>", esc(title));
-        b.push_str(&t.html());
+        b.push_str(&if t.rows.is_empty() {
+            "<p>none</p>\n".to_string()
+        } else {
+            t.html()
+        });
     }
     b.push_str(&crate::devices_view::html(r));
     page("dbio run report", &sub, &b, &r.dbio_version)
@@ -286,19 +290,19 @@ fn calibrate(c: &CalibrateResult) -> String {
     b.push_str("<div class=\"cards\">");
     card(
         &mut b,
-        "max_iops",
+        "Max IOPS",
         &fmt::whole(c.max_iops),
         &format!("8 KiB random reads, {} outstanding", c.max_iops_outstanding),
     );
     card(
         &mut b,
-        "latency_us",
-        &fmt::us(c.latency_us),
-        &format!("mean at max_iops; p99 {}", fmt::us(c.latency_p99_us)),
+        "Latency at max IOPS",
+        &format!("{} us", fmt::us(c.latency_us)),
+        &format!("mean; p99 {} us", fmt::us(c.latency_p99_us)),
     );
     card(
         &mut b,
-        "max_mbps",
+        "Max MB/s",
         &fmt::mbps(c.max_mbps),
         &format!("1 MiB reads, {} outstanding", c.max_mbps_outstanding),
     );
@@ -311,28 +315,20 @@ fn calibrate(c: &CalibrateResult) -> String {
         esc(&c.iops_stop)
     );
     let best = best_point(&c.iops_curve, c.max_iops_outstanding);
+    // Mean and p99 each on a chart of their own: the p99 is often ten times
+    // the mean, and on one scale the mean would lie flat on the axis.
     b.push_str(&line_chart(&LineChart {
-        title: "Latency against IOPS".into(),
+        title: "Mean latency against IOPS".into(),
         x_label: "IOPS".into(),
-        y_label: "latency (us)".into(),
-        lines: vec![
-            curve_line(
-                "mean",
-                PALETTE[0],
-                &c.iops_curve,
-                |p| (p.iops, p.mean_us),
-                false,
-                true,
-            ),
-            curve_line(
-                "p99",
-                PALETTE[1],
-                &c.iops_curve,
-                |p| (p.iops, p.p99_us),
-                true,
-                false,
-            ),
-        ],
+        y_label: "mean latency (us)".into(),
+        lines: vec![curve_line(
+            "mean",
+            PALETTE[0],
+            &c.iops_curve,
+            |p| (p.iops, p.mean_us),
+            false,
+            true,
+        )],
         reference: Some((
             c.max_latency_us,
             format!("cap {} us", fmt::us(c.max_latency_us)),
@@ -342,11 +338,26 @@ fn calibrate(c: &CalibrateResult) -> String {
             (
                 p.iops,
                 p.mean_us,
-                format!("max_iops {}", fmt::whole(p.iops)),
+                format!("max IOPS {}", fmt::whole(p.iops)),
             )
         }),
     }));
-    b.push_str(&curve_table(&c.iops_curve, best).html());
+    b.push_str(&line_chart(&LineChart {
+        title: "p99 latency against IOPS".into(),
+        x_label: "IOPS".into(),
+        y_label: "p99 latency (us)".into(),
+        lines: vec![curve_line(
+            "p99",
+            PALETTE[1],
+            &c.iops_curve,
+            |p| (p.iops, p.p99_us),
+            false,
+            true,
+        )],
+        reference: None,
+        highlight: None,
+    }));
+    b.push_str(&curve_table(&c.iops_curve, best, true).html());
 
     let _ = writeln!(
         b,
@@ -372,41 +383,31 @@ fn calibrate(c: &CalibrateResult) -> String {
             (
                 f64::from(p.outstanding),
                 p.mbps,
-                format!("max_mbps {}", fmt::mbps(p.mbps)),
+                format!("max MB/s {}", fmt::mbps(p.mbps)),
             )
         }),
     }));
     b.push_str(&line_chart(&LineChart {
-        title: "Latency against MB/s".into(),
+        title: "Mean latency against MB/s".into(),
         x_label: "MB/s".into(),
-        y_label: "latency (us)".into(),
-        lines: vec![
-            curve_line(
-                "mean",
-                PALETTE[0],
-                &c.mbps_curve,
-                |p| (p.mbps, p.mean_us),
-                false,
-                true,
-            ),
-            curve_line(
-                "p99",
-                PALETTE[1],
-                &c.mbps_curve,
-                |p| (p.mbps, p.p99_us),
-                true,
-                false,
-            ),
-        ],
+        y_label: "mean latency (us)".into(),
+        lines: vec![curve_line(
+            "mean",
+            PALETTE[0],
+            &c.mbps_curve,
+            |p| (p.mbps, p.mean_us),
+            false,
+            true,
+        )],
         reference: None,
         highlight: None,
     }));
-    b.push_str(&curve_table(&c.mbps_curve, best).html());
+    b.push_str(&curve_table(&c.mbps_curve, best, false).html());
     b.push_str("<p class=\"sub\">* marks the load level of the headline figure.</p>\n");
 
-    b.push_str("<h2>Latency histogram at max_iops</h2>\n");
+    b.push_str("<h2>Latency histogram at max IOPS</h2>\n");
     b.push_str(&bar_chart(
-        "8 KiB random reads at max_iops: I/Os by latency",
+        "8 KiB random reads at max IOPS: I/Os by latency",
         "latency bucket",
         "I/Os",
         &histogram_bars(&c.histogram),

@@ -57,7 +57,7 @@ mod terminal;
 mod verify_view;
 
 pub use csv::csv;
-pub use fmt::{bytes as fmt_bytes, UtcTime};
+pub use fmt::{bytes as fmt_bytes, count as fmt_count, UtcTime};
 pub use html::html;
 pub use markdown::markdown;
 pub use terminal::terminal;
@@ -197,21 +197,35 @@ pub struct Outputs {
 }
 
 /// Write each output asked for. Each file appears whole or not at all; the
-/// first failure stops and names its path.
-pub fn write_outputs(result: &AnyResult, outputs: &Outputs) -> Result<(), ReportError> {
+/// first failure stops and names its path. Returns the files written, in
+/// order, for the caller to tell the user where they are.
+pub fn write_outputs(result: &AnyResult, outputs: &Outputs) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Written::default();
     if let Some(p) = &outputs.json {
-        write_atomic(p, json(result)?.as_bytes())?;
+        written.write(p, json(result)?.as_bytes())?;
     }
     if let Some(p) = &outputs.csv {
-        write_atomic(p, csv(result).as_bytes())?;
+        written.write(p, csv(result).as_bytes())?;
     }
     if let Some(p) = &outputs.md {
-        write_atomic(p, markdown(result).as_bytes())?;
+        written.write(p, markdown(result).as_bytes())?;
     }
     if let Some(p) = &outputs.html {
-        write_atomic(p, html(result).as_bytes())?;
+        written.write(p, html(result).as_bytes())?;
     }
-    Ok(())
+    Ok(written.0)
+}
+
+/// The files an output step has written so far ([`write_atomic`] each).
+#[derive(Default)]
+pub(crate) struct Written(pub(crate) Vec<PathBuf>);
+
+impl Written {
+    pub(crate) fn write(&mut self, path: &Path, data: &[u8]) -> Result<(), ReportError> {
+        write_atomic(path, data)?;
+        self.0.push(path.to_path_buf());
+        Ok(())
+    }
 }
 
 /// Write `data` to a temporary file in the same directory, then rename it

@@ -27,6 +27,22 @@ fn kv(rows: &[(&str, String)]) -> String {
     t.markdown()
 }
 
+/// How the I/O reaches the storage: O_DIRECT or the page cache for local
+/// files; dbio's NFS client has no cache of its own, so O_DIRECT means
+/// nothing there (the server's cache is another matter).
+fn io_path(c: &dbio_stats::RunConfig) -> (&'static str, String) {
+    if c.engine == "nfs" {
+        (
+            "Client cache",
+            "none (dbio's NFS client sends every I/O to the server)".into(),
+        )
+    } else if c.direct {
+        ("O_DIRECT", "yes (page cache bypassed)".into())
+    } else {
+        ("O_DIRECT", "no (through the page cache)".into())
+    }
+}
+
 pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
     let c = &r.config;
     let mut rows = vec![
@@ -42,7 +58,7 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("Block size", fmt::bytes(u64::from(c.block_size))),
         ("Data set", fmt::bytes(c.dataset_bytes)),
-        ("O_DIRECT", if c.direct { "yes" } else { "no" }.into()),
+        io_path(c),
         (
             "Limit",
             match (c.time_s, c.loops) {
@@ -84,6 +100,9 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
     ];
     if !r.labels.is_empty() {
         rows.insert(0, ("Labels", fmt::labels(&r.labels)));
+    }
+    if let Some(cache) = &r.cache {
+        rows.push(("Cache", cache.note.clone()));
     }
     if r.interrupted {
         let why = r
@@ -247,7 +266,11 @@ fn run(r: &RunResult) -> String {
         .chain(crate::devices_view::tables(r))
     {
         out.push_str(&format!("\n## {title}\n\n"));
-        out.push_str(&t.markdown());
+        out.push_str(&if t.rows.is_empty() {
+            "none\n".to_string()
+        } else {
+            t.markdown()
+        });
     }
     out
 }
@@ -261,7 +284,7 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
         ("Data set", fmt::bytes(c.dataset_bytes)),
         ("Latency cap", format!("{} us", fmt::us(c.max_latency_us))),
         (
-            "max_iops",
+            "Max IOPS",
             format!(
                 "{} (8 KiB random reads, {} outstanding)",
                 fmt::whole(c.max_iops),
@@ -269,15 +292,15 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
             ),
         ),
         (
-            "latency_us",
+            "Latency at max IOPS",
             format!(
-                "{} mean, {} p99 (at max_iops)",
+                "{} us mean, {} us p99",
                 fmt::us(c.latency_us),
                 fmt::us(c.latency_p99_us)
             ),
         ),
         (
-            "max_mbps",
+            "Max MB/s",
             format!(
                 "{} (1 MiB reads, {} outstanding)",
                 fmt::mbps(c.max_mbps),
@@ -290,6 +313,9 @@ pub(crate) fn calibrate_summary(c: &CalibrateResult) -> Vec<(&'static str, Strin
     ];
     if !c.labels.is_empty() {
         rows.insert(0, ("Labels", fmt::labels(&c.labels)));
+    }
+    if let Some(cache) = &c.cache {
+        rows.push(("Cache", cache.note.clone()));
     }
     if c.interrupted {
         rows.insert(0, ("INTERRUPTED", "stopped early".into()));
@@ -309,15 +335,15 @@ fn calibrate(c: &CalibrateResult) -> String {
         md_escape(&c.iops_stop)
     ));
     let best = best_point(&c.iops_curve, c.max_iops_outstanding);
-    out.push_str(&curve_table(&c.iops_curve, best).markdown());
+    out.push_str(&curve_table(&c.iops_curve, best, true).markdown());
     out.push_str(&format!(
         "\n## MB/s ramp (1 MiB reads), stopped: {}\n\n",
         md_escape(&c.mbps_stop)
     ));
     let best = best_point(&c.mbps_curve, c.max_mbps_outstanding);
-    out.push_str(&curve_table(&c.mbps_curve, best).markdown());
+    out.push_str(&curve_table(&c.mbps_curve, best, false).markdown());
     out.push_str("\n\\* marks the load level of the headline figure.\n");
-    out.push_str("\n## Latency histogram at max_iops\n\n");
+    out.push_str("\n## Latency histogram at max IOPS\n\n");
     out.push_str(&histogram_table("8 KiB random read", &c.histogram).markdown());
     if let Some(d) = &c.devices {
         for (title, t) in crate::devices_view::section_tables(d) {

@@ -7,7 +7,7 @@ use dbio_stats::{MatrixPoint, MatrixResult};
 
 use crate::fmt::{self, html_escape as esc, Table};
 use crate::svg::heatmap;
-use crate::{write_atomic, ReportError};
+use crate::{ReportError, Written};
 
 fn points_table(m: &MatrixResult) -> Table {
     let mut t = Table::new(&[
@@ -46,10 +46,10 @@ fn headline(m: &MatrixResult) -> String {
         .filter(|p| p.large > 0)
         .max_by(|a, b| a.large_mbps.total_cmp(&b.large_mbps));
     let mut s = format!(
-        "{} matrix of {} B random reads against {} B random reads, {} points of {} s each, on {} ({})",
+        "{} matrix of {} random reads against {} random reads, {} points of {} s each, on {} ({})",
         m.shape,
-        m.small_bytes,
-        m.large_bytes,
+        fmt::bytes(u64::from(m.small_bytes)),
+        fmt::bytes(u64::from(m.large_bytes)),
         m.points.len(),
         fmt::secs(m.point_s),
         m.target,
@@ -216,24 +216,26 @@ pub fn csv_path(prefix: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Writes each output asked for (each file whole or not at all).
-pub fn write_matrix(m: &MatrixResult, out: &MatrixOutputs) -> Result<(), ReportError> {
+/// Returns the files written.
+pub fn write_matrix(m: &MatrixResult, out: &MatrixOutputs) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Written::default();
     if let Some(p) = &out.json {
         let text =
             serde_json::to_string_pretty(m).map_err(|e| ReportError::Encode(e.to_string()))? + "\n";
-        write_atomic(p, text.as_bytes())?;
+        written.write(p, text.as_bytes())?;
     }
     if let Some(prefix) = &out.csv_prefix {
         for (suffix, text) in matrix_csvs(m) {
-            write_atomic(&csv_path(prefix, suffix), text.as_bytes())?;
+            written.write(&csv_path(prefix, suffix), text.as_bytes())?;
         }
     }
     if let Some(p) = &out.md {
-        write_atomic(p, matrix_markdown(m).as_bytes())?;
+        written.write(p, matrix_markdown(m).as_bytes())?;
     }
     if let Some(p) = &out.html {
-        write_atomic(p, matrix_html(m).as_bytes())?;
+        written.write(p, matrix_html(m).as_bytes())?;
     }
-    Ok(())
+    Ok(written.0)
 }
 
 #[cfg(test)]
@@ -285,6 +287,20 @@ mod tests {
         assert!(
             text.contains("max 250.0 MB/s at 1 large + 0 small"),
             "{text}"
+        );
+        assert!(
+            text.contains("of 8 KiB random reads against 1 MiB random reads"),
+            "{text}"
+        );
+        // Each map has its colour scale: ten steps, the ends labelled; the
+        // latency map is darker where lower, so its light end is the highest.
+        assert_eq!(page.matches("height=\"14\"").count(), 30);
+        assert!(page.contains(">1,000</text>") && page.contains(">1,800</text>"));
+        assert!(page.contains(">200</text>") && page.contains(">100</text>"));
+        // One precision per map: IOPS whole, however small a value.
+        assert!(
+            !page.contains("1000.00") && !page.contains("250.00"),
+            "{page}"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! The dNFS views of an NFS run (servers, channels, files, stats, events)
 //! as tables; absent for local runs.
 
-use dbio_stats::RunResult;
+use dbio_stats::{NfsStats, RunResult};
 
 use crate::fmt::{self, Table};
 
@@ -74,22 +74,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         t.row(vec![f.name.clone(), fmt::bytes(f.size), f.server.clone()]);
     }
     out.push(("NFS files", t));
-    {
-        let st = &nfs.stats;
-        let mut t = Table::new(&["<Procedure", "Calls"]);
-        for c in &st.calls {
-            t.row(vec![c.procedure.clone(), fmt::int(c.calls)]);
-        }
-        t.row(vec![
-            "bytes read".into(),
-            fmt::mbps(st.read_bytes as f64 / 1e6) + " MB",
-        ]);
-        t.row(vec![
-            "bytes written".into(),
-            fmt::mbps(st.write_bytes as f64 / 1e6) + " MB",
-        ]);
-        out.push(("NFS stats", t));
-    }
+    out.push(stats_table(&nfs.stats, nfs.setup.as_ref()));
     {
         let mut t = Table::new(&[
             "Time (s)",
@@ -111,6 +96,58 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
     }
     pnfs_tables(nfs, &mut out);
     out
+}
+
+/// Calls and bytes of the run, and beside them those made to get the data set
+/// ready when the result has them apart (older results counted both together).
+fn stats_table(run: &NfsStats, setup: Option<&NfsStats>) -> (&'static str, Table) {
+    let Some(setup) = setup else {
+        let mut t = Table::new(&["<Procedure", "Calls"]);
+        for c in &run.calls {
+            t.row(vec![c.procedure.clone(), fmt::int(c.calls)]);
+        }
+        t.row(vec![
+            "MB read".into(),
+            fmt::mbps(run.read_bytes as f64 / 1e6),
+        ]);
+        t.row(vec![
+            "MB written".into(),
+            fmt::mbps(run.write_bytes as f64 / 1e6),
+        ]);
+        return ("NFS stats (data-set set-up included)", t);
+    };
+    let mut t = Table::new(&["<Procedure", "Run", "Set-up (data set)"]);
+    let calls = |s: &NfsStats, p: &str| {
+        s.calls
+            .iter()
+            .find(|c| c.procedure == p)
+            .map_or(0, |c| c.calls)
+    };
+    let mut names: Vec<&str> = run.calls.iter().map(|c| c.procedure.as_str()).collect();
+    for c in &setup.calls {
+        if !names.contains(&c.procedure.as_str()) {
+            names.push(&c.procedure);
+        }
+    }
+    for p in names {
+        t.row(vec![
+            p.to_string(),
+            fmt::int(calls(run, p)),
+            fmt::int(calls(setup, p)),
+        ]);
+    }
+    let mb = |b: u64| fmt::mbps(b as f64 / 1e6);
+    t.row(vec![
+        "MB read".into(),
+        mb(run.read_bytes),
+        mb(setup.read_bytes),
+    ]);
+    t.row(vec![
+        "MB written".into(),
+        mb(run.write_bytes),
+        mb(setup.write_bytes),
+    ]);
+    ("NFS stats", t)
 }
 
 /// pNFS: sessions, data servers, each file's servers over time, layout changes (only
@@ -233,6 +270,7 @@ mod tests {
             }],
             ..Default::default()
         };
+        let mut quiet = nfs.clone();
         r.nfs = Some(Box::new(nfs));
         let any = AnyResult::Run(r.clone());
         for text in [terminal(&any), markdown(&any), html(&any)] {
@@ -255,5 +293,30 @@ mod tests {
         assert_eq!(v["nfs"]["files"][0]["server"], "filer1");
         let back: dbio_stats::RunResult = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
+        // Set-up traffic apart from the run's, and an empty view says so.
+        quiet.events.clear();
+        quiet.setup = Some(NfsStats {
+            calls: vec![NfsProcCount {
+                procedure: "WRITE".into(),
+                calls: 64,
+            }],
+            read_bytes: 0,
+            write_bytes: 64 << 20,
+        });
+        r.nfs = Some(Box::new(quiet));
+        r.config.engine = "nfs".into();
+        let any = AnyResult::Run(r);
+        for text in [terminal(&any), markdown(&any), html(&any)] {
+            assert!(text.contains("Set-up (data set)"), "{text}");
+            assert!(!text.contains("set-up included"), "{text}");
+        }
+        for text in [markdown(&any), html(&any)] {
+            let at = text.find("NFS path events").expect("events heading");
+            let next = &text[at..at + 40.min(text.len() - at)];
+            assert!(next.contains("none"), "{next}");
+            assert!(!text[at..].starts_with("NFS path events</h2>\n<table"));
+        }
+        // The NFS engine has no O_DIRECT to speak of.
+        assert!(!markdown(&any).contains("O_DIRECT"));
     }
 }

@@ -243,6 +243,7 @@ pub fn calibrate() -> CalibrateResult {
             (12, 300),
         ]),
         labels: Default::default(),
+        cache: None,
         devices: None,
     }
 }

@@ -227,6 +227,9 @@ pub fn line_chart(c: &LineChart) -> String {
             pts.join(" "),
             l.color
         );
+        // Where the labels went: one that would overlap another is left out
+        // (points crowd at the knee of a load curve).
+        let mut placed: Vec<(f64, f64)> = Vec::new();
         for (i, (x, y)) in l.points.iter().enumerate() {
             if l.markers {
                 let _ = write!(
@@ -249,6 +252,15 @@ pub fn line_chart(c: &LineChart) -> String {
                 } else {
                     py - 8.0
                 };
+                let px = f.x(*x);
+                let width = 7.0 * label.chars().count() as f64 + 4.0;
+                if placed
+                    .iter()
+                    .any(|(lx, ly)| (px - lx).abs() < width && (label_y - ly).abs() < 12.0)
+                {
+                    continue;
+                }
+                placed.push((px, label_y));
                 let _ = write!(
                     out,
                     "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\" text-anchor=\"middle\">{}</text>",
@@ -554,6 +566,55 @@ pub fn heatmap(
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
+    // One precision for every cell of a map, from its largest value: "126"
+    // beside "69.76" reads as two kinds of figure.
+    let decimals = if hi >= 100.0 {
+        0
+    } else if hi >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let cell = |v: f64| {
+        if decimals == 0 {
+            crate::fmt::whole(v)
+        } else {
+            format!("{v:.decimals$}")
+        }
+    };
+    // From #e8eff7 (t = 0) to #1f5fa8 (t = 1).
+    let colour = |t: f64| {
+        let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+        format!(
+            "#{:02x}{:02x}{:02x}",
+            mix(232.0, 31.0),
+            mix(239.0, 95.0),
+            mix(247.0, 168.0)
+        )
+    };
+    if lo.is_finite() && hi.is_finite() {
+        // The colour scale, right of the title: the value at its light end and
+        // at its dark end.
+        let (light, dark) = if low_is_good { (hi, lo) } else { (lo, hi) };
+        let x0 = W - RIGHT - 200.0;
+        for i in 0..10 {
+            let _ = write!(
+                out,
+                "<rect x=\"{:.1}\" y=\"10\" width=\"12\" height=\"14\" fill=\"{}\"/>",
+                x0 + 12.0 * i as f64,
+                colour(i as f64 / 9.0)
+            );
+        }
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"21\" class=\"tk\" text-anchor=\"end\">{}</text>\
+             <text x=\"{:.1}\" y=\"21\" class=\"tk\">{}</text>",
+            x0 - 4.0,
+            esc(&cell(light)),
+            x0 + 124.0,
+            esc(&cell(dark))
+        );
+    }
     let cw = (W - LEFT - RIGHT) / cols.len().max(1) as f64;
     let ch = 34.0;
     for (r, name) in rows.iter().enumerate() {
@@ -572,14 +633,7 @@ pub fn heatmap(
             };
             let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
             let t = if low_is_good { 1.0 - t } else { t };
-            // From #e8eff7 to #1f5fa8.
-            let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-            let fill = format!(
-                "#{:02x}{:02x}{:02x}",
-                mix(232.0, 31.0),
-                mix(239.0, 95.0),
-                mix(247.0, 168.0)
-            );
+            let fill = colour(t);
             let ink = if t > 0.55 { "#ffffff" } else { "#1d2329" };
             let x = LEFT + cw * c as f64;
             let _ = write!(
@@ -592,10 +646,10 @@ pub fn heatmap(
                 esc(col),
                 esc(y_label),
                 esc(name),
-                tip_number(*v),
+                cell(*v),
                 x + cw / 2.0,
                 y + ch / 2.0 + 4.0,
-                tip_number(*v)
+                cell(*v)
             );
         }
     }

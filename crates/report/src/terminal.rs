@@ -78,7 +78,7 @@ pub(crate) fn class_table(r: &RunResult) -> Table {
 fn run(r: &RunResult) -> String {
     let c = &r.config;
     let mut out = format!(
-        "dbio run: {} on {}, engine {}, profile {}, {} users x {} outstanding, {} s\n",
+        "dbio run: {} on {}, engine {}, profile {}, {} x {} outstanding, {} s\n",
         if c.workloads.is_empty() {
             "-".to_string()
         } else {
@@ -91,13 +91,14 @@ fn run(r: &RunResult) -> String {
         } else {
             &c.profile
         },
-        c.users,
+        fmt::count(c.users as u64, "user"),
         c.outstanding,
         fmt::secs(r.elapsed_s),
     );
     if !r.labels.is_empty() {
         out.push_str(&format!("labels: {}\n", fmt::labels(&r.labels)));
     }
+    out.push_str(&cache_line(r.cache.as_ref()));
     out.push_str(&interrupted_line(
         r.interrupted,
         r.stop_reason.as_deref(),
@@ -138,8 +139,10 @@ fn run(r: &RunResult) -> String {
     out
 }
 
-pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
-    let mut t = Table::new(&[
+/// A ramp's points; `capped`: the ramp had a latency cap (the IOPS ramp; MB/s has
+/// none, so "within cap" would say nothing there).
+pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>, capped: bool) -> Table {
+    let mut headers = vec![
         "outstanding",
         "seconds",
         "ios",
@@ -149,12 +152,15 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
         "p50 us",
         "p99 us",
         "cpu us/io",
-        "<within cap",
-    ]);
+    ];
+    if capped {
+        headers.push("<within cap");
+    }
+    let mut t = Table::new(&headers);
     for (i, p) in points.iter().enumerate() {
         // Unmarked rows get the same width so the numbers stay aligned.
         let mark = if Some(i) == best { " *" } else { "  " };
-        t.row(vec![
+        let mut row = vec![
             format!("{}{mark}", p.outstanding),
             fmt::secs(p.duration_s),
             fmt::int(p.ios),
@@ -164,8 +170,11 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>) -> Table {
             fmt::us(p.p50_us),
             fmt::us(p.p99_us),
             fmt::us(p.cpu_us_per_io),
-            if p.within_cap { "yes" } else { "no" }.into(),
-        ]);
+        ];
+        if capped {
+            row.push(if p.within_cap { "yes" } else { "no" }.into());
+        }
+        t.row(row);
     }
     t
 }
@@ -193,6 +202,11 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
+/// "cache: ..." when the result says whether its reads could come from memory.
+fn cache_line(c: Option<&dbio_stats::CacheCheck>) -> String {
+    c.map_or_else(String::new, |c| format!("cache: {}\n", c.note))
+}
+
 fn calibrate(c: &CalibrateResult) -> String {
     let mut out = format!(
         "dbio calibrate: {}, engine {}, data set {}, latency cap {} us, {} s\n",
@@ -205,6 +219,7 @@ fn calibrate(c: &CalibrateResult) -> String {
     if !c.labels.is_empty() {
         out.push_str(&format!("labels: {}\n", fmt::labels(&c.labels)));
     }
+    out.push_str(&cache_line(c.cache.as_ref()));
     out.push_str(&interrupted_line(c.interrupted, None, c.elapsed_s));
     out.push('\n');
     let mut head = Table::new(&["<", "", "<"]);
@@ -236,25 +251,27 @@ fn calibrate(c: &CalibrateResult) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    for (title, points, outstanding, stop) in [
+    for (title, points, outstanding, stop, capped) in [
         (
             "8 KiB random reads (IOPS ramp)",
             &c.iops_curve,
             c.max_iops_outstanding,
             &c.iops_stop,
+            true,
         ),
         (
             "1 MiB reads (MB/s ramp)",
             &c.mbps_curve,
             c.max_mbps_outstanding,
             &c.mbps_stop,
+            false,
         ),
     ] {
         out.push_str(&format!("\n{title}, stopped: {}\n", or_dash(stop)));
         if points.is_empty() {
             out.push_str("  no points measured\n");
         } else {
-            out.push_str(&curve_table(points, best_point(points, outstanding)).text("  "));
+            out.push_str(&curve_table(points, best_point(points, outstanding), capped).text("  "));
         }
     }
     out.push_str("\n  * = the load level of the headline figure\n");

@@ -50,12 +50,15 @@ fn terminal_calibrate_headline_and_curves() {
     assert!(t.contains("latency_us") && t.contains("548.0"), "{t}");
     assert!(t.contains("IOPS ramp), stopped: knee"), "{t}");
     assert!(t.contains(" 64 *  "), "max point marked:\n{t}");
-    // 7 IOPS points + 4 MB/s points, each on its own line.
+    // 7 IOPS points say whether they are within the cap; the 4 MB/s points,
+    // whose ramp has no cap, do not.
     let points = t
         .lines()
         .filter(|l| l.ends_with("yes") || l.ends_with("no"))
         .count();
-    assert_eq!(points, 11, "{t}");
+    assert_eq!(points, 7, "{t}");
+    let mbps = t.split("MB/s ramp").nth(1).unwrap();
+    assert!(!mbps.contains("within cap"), "{t}");
 }
 
 #[test]
@@ -134,7 +137,7 @@ fn markdown_calibrate_sections() {
     let md = markdown(&cal());
     assert!(md.contains("## IOPS ramp (8 KiB random reads), stopped: knee"));
     assert!(md.contains("## MB/s ramp (1 MiB reads), stopped: knee"));
-    assert!(md.contains("## Latency histogram at max_iops"));
+    assert!(md.contains("## Latency histogram at max IOPS"));
 }
 
 #[test]
@@ -175,9 +178,13 @@ fn html_is_self_contained_with_charts() {
     // A histogram per class and two time-series charts.
     assert_eq!(h.matches("<svg").count(), 3 + 2);
     let h = html(&cal());
-    // Latency/IOPS, MB/s/outstanding, latency/MB/s and the histogram.
-    assert_eq!(h.matches("<svg").count(), 4);
-    assert!(h.contains("max_iops 114,100"));
+    // Mean and p99 latency against IOPS each on a scale of its own,
+    // MB/s/outstanding, latency/MB/s and the histogram.
+    assert_eq!(h.matches("<svg").count(), 5);
+    assert!(h.contains("max IOPS 114,100"));
+    // Cards say what they hold, not the JSON keys.
+    assert!(h.contains(">Max IOPS<") && h.contains(">Max MB/s<"));
+    assert!(!h.contains("class=\"k\">max_iops"));
 }
 
 #[test]
@@ -395,5 +402,46 @@ fn labels_show_in_the_summaries() {
     assert!(
         !json(&run()).unwrap().contains("\"labels\""),
         "left out when empty"
+    );
+}
+
+#[test]
+fn point_labels_that_would_overlap_are_left_out() {
+    // Six points, four crowded at the knee: labels 1, 2, 4 and 32 fit.
+    let pts = [
+        (100.0, 50.0),
+        (2000.0, 60.0),
+        (4000.0, 80.0),
+        (4010.0, 81.0),
+    ];
+    let svg = crate::svg::line_chart(&crate::svg::LineChart {
+        title: "t".into(),
+        x_label: "x".into(),
+        y_label: "y".into(),
+        lines: vec![crate::svg::Line {
+            name: "mean".into(),
+            color: crate::svg::PALETTE[0],
+            points: pts
+                .iter()
+                .copied()
+                .chain([(4020.0, 82.0), (8000.0, 90.0)])
+                .collect(),
+            labels: ["1", "2", "4", "8", "16", "32"].map(String::from).to_vec(),
+            markers: true,
+            dashed: false,
+        }],
+        reference: None,
+        highlight: None,
+    });
+    let shown: Vec<&str> = svg
+        .split("class=\"pl\" text-anchor=\"middle\">")
+        .skip(1)
+        .map(|s| s.split('<').next().unwrap())
+        .collect();
+    assert_eq!(shown, ["1", "2", "4", "32"]);
+    assert_eq!(
+        svg.matches("<circle").count(),
+        6,
+        "every point keeps its marker"
     );
 }

@@ -88,19 +88,10 @@ fn merge_nfs(runs: &[RunResult]) -> Option<Box<NfsSection>> {
                 m.files.push(f.clone());
             }
         }
-        for c in &n.stats.calls {
-            match m
-                .stats
-                .calls
-                .iter_mut()
-                .find(|x| x.procedure == c.procedure)
-            {
-                Some(x) => x.calls += c.calls,
-                None => m.stats.calls.push(c.clone()),
-            }
+        m.stats.add(&n.stats);
+        if let Some(s) = &n.setup {
+            m.setup.get_or_insert_with(Default::default).add(s);
         }
-        m.stats.read_bytes += n.stats.read_bytes;
-        m.stats.write_bytes += n.stats.write_bytes;
         m.events.extend(n.events.iter().cloned());
     }
     m.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));

@@ -83,6 +83,32 @@ pub struct RunResult {
     /// Optional: results without it read as before (no format change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<Box<DeviceSection>>,
+    /// Whether reads could have come from a cache in memory rather than the
+    /// storage (the data set against the memory that could hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheCheck>,
+}
+
+/// Whether a run's reads could have been served from memory: the data set
+/// against the page cache of this host, or of an NFS server on this host
+/// (ganesha serves READs from its page cache).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CacheCheck {
+    /// Which cache: "page cache" (this host's), "NFS server's page cache".
+    pub cache: String,
+    /// "bypassed" (O_DIRECT), "fits" (the whole data set fits in memory),
+    /// "partly" (a share of random reads can hit), "unlikely" (a tenth or
+    /// less can), or "unknown" (a server whose memory dbio cannot see).
+    pub verdict: String,
+    /// Bytes of memory that could hold the data set (MemTotal); 0 unknown.
+    pub memory_bytes: u64,
+    /// Bytes of the data set.
+    pub dataset_bytes: u64,
+    /// Data-set size from which at most a tenth of uniformly random reads can
+    /// find their block in that memory (ten times it); 0 unknown.
+    pub avoid_from_bytes: u64,
+    /// The same in one line, as the terminal report shows it.
+    pub note: String,
 }
 
 /// Device and machine statistics sampled beside a run (`iostat -x` and
@@ -227,8 +253,9 @@ impl RankSummary {
 pub type Labels = BTreeMap<String, String>;
 
 /// The NFS section of a run: the dNFS views, as the NFS client filled
-/// them at the end of the run. Counters run from the opening of the
-/// connections (data-set creation included).
+/// them at the end of the run. Channel counters run from the opening of
+/// the connections (data-set creation included); `stats` are the run's
+/// calls, `setup` those made before it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct NfsSection {
     /// dNFS view "servers": the NFS servers the run used.
@@ -238,8 +265,13 @@ pub struct NfsSection {
     /// dNFS view "files": the server of each data file, in the order of
     /// the run's `files`.
     pub files: Vec<NfsFile>,
-    /// dNFS view "stats": NFS calls per procedure and bytes moved.
+    /// dNFS view "stats": NFS calls per procedure and bytes moved by the run
+    /// (its warm-up included), after the data set was ready.
     pub stats: NfsStats,
+    /// The calls made to get the data set ready (checked, or created and
+    /// written) before the run; absent in results that counted them in `stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<NfsStats>,
     /// Path events (failover), oldest first.
     pub events: Vec<NfsEvent>,
     /// pNFS: the data servers (and the metadata server, "MDS", for I/O that went
@@ -411,6 +443,45 @@ pub struct NfsStats {
     pub read_bytes: u64,
     /// Data bytes accepted by WRITE.
     pub write_bytes: u64,
+}
+
+impl NfsStats {
+    /// Adds `other`'s calls and bytes to these.
+    pub fn add(&mut self, other: &NfsStats) {
+        for c in &other.calls {
+            match self.calls.iter_mut().find(|x| x.procedure == c.procedure) {
+                Some(x) => x.calls += c.calls,
+                None => self.calls.push(c.clone()),
+            }
+        }
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+    }
+
+    /// What was counted since `earlier` (a snapshot of the same counters);
+    /// procedures without new calls are left out.
+    pub fn since(&self, earlier: &NfsStats) -> NfsStats {
+        let before = |p: &str| {
+            earlier
+                .calls
+                .iter()
+                .find(|x| x.procedure == p)
+                .map_or(0, |x| x.calls)
+        };
+        NfsStats {
+            calls: self
+                .calls
+                .iter()
+                .map(|c| NfsProcCount {
+                    procedure: c.procedure.clone(),
+                    calls: c.calls.saturating_sub(before(&c.procedure)),
+                })
+                .filter(|c| c.calls > 0)
+                .collect(),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+        }
+    }
 }
 
 /// Calls of one NFS procedure.
@@ -637,6 +708,10 @@ pub struct CalibrateResult {
     /// calibration (as in [`RunResult::devices`]); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<Box<DeviceSection>>,
+    /// Whether reads could have come from a cache in memory rather than the
+    /// storage (the data set against the memory that could hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheCheck>,
 }
 
 /// One load level of a calibration ramp.

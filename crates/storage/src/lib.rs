@@ -237,13 +237,15 @@ impl Target {
         match self {
             Target::Nfs { nfs, .. } => {
                 let place = nfs.display_path(&nfs.dir);
-                Ok(dbio_nfs_engine::dataset::prepare(
+                let ds = dbio_nfs_engine::dataset::prepare(
                     nfs,
                     spec,
                     force_overwrite,
                     stop,
                     &mut |done, total| progress(&place, done, total),
-                )?)
+                )?;
+                dbio_nfs_engine::views::mark_ready(nfs);
+                Ok(ds)
             }
             Target::Local(dir) if engine == EngineKind::Null => Ok(Dataset::planned(dir, spec)),
             Target::Local(dir) => {

@@ -204,6 +204,32 @@ impl<'a> Fattr<'a> {
     }
 }
 
+/// The number in an `owner` or `owner_group` string from a server that sends ids
+/// as numbers (`"1000"`: ganesha with `Only_Numeric_Owners`, Linux nfsd without an
+/// id mapper); None for a name (`"oracle@example.com"`) or a number over u32. At
+/// most 10 digits are looked at, whatever the string's length.
+pub fn numeric_id(s: Utf8<'_>) -> Option<u32> {
+    let b = s.0;
+    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    b.iter().try_fold(0u32, |n, d| {
+        n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    })
+}
+
+impl Fattr<'_> {
+    /// The owner as a number (see [`numeric_id`]).
+    pub fn owner_id(&self) -> Option<u32> {
+        self.owner.and_then(numeric_id)
+    }
+
+    /// The owning group as a number (see [`numeric_id`]).
+    pub fn group_id(&self) -> Option<u32> {
+        self.owner_group.and_then(numeric_id)
+    }
+}
+
 impl<'a> XdrDecode<'a> for Fattr<'a> {
     fn decode(d: &mut Decoder<'a>) -> dbio_xdr::Result<Self> {
         let mask = Bitmap4::decode(d)?;
@@ -310,6 +336,29 @@ impl XdrEncode for SetAttrs {
         }
         if let Some(t) = self.time_modify {
             t.encode(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_sent_as_numbers_decode_and_names_do_not() {
+        let id = |s: &str| numeric_id(Utf8::from(s));
+        assert_eq!(id("0"), Some(0));
+        assert_eq!(id("1000"), Some(1000));
+        assert_eq!(id("4294967295"), Some(u32::MAX));
+        for not in [
+            "",
+            "4294967296",
+            "99999999999",
+            "oracle@example.com",
+            "-1",
+            "1 0",
+        ] {
+            assert_eq!(id(not), None, "{not:?}");
         }
     }
 }

@@ -63,7 +63,7 @@ mod layout_tests;
 mod tests;
 
 pub use args::*;
-pub use attr::{bit, Fattr, SetAttrs, SetTime};
+pub use attr::{bit, numeric_id, Fattr, SetAttrs, SetTime};
 pub use cb::*;
 pub use layout::*;
 pub use res::*;

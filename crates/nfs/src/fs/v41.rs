@@ -8,7 +8,7 @@ use super::{
     Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Res, Space, Stable,
 };
 use super::{Time, Written};
-use crate::proto::nfs4::{Fh4, Ftype4, SetAttrs, StableHow, Stateid};
+use crate::proto::nfs4::{Fh4, Ftype4, Nfstime4, SetAttrs, StableHow, Stateid};
 use crate::v41::{self as v4, Client};
 
 /// `/rel`: the path the NFSv4.1 client names in messages and looks up.
@@ -39,18 +39,24 @@ pub(super) fn attr(a: &v4::Attr) -> Attr {
         },
         mode: a.mode,
         nlink: a.nlink,
-        uid: None,
-        gid: None,
+        uid: a.uid,
+        gid: a.gid,
         size: a.size,
-        used: None,
+        used: a.used,
         fileid: a.fileid,
-        fsid: None,
-        atime: None,
-        mtime: a.mtime.map(|t| Time {
-            seconds: t.seconds,
-            nanos: t.nseconds,
-        }),
-        ctime: None,
+        // One number as NFSv3 gives it: the major id, with the minor folded in
+        // when there is one.
+        fsid: a.fsid.map(|(major, minor)| major ^ minor.rotate_left(32)),
+        atime: a.atime.map(time),
+        mtime: a.mtime.map(time),
+        ctime: a.ctime.map(time),
+    }
+}
+
+fn time(t: Nfstime4) -> Time {
+    Time {
+        seconds: t.seconds,
+        nanos: t.nseconds,
     }
 }
 

@@ -52,6 +52,12 @@ fn attr_mask() -> Bitmap4 {
         bit::FILEID,
         bit::MODE,
         bit::NUMLINKS,
+        bit::FSID,
+        bit::OWNER,
+        bit::OWNER_GROUP,
+        bit::SPACE_USED,
+        bit::TIME_ACCESS,
+        bit::TIME_METADATA,
         bit::TIME_MODIFY,
     ])
 }
@@ -65,7 +71,17 @@ pub struct Attr {
     pub mode: u32,
     pub fileid: u64,
     pub nlink: u32,
+    /// Bytes the file takes on the server's disk.
+    pub used: Option<u64>,
+    /// The file system's id, major and minor.
+    pub fsid: Option<(u64, u64)>,
+    /// Owner and group when the server sends them as numbers.
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub atime: Option<Nfstime4>,
     pub mtime: Option<Nfstime4>,
+    /// `time_metadata`: the last change of the file's attributes (ctime).
+    pub ctime: Option<Nfstime4>,
 }
 
 impl Attr {
@@ -76,7 +92,13 @@ impl Attr {
             mode: a.mode.unwrap_or(0) & 0o7777,
             fileid: a.fileid.unwrap_or(0),
             nlink: a.numlinks.unwrap_or(1),
+            used: a.space_used,
+            fsid: a.fsid.map(|f| (f.major, f.minor)),
+            uid: a.owner_id(),
+            gid: a.group_id(),
+            atime: a.time_access,
             mtime: a.time_modify,
+            ctime: a.time_metadata,
         }
     }
 }
