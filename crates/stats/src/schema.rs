@@ -83,6 +83,11 @@ pub struct RunResult {
     /// Optional: results without it read as before (no format change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<Box<DeviceSection>>,
+    /// An open-loop run (`--rate`): the rates asked and achieved per class
+    /// and the backlog (latencies then count from each I/O's intended
+    /// start); absent from closed-loop runs. Optional: no format change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<Box<crate::open_loop::OpenLoopSection>>,
 }
 
 /// Device and machine statistics sampled beside a run (`iostat -x` and
@@ -462,6 +467,10 @@ pub struct RunConfig {
     /// Loop limit per user, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<u64>,
+    /// Open loop: the `--rate` asked, as given (I/Os per second, or
+    /// CLASS=IOPS,...); absent for a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
     /// Percent of block operations that are updates (SLOB UPDATE_PCT).
     pub update_pct: u32,
     /// Percent of operations that are scans (SLOB SCAN_PCT).
