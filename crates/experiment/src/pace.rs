@@ -165,3 +165,73 @@ impl Pacer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backlog_and_lateness_are_accounted_from_the_intended_start() {
+        let open = OpenLoop {
+            rates: Rates::total(1000.0).unwrap(),
+            arrivals: Arrivals::Fixed,
+        };
+        let t0 = Instant::now();
+        let ms = |n: u64| n * 1_000_000;
+        let end = t0 + Duration::from_millis(10);
+        let mut p = Pacer::new(
+            &open,
+            (0, 1, 1),
+            t0,
+            t0 + Duration::from_millis(1),
+            Some(end),
+        );
+        // The warm-up's arrival (0 ms) is issued but not accounted.
+        assert_eq!(p.due(0).map(|a| a.at_ns), Some(0));
+        p.issued(IoClass::SingleBlockRead, 0);
+        assert_eq!(p.due(ms(1) - 1), None, "the next one is due at 1 ms");
+        // Every slot busy at 3.5 ms: the arrivals of 1, 2 and 3 ms wait.
+        p.blocked(ms(3) + ms(1) / 2);
+        for _ in 1..=3 {
+            assert!(p.due(ms(4)).is_some());
+            p.issued(IoClass::SingleBlockRead, ms(4));
+        }
+        // 4 ms, issued on time: late 0, did not wait.
+        p.issued(IoClass::SingleBlockRead, ms(4));
+        let c = p.lateness.classes[IoClass::SingleBlockRead.index()];
+        assert_eq!((c.issued, c.late), (4, 3));
+        assert_eq!(c.late_sum_ns, ms(3) + ms(2) + ms(1));
+        assert_eq!(c.max_late_ns, ms(3));
+        // The run ends at 10 ms: stopped at 20 ms, the arrivals of 5 to 9 ms
+        // were never issued.
+        assert_eq!(p.due(ms(30)).map(|a| a.at_ns), Some(ms(5)));
+        p.finish(t0 + Duration::from_millis(20), &mut |c| {
+            c.unwrap_or(IoClass::RedoWrite)
+        });
+        let c = p.lateness.classes[IoClass::RedoWrite.index()];
+        assert_eq!((c.left, c.at_end), (5, 5));
+        assert!(p.exhausted());
+        assert_eq!(p.wait(t0, Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn dense_arrivals_wait_a_quantum_sparse_ones_their_time() {
+        let t0 = Instant::now();
+        let pacer = |rate: f64| {
+            let open = OpenLoop {
+                rates: Rates::total(rate).unwrap(),
+                arrivals: Arrivals::Fixed,
+            };
+            Pacer::new(&open, (0, 1, 1), t0, t0, None)
+        };
+        let cap = Duration::from_secs(1);
+        let mut sparse = pacer(100.0);
+        sparse.issued(IoClass::SingleBlockRead, 0);
+        assert_eq!(sparse.wait(t0, cap), Some(Duration::from_millis(10)));
+        let mut dense = pacer(1e6);
+        dense.issued(IoClass::SingleBlockRead, 0);
+        dense.woke(t0);
+        assert_eq!(dense.wait(t0, cap), Some(PACE_QUANTUM));
+        assert_eq!(dense.wait(t0 + PACE_QUANTUM, cap), Some(Duration::ZERO));
+    }
+}
