@@ -178,7 +178,8 @@ pub(crate) fn drive(
             })
             .collect::<Vec<_>>())
     })?;
-    let end = Instant::now();
+    // The last user's end, not when this thread saw it (it looks every 20 ms).
+    let mut end = start;
     let cpu = CpuClock::now().since(&cpu_from);
     let mut merged = Recorder::new(&classes, files, start);
     let mut error = None;
@@ -191,7 +192,9 @@ pub(crate) fn drive(
                 error: err,
                 counts,
                 lateness: late,
+                ended,
             }) => {
+                end = end.max(ended);
                 merged.merge(&rec);
                 if let (Some(all), Some(l)) = (&mut lateness, late) {
                     all.merge(&l);
@@ -223,6 +226,8 @@ struct Worked {
     error: Option<ExperimentError>,
     counts: VerifyCounts,
     lateness: Option<Lateness>,
+    /// When the loop ended (its last completion or its stop).
+    ended: Instant,
 }
 
 #[derive(Clone, Copy)]
@@ -378,6 +383,7 @@ impl User<'_> {
             error: self.error,
             counts: self.counts,
             lateness,
+            ended: now,
         })
     }
 
