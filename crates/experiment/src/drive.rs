@@ -370,6 +370,14 @@ impl User<'_> {
             }
             self.complete(&mut slots, &mut done, now);
         }
+        let mut ended = now;
+        if let (Some(p), Some(d)) = (&mut self.pacer, self.deadline) {
+            // Its arrivals ran out with the time: the rate is over the whole
+            // time, even when the last I/O finished before it.
+            if p.exhausted() {
+                ended = ended.max(d);
+            }
+        }
         let lateness = self.pacer.take().map(|mut p| {
             // Arrivals after the last of --loops were never meant to run.
             if !self.loops.is_some_and(|l| self.issued >= l) {
@@ -383,7 +391,7 @@ impl User<'_> {
             error: self.error,
             counts: self.counts,
             lateness,
-            ended: now,
+            ended,
         })
     }
 
