@@ -85,7 +85,7 @@ pub struct Args {
     /// spread evenly over the users. Latency then counts from each I/O's intended start
     /// [default: closed loop]
     #[arg(long, value_name = "IOPS|CLASS=IOPS,...", value_parser = rate_arg)]
-    rate: Option<Rates>,
+    rate: Option<Box<Rates>>,
     /// With --rate, how arrivals are spaced: poisson (independent arrivals, as many sessions
     /// make them: bursts happen) or fixed (every 1/rate seconds exactly)
     #[arg(long, value_name = "KIND", default_value = "poisson", value_parser = arrivals_arg, requires = "rate")]
@@ -183,8 +183,8 @@ fn class_arg(s: &str) -> Result<IoClass, String> {
     })
 }
 
-fn rate_arg(s: &str) -> Result<Rates, String> {
-    Rates::parse(s).map_err(|e| e.to_string())
+fn rate_arg(s: &str) -> Result<Box<Rates>, String> {
+    Rates::parse(s).map(Box::new).map_err(|e| e.to_string())
 }
 
 fn arrivals_arg(s: &str) -> Result<Arrivals, String> {
@@ -230,7 +230,7 @@ impl Args {
             verify: self.verify,
             verify_sync: self.verify_sync,
             raw: !self.no_raw,
-            rate: self.rate.clone(),
+            rate: self.rate.as_deref().cloned(),
             arrivals: self.arrivals,
         }
     }

@@ -380,7 +380,7 @@ impl User<'_> {
         }
         let lateness = self.pacer.take().map(|mut p| {
             // Arrivals after the last of --loops were never meant to run.
-            if !self.loops.is_some_and(|l| self.issued >= l) {
+            if self.loops.is_none_or(|l| self.issued < l) {
                 let gen = &mut self.gen;
                 p.finish(now, &mut |c| c.unwrap_or_else(|| gen.next_op().class));
             }
