@@ -10,7 +10,7 @@ use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
 use dbio_stats::RunResult;
 use dbio_storage::Target;
-use dbio_workload::{IoClass, Profile, RedoStress};
+use dbio_workload::{Arrivals, IoClass, Profile, Rates, RedoStress};
 
 use crate::common::{
     self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
@@ -26,11 +26,16 @@ use crate::nfs_target::views_printer;
         (up to 1 MiB, \"db file scattered read\"), direct-read (large asynchronous reads, \
         \"direct path read\"), dbwr-write (random block writes in batches, \"db file parallel \
         write\"), redo-write (sequential synchronous writes of 512 B to 1 MiB, \"log file \
-        parallel write\").\n\nThe data set is created in --target on first use (or reused when \
+        parallel write\").\n\nClosed loop (the default): a user issues its next I/O when one completes, so a \
+        stalled storage is simply asked for less and the stall hides from the latencies.\nOpen \
+        loop (--rate): I/Os arrive on schedule whatever became of earlier ones, and latency \
+        counts from each I/O's intended start, so waits behind a stall are measured.\n\nThe data set is created in --target on first use (or reused when \
         it matches); dbio only ever writes to files it created. Ctrl-C stops the run within a \
         second and still writes the results measured so far, marked as interrupted (exit code \
         130).\n\nExample: dbio run --target /data/dbio --profile oltp --users 4 --outstanding 8 \
-        --time 30s --json run.json\n\nSeveral hosts: under mpirun (Open MPI, found at run time) \
+        --time 30s --json run.json\n\nOpen loop: dbio run --target /data/dbio --profile oltp --rate \
+        5000 --users 4 --outstanding 32 (5000 I/Os per second split by the oltp mix; the result \
+        sets asked against achieved rates and says whether the storage fell behind)\n\nSeveral hosts: under mpirun (Open MPI, found at run time) \
         each rank is one dbio process with its own part of the data set (TARGET/rank-R, or \
         .../rank-R in an nfs:// URL) and its own --users; the ranks start and stop together \
         and rank 0 writes one result, merged exactly, with a per-rank breakdown. Example: \
@@ -70,9 +75,21 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     users: u32,
     /// I/Os each user keeps in flight (1 = a session waiting on each I/O, like a foreground
-    /// process; more = asynchronous I/O like DBWR or parallel query)
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    outstanding: u32,
+    /// process; more = asynchronous I/O like DBWR or parallel query). With --rate, the most
+    /// each user may have in flight: arrivals beyond it wait, and the wait counts
+    /// [default: 1; 32 with --rate]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    outstanding: Option<u32>,
+    /// Open loop: I/Os per second for the whole run, split by the workload's mix (e.g. 5000),
+    /// or per class (e.g. single-block-read=800,redo-write=120: only those classes run),
+    /// spread evenly over the users. Latency then counts from each I/O's intended start
+    /// [default: closed loop]
+    #[arg(long, value_name = "IOPS|CLASS=IOPS,...", value_parser = rate_arg)]
+    rate: Option<Box<Rates>>,
+    /// With --rate, how arrivals are spaced: poisson (independent arrivals, as many sessions
+    /// make them: bursts happen) or fixed (every 1/rate seconds exactly)
+    #[arg(long, value_name = "KIND", default_value = "poisson", value_parser = arrivals_arg, requires = "rate")]
+    arrivals: Arrivals,
     /// How long to run, e.g. 30s, 2m, 500ms (SLOB RUN_TIME) [default: 30s unless --loops]
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     time: Option<Duration>,
@@ -166,6 +183,18 @@ fn class_arg(s: &str) -> Result<IoClass, String> {
     })
 }
 
+fn rate_arg(s: &str) -> Result<Box<Rates>, String> {
+    Rates::parse(s).map(Box::new).map_err(|e| e.to_string())
+}
+
+fn arrivals_arg(s: &str) -> Result<Arrivals, String> {
+    Arrivals::parse(s).ok_or_else(|| format!("unknown arrivals {s:?} (poisson or fixed)"))
+}
+
+/// Outstanding I/Os per user when not given: a closed loop's session waits
+/// on each I/O; an open loop needs room for arrivals that come together.
+const OPEN_LOOP_OUTSTANDING: u32 = 32;
+
 fn redo_arg(s: &str) -> Result<RedoStress, String> {
     RedoStress::parse(s).ok_or_else(|| format!("unknown redo stress {s:?} (lite or heavy)"))
 }
@@ -188,7 +217,11 @@ impl Args {
             size: self.size,
             scale: self.scale,
             users: self.users,
-            outstanding: self.outstanding,
+            outstanding: self.outstanding.unwrap_or(if self.rate.is_some() {
+                OPEN_LOOP_OUTSTANDING
+            } else {
+                1
+            }),
             time: self.time,
             warmup: self.warmup,
             loops: self.loops,
@@ -197,6 +230,8 @@ impl Args {
             verify: self.verify,
             verify_sync: self.verify_sync,
             raw: !self.no_raw,
+            rate: self.rate.as_deref().cloned(),
+            arrivals: self.arrivals,
         }
     }
 }

@@ -312,6 +312,7 @@ fn ramp(
             seed: spec.seed ^ u64::from(outstanding),
             verify: None,
             verify_sync: false,
+            open_loop: None,
         };
         let out = drive(&load, stop, &live, &mut |_| {})?;
         if let Some(e) = out.error {

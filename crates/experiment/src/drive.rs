@@ -5,11 +5,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::{Completion, Engine, EngineConfig, EngineKind, IoDir, IoRequest};
-use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Live, Recorder};
+use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Lateness, Live, Recorder};
 use dbio_workload::content::{fill, fill_blocks, stamp_sectors};
 use dbio_workload::verify::{stamp_unit, GenMap, VerifyCounts, GEN_MASK, IN_FLIGHT};
 use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
 
+use crate::pace::{OpenLoop, Pacer};
 use crate::ExperimentError;
 
 /// Longest a user waits in one reap: bounds how late it sees a stop.
@@ -40,6 +41,9 @@ pub(crate) struct Load<'a> {
     /// Verify mode: the map (the journal of in-flight writes) reaches
     /// stable storage before each batch of writes is issued.
     pub verify_sync: bool,
+    /// Open loop: I/Os arrive at these rates whatever became of the ones
+    /// before (see [`crate::pace`]); `outstanding` is then a cap.
+    pub open_loop: Option<&'a OpenLoop>,
 }
 
 /// Draws before a verify-mode user gives up finding a write whose blocks
@@ -59,6 +63,8 @@ pub(crate) struct Outcome {
     pub error: Option<ExperimentError>,
     /// What the reads of verify mode found.
     pub verify: Option<VerifyCounts>,
+    /// Open loop: how late the I/Os were issued.
+    pub lateness: Option<Lateness>,
 }
 
 /// The recorder's classes: every [`IoClass`], in order.
@@ -115,6 +121,10 @@ pub(crate) fn drive(
     let results = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(users as usize);
         for (u, (engine, gen)) in engines.into_iter().zip(gens).enumerate() {
+            let pacer = load.open_loop.map(|o| {
+                let who = (u as u32, users, load.seed);
+                Pacer::new(o, who, start, record_from, deadline)
+            });
             let user = User {
                 engine,
                 gen,
@@ -137,6 +147,7 @@ pub(crate) fn drive(
                 pending: None,
                 think_until: None,
                 error: None,
+                pacer,
             };
             let h = std::thread::Builder::new()
                 .name(format!("dbio-user-{u}"))
@@ -167,15 +178,27 @@ pub(crate) fn drive(
             })
             .collect::<Vec<_>>())
     })?;
-    let end = Instant::now();
+    // The last user's end, not when this thread saw it (it looks every 20 ms).
+    let mut end = start;
     let cpu = CpuClock::now().since(&cpu_from);
     let mut merged = Recorder::new(&classes, files, start);
     let mut error = None;
     let mut verify = load.verify.map(|_| VerifyCounts::default());
+    let mut lateness = load.open_loop.map(|_| Lateness::new(classes.len()));
     for r in results {
         match r {
-            Ok((rec, err, counts)) => {
+            Ok(Worked {
+                recorder: rec,
+                error: err,
+                counts,
+                lateness: late,
+                ended,
+            }) => {
+                end = end.max(ended);
                 merged.merge(&rec);
+                if let (Some(all), Some(l)) = (&mut lateness, late) {
+                    all.merge(&l);
+                }
                 if let Some(v) = &mut verify {
                     v.merge(&counts);
                 }
@@ -193,7 +216,18 @@ pub(crate) fn drive(
         outstanding,
         error,
         verify,
+        lateness,
     })
+}
+
+/// What one user's loop gives back.
+struct Worked {
+    recorder: Recorder,
+    error: Option<ExperimentError>,
+    counts: VerifyCounts,
+    lateness: Option<Lateness>,
+    /// When the loop ended (its last completion or its stop).
+    ended: Instant,
 }
 
 #[derive(Clone, Copy)]
@@ -271,15 +305,15 @@ struct User<'a> {
     think_until: Option<Instant>,
     /// The first error, which halts the load.
     error: Option<ExperimentError>,
+    /// Open loop: the arrivals to issue.
+    pacer: Option<Pacer>,
 }
 
 impl User<'_> {
     /// The user's loop: issue into every free slot, commit the batch, reap
     /// at least one completion and complete what came back (record it,
     /// verify it); until told to stop, then drain what is in flight.
-    fn work(
-        mut self,
-    ) -> Result<(Recorder, Option<ExperimentError>, VerifyCounts), ExperimentError> {
+    fn work(mut self) -> Result<Worked, ExperimentError> {
         let depth = self.outstanding.min(self.engine.depth()).max(1);
         let caps = self.engine.capabilities();
         // An asynchronous engine issues at commit: one journal flush per
@@ -289,6 +323,9 @@ impl User<'_> {
         let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
         let mut now = Instant::now();
         let mut drain_by: Option<Instant> = None;
+        if self.pacer.is_some() {
+            Pacer::tighten_timer();
+        }
         loop {
             let over = self.over(now);
             if over && drain_by.is_none() {
@@ -298,12 +335,21 @@ impl User<'_> {
                 self.think_until = None;
             }
             if !over && self.think_until.is_none() {
-                let journal = self.issue(&mut slots, caps.no_data, sync_batch);
+                let journal = if self.pacer.is_some() {
+                    self.issue_due(&mut slots, caps.no_data, sync_batch, now)
+                } else {
+                    self.issue(&mut slots, caps.no_data, sync_batch)
+                };
                 self.commit(journal);
             }
             if self.engine.in_flight() == 0 {
                 if over {
                     break;
+                }
+                if let Some(p) = &mut self.pacer {
+                    p.sleep(REAP_WAIT);
+                    now = Instant::now();
+                    continue;
                 }
                 if let Some(t) = self.think_until {
                     std::thread::sleep(t.saturating_duration_since(Instant::now()).min(REAP_WAIT));
@@ -314,20 +360,52 @@ impl User<'_> {
             if drain_by.is_some_and(|d| now >= d) {
                 break;
             }
-            if !self.reap(&mut done) {
+            let free = !slots.free.is_empty();
+            if !self.reap(&mut done, free) {
                 break;
             }
             now = Instant::now();
+            if let Some(p) = &mut self.pacer {
+                p.woke(now);
+            }
             self.complete(&mut slots, &mut done, now);
         }
-        Ok((self.recorder, self.error, self.counts))
+        let mut ended = now;
+        if let (Some(p), Some(d)) = (&mut self.pacer, self.deadline) {
+            // Its arrivals ran out with the time: the rate is over the whole
+            // time, even when the last I/O finished before it.
+            if p.exhausted() {
+                ended = ended.max(d);
+            }
+        }
+        let lateness = self.pacer.take().map(|mut p| {
+            // Arrivals after the last of --loops were never meant to run.
+            if self.loops.is_none_or(|l| self.issued < l) {
+                let gen = &mut self.gen;
+                p.finish(now, &mut |c| c.unwrap_or_else(|| gen.next_op().class));
+            }
+            p.lateness
+        });
+        Ok(Worked {
+            recorder: self.recorder,
+            error: self.error,
+            counts: self.counts,
+            lateness,
+            ended,
+        })
     }
 
-    /// Time, loops, a stop or another user's failure end the load.
-    fn over(&self, now: Instant) -> bool {
-        self.stop.load(Ordering::Relaxed)
+    /// Time, loops, a stop or another user's failure end the load. An
+    /// open loop issues every arrival due before the time is up, late ones
+    /// too, for at most [`DRAIN_LIMIT`] after it.
+    fn over(&mut self, now: Instant) -> bool {
+        let time_up = match &mut self.pacer {
+            Some(p) => p.exhausted() || self.deadline.is_some_and(|d| now >= d + DRAIN_LIMIT),
+            None => self.deadline.is_some_and(|d| now >= d),
+        };
+        time_up
+            || self.stop.load(Ordering::Relaxed)
             || self.halt.load(Ordering::Relaxed)
-            || self.deadline.is_some_and(|d| now >= d)
             || self.loops.is_some_and(|l| self.issued >= l)
     }
 
@@ -348,14 +426,14 @@ impl User<'_> {
                 slots.free.push(slot);
                 break;
             }
-            let Some(op) = self.draw(slots, slot) else {
+            let Some(op) = self.draw(slots, slot, None) else {
                 slots.free.push(slot);
                 break;
             };
             if op.dir == IoDir::Write && self.verify_sync && sync_batch {
                 journal = true;
             }
-            if !self.submit(slots, slot, op, no_data, sync_batch) {
+            if !self.submit(slots, slot, op, (no_data, sync_batch), Instant::now()) {
                 break;
             }
             self.issued += 1;
@@ -363,12 +441,68 @@ impl User<'_> {
         journal
     }
 
+    /// Issue step of an open loop: the arrivals due by `now`, each with its
+    /// intended start, while slots are free; what stays due waits in the
+    /// backlog. True as for [`User::issue`].
+    fn issue_due(
+        &mut self,
+        slots: &mut Slots,
+        no_data: bool,
+        sync_batch: bool,
+        now: Instant,
+    ) -> bool {
+        let Some(mut pacer) = self.pacer.take() else {
+            return false;
+        };
+        let now_ns = pacer.ns(now);
+        let mut journal = false;
+        while let Some(slot) = slots.free.pop() {
+            let due = pacer.due(now_ns);
+            if self.loops.is_some_and(|l| self.issued >= l) || due.is_none() {
+                slots.free.push(slot);
+                break;
+            }
+            let Some(arrival) = due else { break };
+            let Some(op) = self.draw(slots, slot, Some(arrival.class)) else {
+                slots.free.push(slot);
+                break;
+            };
+            if op.dir == IoDir::Write && self.verify_sync && sync_batch {
+                journal = true;
+            }
+            if !self.submit(slots, slot, op, (no_data, sync_batch), pacer.at(arrival)) {
+                break;
+            }
+            pacer.issued(op.class, now_ns);
+            self.issued += 1;
+        }
+        if slots.free.is_empty() {
+            pacer.blocked(now_ns);
+        }
+        self.pacer = Some(pacer);
+        journal
+    }
+
     /// The next operation for `slot` (verify mode: with its blocks
     /// claimed), or None when none may go now: a think time begins, or no
     /// write whose blocks are free was found. The operation drawn is then
-    /// kept for later.
-    fn draw(&mut self, slots: &mut Slots, slot: u32) -> Option<Op> {
-        let mut op = self.pending.take().unwrap_or_else(|| self.gen.next_op());
+    /// kept for later. `arrival`: an open loop's arrival, of one class or
+    /// (None) of the mix; it never thinks.
+    fn draw(
+        &mut self,
+        slots: &mut Slots,
+        slot: u32,
+        arrival: Option<Option<IoClass>>,
+    ) -> Option<Op> {
+        let fresh = |gen: &mut Generator| match arrival {
+            Some(Some(class)) => gen.next_of(class),
+            Some(None) => Op {
+                think_ns: 0,
+                ..gen.next_op()
+            },
+            None => gen.next_op(),
+        };
+        let mut op = self.pending.take().unwrap_or_else(|| fresh(&mut self.gen));
         if let Some(map) = self.verify {
             let g = &mut slots.gens[slot as usize];
             let mut tries = 0;
@@ -377,7 +511,7 @@ impl User<'_> {
                 if tries == CLAIM_TRIES {
                     break;
                 }
-                op = self.gen.next_op();
+                op = fresh(&mut self.gen);
             }
             if tries == CLAIM_TRIES {
                 self.pending = Some(op);
@@ -399,13 +533,15 @@ impl User<'_> {
     /// Fills a write's buffer (verify mode: stamps its blocks), notes the
     /// I/O in its slot and submits it. False when it failed (the error is
     /// kept and the load halted).
+    /// `start`: when the I/O's latency counts from (now, or an open
+    /// loop's intended start).
     fn submit(
         &mut self,
         slots: &mut Slots,
         slot: u32,
         op: Op,
-        no_data: bool,
-        sync_batch: bool,
+        (no_data, sync_batch): (bool, bool),
+        start: Instant,
     ) -> bool {
         let i = slot as usize;
         if op.dir == IoDir::Write && !no_data {
@@ -415,7 +551,7 @@ impl User<'_> {
             }
         }
         slots.inflight[i] = InFlight {
-            start: Instant::now(),
+            start,
             class: op.class.index() as u8,
             write: op.dir == IoDir::Write,
             file: op.file,
@@ -462,13 +598,17 @@ impl User<'_> {
     }
 
     /// Reap step: waits for at least one completion, at most
-    /// [`REAP_WAIT`] or until the think time ends (never spins). False
-    /// when the engine failed (the error is kept).
-    fn reap(&mut self, done: &mut Vec<Completion>) -> bool {
+    /// [`REAP_WAIT`] or until the think time ends or, with a slot `free`,
+    /// the open loop's next arrival (never spins). False when the engine
+    /// failed (the error is kept).
+    fn reap(&mut self, done: &mut Vec<Completion>, free: bool) -> bool {
         done.clear();
-        let wait = match self.think_until {
-            Some(t) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
-            None => REAP_WAIT,
+        let wait = match (&mut self.pacer, self.think_until) {
+            (Some(p), _) if free && self.pending.is_none() => {
+                p.wait(Instant::now(), REAP_WAIT).unwrap_or(REAP_WAIT)
+            }
+            (_, Some(t)) => t.saturating_duration_since(Instant::now()).min(REAP_WAIT),
+            _ => REAP_WAIT,
         };
         if let Err(e) = self.engine.reap(1, wait, done) {
             self.fail(e.into());

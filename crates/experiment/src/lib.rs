@@ -6,6 +6,8 @@
 //!   a latency cap and max MB/s, recording every load level.
 //! - [`plan`]: from the options a user gives to a checked [`RunPlan`], then
 //!   to a [`RunSpec`] once the target is open.
+//! - [`OpenLoop`]: `--rate`, I/Os that arrive on a schedule whatever
+//!   became of the ones before, latency counted from the intended start.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
@@ -16,6 +18,7 @@ pub mod age;
 mod calibrate;
 mod drive;
 pub mod matrix;
+mod pace;
 pub mod plan;
 mod run;
 pub mod sweep;
@@ -23,6 +26,7 @@ pub mod verify_map;
 
 pub use calibrate::{calibrate, calibrate_in_step, Alone, CalibrateSpec, Step};
 pub use matrix::{matrix, MatrixSpec, Shape};
+pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
 pub use run::{run, RunOutput, RunSpec};
 

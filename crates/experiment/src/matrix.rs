@@ -250,6 +250,7 @@ fn stream<'a>(
         seed,
         verify: None,
         verify_sync: false,
+        open_loop: None,
     }
 }
 

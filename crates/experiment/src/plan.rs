@@ -11,11 +11,11 @@ use dbio_stats::{RunConfig, RunResult, FORMAT_VERSION, RUN_KIND};
 use dbio_workload::units::format_size;
 use dbio_workload::verify::GenMap;
 use dbio_workload::{
-    Dataset, DatasetSpec, Generator, GeneratorError, Hotspot, IoClass, Layout, Profile, RedoStress,
-    Think, WorkloadConfig,
+    Arrivals, Dataset, DatasetSpec, Generator, GeneratorError, Hotspot, IoClass, Layout, Profile,
+    Rates, RedoStress, Think, WorkloadConfig,
 };
 
-use crate::{ExperimentError, RunSpec};
+use crate::{ExperimentError, OpenLoop, RunSpec};
 
 /// Run time when neither a time nor a number of loops is given (SLOB's
 /// RUN_TIME is of that order).
@@ -58,6 +58,9 @@ pub struct RunOptions {
     pub verify_sync: bool,
     /// Keep the recorder's raw form in the result (not `--no-raw`).
     pub raw: bool,
+    /// Open loop: I/Os per second asked (`--rate`); None: a closed loop.
+    pub rate: Option<Rates>,
+    pub arrivals: Arrivals,
 }
 
 impl Default for RunOptions {
@@ -87,6 +90,8 @@ impl Default for RunOptions {
             verify: false,
             verify_sync: false,
             raw: true,
+            rate: None,
+            arrivals: Arrivals::default(),
         }
     }
 }
@@ -108,6 +113,7 @@ pub struct RunPlan {
     pub verify: bool,
     pub verify_sync: bool,
     pub raw: bool,
+    pub open_loop: Option<OpenLoop>,
 }
 
 impl RunPlan {
@@ -144,6 +150,27 @@ impl RunPlan {
                 size: o.hotspot_mb << 20,
                 frequency: o.hotspot_frequency,
             });
+        }
+        if let Some(rates) = o.rate.as_ref().filter(|r| !r.is_total()) {
+            // A rate per class says which classes run.
+            let named: Vec<IoClass> = rates.classes().map(|(c, _)| c).collect();
+            if let Some(c) = named
+                .iter()
+                .find(|c| !o.classes.is_empty() && !o.classes.contains(c))
+            {
+                return Err(bad(format!(
+                    "--rate gives {} a rate, but --workload leaves it out",
+                    c.name()
+                )));
+            }
+            workload.classes = named;
+        }
+        if o.rate.is_some() && o.think_frequency > 0 {
+            return Err(bad(
+                "--think-frequency and --rate: think times pace a closed loop; \
+                 with a rate, arrivals are paced by it"
+                    .into(),
+            ));
         }
         if o.think_frequency > 0 {
             if o.think_min > o.think_max {
@@ -198,6 +225,10 @@ impl RunPlan {
             verify: o.verify,
             verify_sync: o.verify_sync,
             raw: o.raw,
+            open_loop: o.rate.clone().map(|rates| OpenLoop {
+                rates,
+                arrivals: o.arrivals,
+            }),
         })
     }
 
@@ -227,6 +258,7 @@ impl RunPlan {
             verify_sync: self.verify_sync,
             on_final_pass: None,
             raw: self.raw,
+            open_loop: self.open_loop.clone(),
         }
     }
 

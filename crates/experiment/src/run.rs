@@ -11,7 +11,7 @@ use dbio_workload::verify::{GenMap, VerifyCounts};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, WorkloadConfig};
 
-use crate::drive::{drive, Load};
+use crate::drive::{class_descs, drive, Load};
 use crate::{ExperimentError, ProgressFn};
 
 /// What to run.
@@ -49,6 +49,9 @@ pub struct RunSpec {
     /// Keep the recorder's raw form in the result (`RunResult::raw`), so
     /// that results merge exactly later.
     pub raw: bool,
+    /// Open loop (`--rate`): I/Os arrive on a schedule; None: each user
+    /// issues the next I/O when one completes.
+    pub open_loop: Option<crate::OpenLoop>,
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.
@@ -86,6 +89,7 @@ pub fn run(
         seed: spec.seed,
         verify: spec.verify.as_deref(),
         verify_sync: spec.verify_sync,
+        open_loop: spec.open_loop.as_ref(),
     };
     let live = Live::new();
     let t0 = Instant::now();
@@ -101,6 +105,15 @@ pub fn run(
     };
     let out = drive(&load, stop, &live, &mut tick)?;
     let (classes, mut files, series) = out.recorder.finish(out.measured);
+    let open_loop = match (&spec.open_loop, &out.lateness) {
+        (Some(o), Some(l)) => Some(Box::new(l.section(
+            &class_descs(),
+            &o.rates.asked(&spec.workload),
+            &classes,
+            o.arrivals.name(),
+        ))),
+        _ => None,
+    };
     for (f, d) in files.iter_mut().zip(&spec.dataset.files) {
         f.name = d.name.clone();
         f.size = d.size;
@@ -142,6 +155,7 @@ pub fn run(
             direct: spec.direct,
             time_s: spec.time.map(|t| t.as_secs_f64()),
             loops: spec.loops,
+            rate: spec.open_loop.as_ref().map(|o| o.rates.to_arg()),
             update_pct: spec.workload.update_pct,
             scan_pct: spec.workload.scan_pct,
             redo_stress: spec.workload.redo_stress.name().into(),
@@ -154,6 +168,7 @@ pub fn run(
         series,
         verify,
         raw: spec.raw.then(|| Box::new(out.recorder.to_raw())),
+        open_loop,
         ..Default::default()
     };
     result.fill_totals();

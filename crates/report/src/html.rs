@@ -236,8 +236,9 @@ fn run(r: &RunResult) -> String {
     ));
     b.push_str("<h2>File I/O stats</h2>\n");
     b.push_str(&file_table(r).html());
-    for (title, t) in crate::nfs_views::tables(r)
+    for (title, t) in crate::rate_view::tables(r)
         .into_iter()
+        .chain(crate::nfs_views::tables(r))
         .chain(crate::verify_view::tables(r))
         .chain(crate::ranks_view::tables(r))
     {

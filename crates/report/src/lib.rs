@@ -51,6 +51,7 @@ mod html;
 mod markdown;
 mod nfs_views;
 mod ranks_view;
+mod rate_view;
 pub mod sample;
 mod svg;
 mod terminal;

@@ -98,6 +98,8 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ("CPU us per I/O", fmt::us(r.cpu_us_per_io)),
         ("dbio version", r.dbio_version.clone()),
     ];
+    let at = rows.len() - 1;
+    rows.splice(at..at, crate::rate_view::summary(r));
     if !r.labels.is_empty() {
         rows.insert(0, ("Labels", fmt::labels(&r.labels)));
     }
@@ -259,8 +261,9 @@ fn run(r: &RunResult) -> String {
     out.push_str(&file_table(r).markdown());
     out.push_str("\n## Time series\n\n");
     out.push_str(&series_table(&r.series).markdown());
-    for (title, t) in crate::nfs_views::tables(r)
+    for (title, t) in crate::rate_view::tables(r)
         .into_iter()
+        .chain(crate::nfs_views::tables(r))
         .chain(crate::verify_view::tables(r))
         .chain(crate::ranks_view::tables(r))
         .chain(crate::devices_view::tables(r))

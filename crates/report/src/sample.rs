@@ -132,6 +132,7 @@ pub fn run() -> RunResult {
             direct: true,
             time_s: Some(30.0),
             loops: None,
+            rate: None,
             update_pct: 20,
             scan_pct: 0,
             redo_stress: "lite".into(),

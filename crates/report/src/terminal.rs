@@ -104,6 +104,14 @@ fn run(r: &RunResult) -> String {
         r.stop_reason.as_deref(),
         r.elapsed_s,
     ));
+    if let Some(o) = &r.open_loop {
+        out.push_str(&format!(
+            "open loop: --rate {}, {} arrivals; {}\n",
+            r.config.rate.as_deref().unwrap_or("-"),
+            o.arrivals,
+            o.verdict
+        ));
+    }
     out.push('\n');
     if r.classes.is_empty() {
         out.push_str("  no I/O completed\n");
@@ -124,8 +132,9 @@ fn run(r: &RunResult) -> String {
         fmt::secs(r.cpu.system_s),
         fmt::us(r.cpu_us_per_io)
     ));
-    for (title, t) in crate::nfs_views::tables(r)
+    for (title, t) in crate::rate_view::tables(r)
         .into_iter()
+        .chain(crate::nfs_views::tables(r))
         .chain(crate::verify_view::tables(r))
         .chain(crate::ranks_view::tables(r))
         .chain(crate::devices_view::terminal_tables(r))

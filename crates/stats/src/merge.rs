@@ -4,9 +4,12 @@
 
 use std::time::Duration;
 
+use crate::open_loop::OpenLoopSection;
 use crate::raw::{RawError, RawRecorder};
 use crate::recorder::Recorder;
-use crate::schema::{Labels, NfsSection, RunResult, VerifySummary, FORMAT_VERSION, RUN_KIND};
+use crate::schema::{
+    ClassResult, Labels, NfsSection, RunResult, VerifySummary, FORMAT_VERSION, RUN_KIND,
+};
 
 /// Bad blocks a [`VerifySummary`] lists at most.
 const MAX_BAD: usize = 20;
@@ -60,17 +63,23 @@ pub fn merge_runs(runs: &[RunResult]) -> Result<RunResult, RawError> {
         config,
         failed_ios: recorder.failed(),
         cpu,
-        classes,
+        classes: classes.clone(),
         files,
         series,
         nfs: merge_nfs(runs),
         verify: merge_verify(runs),
+        open_loop: merge_open_loop(runs, &classes),
         labels: common_labels(runs),
         raw: Some(Box::new(raw)),
         ..Default::default()
     };
     merged.fill_totals();
     Ok(merged)
+}
+
+fn merge_open_loop(runs: &[RunResult], classes: &[ClassResult]) -> Option<Box<OpenLoopSection>> {
+    let parts: Vec<&OpenLoopSection> = runs.iter().filter_map(|r| r.open_loop.as_deref()).collect();
+    (!parts.is_empty()).then(|| Box::new(OpenLoopSection::merge(&parts, classes)))
 }
 
 fn merge_nfs(runs: &[RunResult]) -> Option<Box<NfsSection>> {

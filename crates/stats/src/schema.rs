@@ -87,6 +87,11 @@ pub struct RunResult {
     /// storage (the data set against the memory that could hold it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheCheck>,
+    /// An open-loop run (`--rate`): the rates asked and achieved per class
+    /// and the backlog (latencies then count from each I/O's intended
+    /// start); absent from closed-loop runs. Optional: no format change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<Box<crate::open_loop::OpenLoopSection>>,
 }
 
 /// Whether a run's reads could have been served from memory: the data set
@@ -537,6 +542,10 @@ pub struct RunConfig {
     /// Loop limit per user, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<u64>,
+    /// Open loop: the `--rate` asked, as given (I/Os per second, or
+    /// CLASS=IOPS,...); absent for a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
     /// Percent of block operations that are updates (SLOB UPDATE_PCT).
     pub update_pct: u32,
     /// Percent of operations that are scans (SLOB SCAN_PCT).

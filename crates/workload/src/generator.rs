@@ -179,6 +179,15 @@ impl WorkloadConfig {
         self.classes.iter().any(|c| c.is_write())
     }
 
+    /// The share of each class in the I/Os the mix issues (indexed by
+    /// [`IoClass::index`], summing to 1): a DBWR draw issues a whole batch.
+    pub fn shares(&self) -> [f64; 5] {
+        let mut w = self.weights().map(|x| x as f64);
+        w[IoClass::DbwrWrite.index()] *= f64::from(self.dbwr_batch.max(1));
+        let sum: f64 = w.iter().sum();
+        w.map(|x| if sum > 0.0 { x / sum } else { 0.0 })
+    }
+
     /// Relative weight of each class per draw (indexed by [`IoClass::index`]).
     fn weights(&self) -> [u64; 5] {
         let on = |c: IoClass| self.classes.contains(&c);
@@ -410,7 +419,22 @@ impl Generator {
         } else {
             self.pick()
         };
-        let mut op = match class {
+        let mut op = self.op_of(class);
+        op.think_ns = think_ns;
+        op
+    }
+
+    /// The next I/O of `class`, whatever the mix (an open loop with a rate
+    /// per class draws each class on its own schedule).
+    #[inline]
+    pub fn next_of(&mut self, class: IoClass) -> Op {
+        self.ops += 1;
+        self.op_of(class)
+    }
+
+    #[inline]
+    fn op_of(&mut self, class: IoClass) -> Op {
+        match class {
             IoClass::SingleBlockRead => self.block_op(class, IoDir::Read),
             IoClass::DbwrWrite => self.block_op(class, IoDir::Write),
             IoClass::MultiblockRead => {
@@ -422,9 +446,7 @@ impl Generator {
                 self.extent_op(class, blocks, false)
             }
             IoClass::RedoWrite => self.redo_op(),
-        };
-        op.think_ns = think_ns;
-        op
+        }
     }
 
     #[inline]

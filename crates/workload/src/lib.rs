@@ -8,6 +8,8 @@
 //!   ([`namespace::LocalDir`] for local files); [`prepare`]: the one
 //!   data-set algorithm over them.
 //! - [`generator`]: per-user generator that yields the next I/O cheaply.
+//! - [`rate`]: open-loop load: rates asked ([`Rates`]) and arrival
+//!   schedules (fixed or Poisson).
 //! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
 //! - [`verify`], [`verify_scan`]: verified block content, the generation
 //!   map, and the pass that checks every block.
@@ -18,6 +20,7 @@ pub mod dataset;
 pub mod generator;
 pub mod namespace;
 pub mod prepare;
+pub mod rate;
 pub mod units;
 pub mod verify;
 pub mod verify_scan;
@@ -27,3 +30,4 @@ pub use dataset::{Dataset, DatasetError, DatasetSpec, FileKind, PrepareOptions};
 pub use generator::{
     Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoStress, Think, WorkloadConfig,
 };
+pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};

@@ -39,5 +39,6 @@ pub fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpe
         on_final_pass: None,
         verify_sync: false,
         raw: true,
+        open_loop: None,
     }
 }

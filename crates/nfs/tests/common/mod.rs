@@ -16,6 +16,8 @@ pub struct Server {
     /// Host side of the veth pair.
     pub host_dev: String,
     pub export_dir: PathBuf,
+    /// ganesha's process id (to stop and continue it).
+    pub ganesha_pid: i32,
     _dir: tempfile::TempDir,
 }
 
@@ -72,6 +74,7 @@ impl Server {
             addr: get("NFS_ADDR"),
             netns: get("NFS_NETNS"),
             host_dev: format!("dbnfs-{}", get("NFS_INDEX")),
+            ganesha_pid: get("GANESHA_PID").parse().unwrap_or(0),
             name,
             export_dir,
             _dir: dir,

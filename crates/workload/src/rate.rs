@@ -1,0 +1,329 @@
+//! Open-loop load: how many I/Os per second are asked for ([`Rates`], for
+//! the whole mix or per class) and when each one is due ([`Schedule`]:
+//! fixed intervals or a Poisson process), whatever became of the I/Os
+//! before it. A closed loop waits for a completion before it asks again,
+//! so a stalled storage is asked for less and its stall hides from the
+//! latencies; arrivals that keep coming, as a database's sessions do, show
+//! it.
+
+use crate::class::IoClass;
+use crate::content::Rng;
+use crate::generator::WorkloadConfig;
+
+/// The most I/Os per second dbio paces, per class or in all.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// How arrivals are spaced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Independent arrivals (exponential gaps of the asked mean), as many
+    /// sessions that do not coordinate: bursts happen, as in production.
+    #[default]
+    Poisson,
+    /// One arrival every 1/rate seconds exactly.
+    Fixed,
+}
+
+impl Arrivals {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "poisson" | "exponential" => Some(Self::Poisson),
+            "fixed" | "uniform" | "constant" => Some(Self::Fixed),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Poisson => "poisson",
+            Self::Fixed => "fixed",
+        }
+    }
+}
+
+/// A rate that cannot be used; the message names the bad part.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RateError {
+    #[error("{part:?}: {why}")]
+    Bad { part: String, why: String },
+    #[error("{0} is given a rate twice")]
+    Twice(&'static str),
+    #[error("no rate given")]
+    Empty,
+}
+
+fn bad(part: &str, why: impl Into<String>) -> RateError {
+    RateError::Bad {
+        part: part.into(),
+        why: why.into(),
+    }
+}
+
+/// I/Os per second asked of a run: for the whole mix (split as the
+/// workload draws its classes) or per class (only those classes run).
+/// `dbio run --rate` parses one; a caller that derives rates (from an AWR
+/// report, say) builds one with [`Rates::total`] or [`Rates::per_class`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rates {
+    total: Option<f64>,
+    /// Per class, indexed by [`IoClass::index`]; 0: not asked.
+    classes: [f64; 5],
+}
+
+impl Rates {
+    /// `iops` I/Os per second in all, drawn from the workload's mix.
+    pub fn total(iops: f64) -> Result<Rates, RateError> {
+        check(&iops.to_string(), iops)?;
+        Ok(Rates {
+            total: Some(iops),
+            classes: [0.0; 5],
+        })
+    }
+
+    /// The given classes at their own rates (I/Os per second).
+    pub fn per_class(rates: &[(IoClass, f64)]) -> Result<Rates, RateError> {
+        if rates.is_empty() {
+            return Err(RateError::Empty);
+        }
+        let mut classes = [0.0; 5];
+        for &(c, iops) in rates {
+            check(&format!("{}={iops}", c.name()), iops)?;
+            if classes[c.index()] > 0.0 {
+                return Err(RateError::Twice(c.name()));
+            }
+            classes[c.index()] = iops;
+        }
+        Ok(Rates {
+            total: None,
+            classes,
+        })
+    }
+
+    /// `5000` (the whole mix) or `single-block-read=800,redo-write=120`
+    /// (per class; the names `--workload` takes).
+    pub fn parse(s: &str) -> Result<Rates, RateError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(RateError::Empty);
+        }
+        if !s.contains('=') {
+            return Rates::total(number(s, s)?);
+        }
+        let mut rates = Vec::new();
+        for part in s.split(',').map(str::trim) {
+            let Some((name, value)) = part.split_once('=') else {
+                return Err(bad(part, "expected CLASS=IOPS, e.g. redo-write=120"));
+            };
+            let class = IoClass::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = IoClass::ALL.iter().map(|c| c.name()).collect();
+                bad(part, format!("unknown class (one of {})", names.join(", ")))
+            })?;
+            rates.push((class, number(part, value)?));
+        }
+        Rates::per_class(&rates)
+    }
+
+    /// True for one rate over the whole mix.
+    pub fn is_total(&self) -> bool {
+        self.total.is_some()
+    }
+
+    /// The classes given their own rates, in [`IoClass::ALL`] order (none
+    /// for a rate over the whole mix).
+    pub fn classes(&self) -> impl Iterator<Item = (IoClass, f64)> + '_ {
+        IoClass::ALL
+            .into_iter()
+            .filter(|c| self.classes[c.index()] > 0.0)
+            .map(|c| (c, self.classes[c.index()]))
+    }
+
+    /// I/Os per second asked of each class (indexed by [`IoClass::index`])
+    /// under `workload`: a total is split by the mix's shares.
+    pub fn asked(&self, workload: &WorkloadConfig) -> [f64; 5] {
+        match self.total {
+            Some(t) => workload.shares().map(|s| s * t),
+            None => self.classes,
+        }
+    }
+
+    /// All I/Os per second asked.
+    pub fn sum(&self) -> f64 {
+        self.total.unwrap_or_else(|| self.classes.iter().sum())
+    }
+
+    /// As `--rate` takes it.
+    pub fn to_arg(&self) -> String {
+        match self.total {
+            Some(t) => t.to_string(),
+            None => self
+                .classes()
+                .map(|(c, r)| format!("{}={r}", c.name()))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+fn number(part: &str, value: &str) -> Result<f64, RateError> {
+    let v: f64 = value.trim().parse().map_err(|_| {
+        bad(
+            part,
+            format!("{:?} is not a number of I/Os per second", value.trim()),
+        )
+    })?;
+    check(part, v)?;
+    Ok(v)
+}
+
+fn check(part: &str, v: f64) -> Result<(), RateError> {
+    if !v.is_finite() || v <= 0.0 {
+        return Err(bad(part, "a rate must be above 0 I/Os per second"));
+    }
+    if v > MAX_RATE {
+        return Err(bad(
+            part,
+            format!("above the most dbio paces ({MAX_RATE} I/Os per second)"),
+        ));
+    }
+    Ok(())
+}
+
+/// One I/O due: when, in nanoseconds from the start of the load, and of
+/// which class (`None`: drawn from the workload's mix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub at_ns: u64,
+    pub class: Option<IoClass>,
+}
+
+/// Arrivals computed ahead, per refill: the exponential draws of a batch
+/// do not wait on each other.
+const AHEAD: usize = 64;
+
+/// One stream of arrivals at one rate.
+#[derive(Clone, Debug)]
+struct Stream {
+    class: Option<IoClass>,
+    /// Mean gap, nanoseconds.
+    gap_ns: f64,
+    /// Fixed: the first arrival; arrival k is at `phase + k * gap`, so
+    /// that rounding never accumulates.
+    phase_ns: f64,
+    count: u64,
+    /// Poisson: the time of the next arrival.
+    next_ns: f64,
+    rng: Rng,
+}
+
+impl Stream {
+    #[inline]
+    fn next_ns(&self, arrivals: Arrivals) -> f64 {
+        match arrivals {
+            Arrivals::Fixed => self.phase_ns + self.count as f64 * self.gap_ns,
+            Arrivals::Poisson => self.next_ns,
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, arrivals: Arrivals) {
+        self.count += 1;
+        if arrivals == Arrivals::Poisson {
+            self.next_ns += self.exponential();
+        }
+    }
+
+    /// An exponential gap of mean `gap_ns`, by inversion (53 random bits,
+    /// never ln(0)).
+    #[inline]
+    fn exponential(&mut self) -> f64 {
+        let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+        -u.ln() * self.gap_ns
+    }
+}
+
+/// The arrivals of one user of a load, in time order: `rates` split evenly
+/// over `users` (fixed streams offset so that all users' arrivals
+/// interleave evenly), the same for the same seed.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    arrivals: Arrivals,
+    streams: Vec<Stream>,
+    ahead: Vec<Arrival>,
+    taken: usize,
+}
+
+impl Schedule {
+    pub fn new(rates: &Rates, arrivals: Arrivals, user: u32, users: u32, seed: u64) -> Schedule {
+        let users = users.max(1);
+        let per: Vec<(Option<IoClass>, f64)> = match rates.total {
+            Some(t) => vec![(None, t)],
+            None => rates.classes().map(|(c, r)| (Some(c), r)).collect(),
+        };
+        let streams = per
+            .into_iter()
+            .enumerate()
+            .map(|(i, (class, rate))| {
+                let gap_ns = 1e9 * f64::from(users) / rate;
+                let mut s = Stream {
+                    class,
+                    gap_ns,
+                    phase_ns: gap_ns * f64::from(user) / f64::from(users),
+                    count: 0,
+                    next_ns: 0.0,
+                    rng: Rng::new(seed ^ 0x7261_7465 ^ (u64::from(user) << 32) ^ (i as u64) << 8),
+                };
+                s.next_ns = s.exponential();
+                s
+            })
+            .collect();
+        Schedule {
+            arrivals,
+            streams,
+            ahead: Vec::with_capacity(AHEAD),
+            taken: 0,
+        }
+    }
+
+    /// The next arrival, without taking it.
+    #[inline]
+    pub fn peek(&mut self) -> Arrival {
+        if self.taken == self.ahead.len() {
+            self.refill();
+        }
+        self.ahead[self.taken]
+    }
+
+    /// Takes the next arrival.
+    #[inline]
+    pub fn take(&mut self) -> Arrival {
+        let a = self.peek();
+        self.taken += 1;
+        a
+    }
+
+    fn refill(&mut self) {
+        self.ahead.clear();
+        self.taken = 0;
+        let kind = self.arrivals;
+        for _ in 0..AHEAD {
+            // A handful of streams at most: a scan beats a heap.
+            let mut best = 0;
+            let mut at = f64::INFINITY;
+            for (i, s) in self.streams.iter().enumerate() {
+                let t = s.next_ns(kind);
+                if t < at {
+                    (best, at) = (i, t);
+                }
+            }
+            let s = &mut self.streams[best];
+            self.ahead.push(Arrival {
+                at_ns: at as u64,
+                class: s.class,
+            });
+            s.advance(kind);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rate_tests.rs"]
+mod tests;
