@@ -328,6 +328,7 @@ pub fn measure(
         }
     }
     target.fill_views(&mut out.result);
+    crate::provenance::record(&mut out.result, &target);
     out.result.labels = labels;
     Ok(Measured {
         result: out.result,

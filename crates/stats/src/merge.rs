@@ -67,6 +67,7 @@ pub fn merge_runs(runs: &[RunResult]) -> Result<RunResult, RawError> {
         verify: merge_verify(runs),
         labels: common_labels(runs),
         raw: Some(Box::new(raw)),
+        provenance: first.provenance.clone(),
         ..Default::default()
     };
     merged.fill_totals();
