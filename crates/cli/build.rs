@@ -29,7 +29,7 @@ fn git_commit() -> Option<String> {
             println!("cargo:rerun-if-changed={p}");
         }
     }
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-        .is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     Some(if dirty { format!("{head}+dirty") } else { head })
 }

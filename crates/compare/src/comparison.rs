@@ -102,6 +102,10 @@ pub struct Pair {
     /// Which test the verdict rests on: "welch" or "mann-whitney"; "none" where a side
     /// has a single run.
     pub test: String,
+    /// Welch's test and the effect's interval worked on the logarithms of the values
+    /// (every value positive): a test of the ratio of the geometric means.
+    #[serde(default)]
+    pub log_scale: bool,
     /// Why that test, and what it assumes (e.g. normal repeats for Welch at small n).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_note: Option<String>,
@@ -120,8 +124,9 @@ pub struct Effect {
     pub ratio: f64,
     /// 100 * (mean(other) - mean(baseline)) / mean(baseline).
     pub change_pct: f64,
-    /// 95% interval of `change_pct`: Welch's interval of the difference of the means,
-    /// over the baseline's mean (two repeats a side at least).
+    /// 95% interval of `change_pct` (two repeats a side at least): from Welch's interval
+    /// of the difference of the mean logarithms (a ratio of geometric means) where every
+    /// value is positive, else of the difference of the means over the baseline's mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_ci95: Option<[f64; 2]>,
     /// How many times better the other configuration is in the metric's own direction
@@ -130,7 +135,12 @@ pub struct Effect {
 }
 
 impl Effect {
-    fn new(base: &[f64], other: &[f64], direction: Direction) -> Option<Effect> {
+    fn new(
+        base: &[f64],
+        other: &[f64],
+        direction: Direction,
+        logs: Option<(&[f64], &[f64])>,
+    ) -> Option<Effect> {
         let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
         let (b, o) = (mean(base), mean(other));
         if b == 0.0 || !b.is_finite() || !o.is_finite() {
@@ -145,8 +155,12 @@ impl Effect {
         Some(Effect {
             ratio,
             change_pct: 100.0 * (ratio - 1.0),
-            change_ci95: statistics::welch_interval(base, other, 0.95)
-                .map(|[lo, hi]| [100.0 * lo / b, 100.0 * hi / b]),
+            change_ci95: match logs {
+                Some((lb, lo)) => statistics::welch_interval(lb, lo, 0.95)
+                    .map(|[lo, hi]| [100.0 * lo.exp_m1(), 100.0 * hi.exp_m1()]),
+                None => statistics::welch_interval(base, other, 0.95)
+                    .map(|[lo, hi]| [100.0 * lo / b, 100.0 * hi / b]),
+            },
             factor,
         })
     }
@@ -187,7 +201,7 @@ pub struct Histogram {
 }
 
 /// Repeats a side needs before Welch's test is trusted over the rank test.
-const WELCH_MIN_REPEATS: usize = 5;
+pub const WELCH_MIN_REPEATS: usize = 5;
 /// Skewness beyond which a sample is treated as not normal enough for Welch's test.
 const SKEWED: f64 = 1.0;
 
@@ -431,16 +445,28 @@ fn pair(
             o.len()
         )
     });
-    let welch = statistics::welch(&b, &o);
+    // Throughput and latency vary by factors (a run twice as fast, a stall), so where
+    // every value is positive Welch's test and interval work on their logarithms: the
+    // test is then of the ratio of the geometric means, and the interval a ratio too.
+    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
+        xs.iter()
+            .all(|x| *x > 0.0)
+            .then(|| xs.iter().map(|x| x.ln()).collect())
+    };
+    let (tb, to, log_scale) = match (logs(&b), logs(&o)) {
+        (Some(lb), Some(lo)) => (lb, lo, true),
+        _ => (b.clone(), o.clone(), false),
+    };
+    let welch = statistics::welch(&tb, &to);
     let mann_whitney = statistics::mann_whitney(&b, &o);
-    let (test, test_note) = choose_test(&b, &o, alpha);
+    let (test, test_note) = choose_test(&tb, &to, alpha);
     let chosen = match test {
         Test::Welch => welch,
         Test::MannWhitney => mann_whitney,
         Test::None => None,
     };
     let p_value = chosen.map(|t| t.p_value);
-    let effect = Effect::new(&b, &o, direction);
+    let effect = Effect::new(&b, &o, direction, log_scale.then_some((&tb[..], &to[..])));
     let verdict = match (p_value, &effect) {
         (Some(p), Some(e)) if p < alpha && e.factor != 1.0 => {
             if e.factor > 1.0 {
@@ -463,6 +489,7 @@ fn pair(
         welch,
         mann_whitney,
         test: test.name().to_string(),
+        log_scale,
         test_note,
         p_value,
         verdict,

@@ -245,3 +245,43 @@ fn bad_requests_are_named() {
         Err(CompareError::Empty)
     ));
 }
+
+#[test]
+fn three_repeats_call_a_fifteenfold_difference_with_welch_on_logarithms() {
+    let (q1, q8) = ([1496.0, 1510.0, 1523.0], [21890.0, 22168.0, 22410.0]);
+    let mut all = Vec::new();
+    for r in 0..3 {
+        all.push(obs("q1", 1, r, q1[r as usize], 400.0));
+        all.push(obs("q8", 1, r, q8[r as usize], 400.0));
+    }
+    let c = compare(&all, &Options::default()).unwrap();
+    let p = find(&c, "q8", 1, "iops");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("welch", Verdict::Better),
+        "{p:?}"
+    );
+    assert!(p.log_scale);
+    // scipy 1.17.1: ttest_ind(log(q1), log(q8), equal_var=False).pvalue
+    // = 2.104292093291525e-09; the interval of mean log(q8) - mean log(q1),
+    // ttest_ind(log(q8), log(q1), equal_var=False).confidence_interval(0.95)
+    // = (2.661851864903038, 2.710548403507723), i.e. 14.3228x to 15.0375x.
+    assert!(
+        (p.p_value.unwrap() / 2.104_292_093_291_525e-9 - 1.0).abs() < 1e-5,
+        "{p:?}"
+    );
+    let e = p.effect.as_ref().unwrap();
+    let [lo, hi] = e.change_ci95.unwrap();
+    assert!(
+        (lo - 100.0 * 2.661_851_864_903_038f64.exp_m1()).abs() < 1e-6,
+        "{e:?}"
+    );
+    assert!(
+        (hi - 100.0 * 2.710_548_403_507_723f64.exp_m1()).abs() < 1e-6,
+        "{e:?}"
+    );
+    assert!((e.factor - q8.iter().sum::<f64>() / q1.iter().sum::<f64>()).abs() < 1e-12);
+    assert!(p.test_note.as_deref().unwrap().contains("cannot reach 5%"));
+    // The rank test alone could not have said it: 2 of 20 arrangements, p 0.1.
+    assert!((p.mann_whitney.unwrap().p_value - 0.1).abs() < 1e-12);
+}
