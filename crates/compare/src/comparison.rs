@@ -324,7 +324,7 @@ fn chart_class(
     if let Some(c) = classes.iter().find(|c| SINGLE_BLOCK.contains(c)) {
         return Ok((
             Some(c.to_string()),
-            Some("single-block reads, the headline latency (db file sequential read)".into()),
+            Some("single-block reads: the headline latency, db file sequential read".into()),
         ));
     }
     // Time spent per class: I/Os per second times their mean latency, over every run.
@@ -546,7 +546,7 @@ fn choose_test(b: &[f64], o: &[f64], alpha: f64) -> (Test, Option<String>) {
     (
         Test::Welch,
         Some(format!(
-            "assumes normally distributed repeats: with {} and {} the rank test cannot reach {}%",
+            "assumes normally distributed repeats: with {} and {} repeats the rank test cannot reach {}%",
             b.len(),
             o.len(),
             alpha * 100.0

@@ -223,12 +223,12 @@ fn pairs_table(c: &Comparison) -> Painted {
         "users",
         "<config",
         "<metric",
-        "baseline",
-        "other",
         "<verdict",
         "<95% interval",
         "p",
         "<test",
+        "baseline",
+        "other",
     ]);
     let mut verdicts = Vec::new();
     for p in c.pairs.iter().filter(|p| shown(&p.metric)) {
@@ -239,14 +239,14 @@ fn pairs_table(c: &Comparison) -> Painted {
             p.load.to_string(),
             p.config.clone(),
             metric_name(&p.metric),
-            mean(&c.baseline),
-            mean(&p.config),
             short_text(p),
             view::interval_text(p),
             view::p_text(p.p_value),
             view::test_text(p),
+            mean(&c.baseline),
+            mean(&p.config),
         ]);
-        verdicts.push(vec![None, None, None, None, None, Some(p.verdict)]);
+        verdicts.push(vec![None, None, None, Some(p.verdict)]);
     }
     Painted {
         table: t,
@@ -580,3 +580,7 @@ pub fn write_comparison(c: &Comparison, outputs: &Outputs) -> Result<(), ReportE
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "comparison_tests.rs"]
+mod tests;

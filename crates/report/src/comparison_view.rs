@@ -243,7 +243,14 @@ pub fn fitted_text(
             }
         }
     }
-    let keep = keep.min(w.len());
+    // Fewer repeated columns where the widest other column would not fit beside them.
+    let mut keep = keep.min(w.len());
+    let widest = |keep: usize| w[keep..].iter().map(|x| x + 2).max().unwrap_or(0);
+    while keep > 1
+        && w[..keep].iter().map(|x| x + 2).sum::<usize>() + indent + widest(keep) > style.width
+    {
+        keep -= 1;
+    }
     let fixed: usize = w[..keep].iter().map(|x| x + 2).sum::<usize>() + indent;
     // Column groups after the kept ones, each as wide as fits (at least one column).
     let mut groups: Vec<Vec<usize>> = Vec::new();

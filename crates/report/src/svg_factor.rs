@@ -19,10 +19,12 @@ pub struct FactorBar {
 /// A legend entry: colour and meaning.
 pub type Key = (&'static str, &'static str);
 
-/// Ticks of the axis, as factors; the axis is log2 of the factor.
-const TICKS: [f64; 12] = [
-    1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0,
-];
+/// Ticks of the axis, as factors (the axis is log2 of the factor): small differences,
+/// and large ones by powers of two.
+const SMALL: [f64; 5] = [1.1, 1.25, 1.5, 2.0, 4.0];
+const POWERS: [f64; 8] = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+/// Farthest reach drawn (256x); beyond, bars end at the edge.
+const LIMIT: f64 = 8.0;
 
 /// Groups of bars (e.g. one per user load), each bar a configuration.
 pub fn factor_bars(
@@ -31,43 +33,38 @@ pub fn factor_bars(
     groups: &[(String, Vec<FactorBar>)],
     keys: &[Key],
 ) -> String {
-    let reach = |f: f64| {
-        if f > 0.0 && f.is_finite() {
-            f.log2().abs()
-        } else {
-            0.0
+    // How far the bars and intervals reach up (better) and down (worse), in log2.
+    let (mut up, mut down) = (0.0f64, 0.0f64);
+    for b in groups.iter().flat_map(|(_, bars)| bars) {
+        let (lo, hi) = b.interval.unwrap_or((b.factor, b.factor));
+        for f in [b.factor, lo, hi] {
+            let v = if f > 0.0 { f.log2() } else { f64::NEG_INFINITY };
+            up = up.max(v.min(LIMIT));
+            down = down.max((-v).min(LIMIT));
         }
+    }
+    // Each side reaches the first tick beyond its farthest end (1.25x at least).
+    let ladder = |far: f64| -> Vec<f64> {
+        let ticks: &[f64] = if far > 2.0 { &POWERS } else { &SMALL };
+        let end = ticks
+            .iter()
+            .map(|t| t.log2())
+            .position(|t| t >= far * 1.02)
+            .unwrap_or(ticks.len() - 1);
+        let from = (end + 1).saturating_sub(4);
+        ticks[from..=end].iter().map(|t| t.log2()).collect()
     };
-    let far = groups
-        .iter()
-        .flat_map(|(_, bars)| bars)
-        .flat_map(|b| {
-            let (lo, hi) = b.interval.unwrap_or((b.factor, b.factor));
-            [reach(b.factor), reach(lo), reach(hi)]
-        })
-        .fold(0.0f64, f64::max)
-        .clamp(1.25f64.log2(), 128f64.log2());
-    // The axis reaches the first tick beyond the farthest bar or interval end.
-    let top = TICKS
-        .iter()
-        .map(|t| t.log2())
-        .find(|t| *t >= far * 1.02)
-        .unwrap_or(128f64.log2());
+    let (ups, downs) = (ladder(up), ladder(down));
+    let top = *ups.last().expect("ticks");
+    let bottom = *downs.last().expect("ticks");
     let h = BAR_H + 40.0;
     let plot_bottom = h - BOTTOM - 16.0;
     let y = |v: f64| {
-        let v = v.clamp(-top, top);
-        TOP + (top - v) / (2.0 * top) * (plot_bottom - TOP)
+        let v = v.clamp(-bottom, top);
+        TOP + (top - v) / (top + bottom) * (plot_bottom - TOP)
     };
     let mut out = String::new();
     open(&mut out, title, h);
-    // Ticks: a few per side, the largest that fit.
-    let shown: Vec<f64> = TICKS
-        .iter()
-        .map(|t| t.log2())
-        .filter(|t| *t <= top + 1e-9)
-        .collect();
-    let shown = &shown[shown.len().saturating_sub(4)..];
     let _ = write!(
         out,
         "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" class=\"axis\"/>\
@@ -77,9 +74,13 @@ pub fn factor_bars(
         y(0.0) + 4.0,
         y0 = y(0.0)
     );
-    for t in shown {
-        let f = t.exp2();
-        for (v, word) in [(*t, "better"), (-t, "worse")] {
+    let ticks = ups
+        .iter()
+        .map(|t| (*t, "better"))
+        .chain(downs.iter().map(|t| (-t, "worse")));
+    for (v, word) in ticks {
+        let f = v.abs().exp2();
+        {
             let _ = write!(
                 out,
                 "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" class=\"grid\"/>\
@@ -108,7 +109,7 @@ pub fn factor_bars(
             let v = if b.factor > 0.0 && b.factor.is_finite() {
                 b.factor.log2()
             } else if b.factor <= 0.0 {
-                -top
+                -bottom
             } else {
                 top
             };
@@ -127,7 +128,7 @@ pub fn factor_bars(
                     if f > 0.0 {
                         y(f.log2())
                     } else {
-                        y(-top)
+                        y(-bottom)
                     }
                 };
                 let ex = x + bar_w * 0.45;
