@@ -275,10 +275,11 @@ impl Manifest {
             let n = done(&new.name);
             if n > 0 {
                 return Err(bad(format!(
-                    "config {:?} has {n} results already; its options cannot change (they would \
-                     mix two setups under one name): keep its options, or give the new ones \
-                     another name in a new sweep",
-                    new.name
+                    "config {:?} has {n} result{} already; its options cannot change (they \
+                     would mix two setups under one name): keep its options, or give the new \
+                     ones another name in a new sweep",
+                    new.name,
+                    if n == 1 { "" } else { "s" }
                 )));
             }
             changed.push(new.name.clone());
