@@ -14,7 +14,8 @@ fn main() {
     println!("cargo:rustc-env=DBIO_GIT_COMMIT={commit}");
 }
 
-/// HEAD's commit, "+dirty" when tracked files differ from it; rebuilt when HEAD moves.
+/// HEAD's commit when built; rebuilt when HEAD moves. (Uncommitted changes are not
+/// tracked: a build script cannot see every edit without running on every build.)
 fn git_commit() -> Option<String> {
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git").args(args).output().ok()?;
@@ -29,7 +30,5 @@ fn git_commit() -> Option<String> {
             println!("cargo:rerun-if-changed={p}");
         }
     }
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{head}+dirty") } else { head })
+    Some(head)
 }
