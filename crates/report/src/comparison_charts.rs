@@ -135,11 +135,23 @@ pub fn factor_chart(c: &Comparison, metric: &str) -> Option<String> {
     ))
 }
 
-/// The baseline's and the first other configuration's histograms of the charted class at
-/// the highest load both have, as shares of their I/Os.
+/// The baseline's histogram of the charted class and that of the configuration whose
+/// latency differs most from it, at the highest load both have, as shares of their I/Os.
 pub fn histogram_chart(c: &Comparison) -> Option<String> {
     let class = c.class.as_deref()?;
-    let other = c.configs.get(1)?;
+    let metric = format!("{class} mean_us");
+    let distance = |config: &String| -> f64 {
+        c.pairs
+            .iter()
+            .filter(|p| p.config == *config && p.metric == metric)
+            .filter_map(|p| p.effect.as_ref())
+            .map(|e| e.factor.ln().abs())
+            .filter(|d| d.is_finite())
+            .fold(0.0, f64::max)
+    };
+    let other = c.configs[1..]
+        .iter()
+        .max_by(|a, b| distance(a).total_cmp(&distance(b)))?;
     let find = |config: &str, load: u32| -> Option<&Histogram> {
         c.histograms
             .iter()
@@ -161,14 +173,18 @@ pub fn histogram_chart(c: &Comparison) -> Option<String> {
         .iter()
         .map(|u| format!("<{}", fmt::us_short(*u)))
         .collect();
+    // Each configuration keeps its colour of the curves.
+    let color = |config: &str| {
+        let i = c.configs.iter().position(|x| x == config).unwrap_or(0);
+        PALETTE[i % PALETTE.len()]
+    };
     let series = hs
         .iter()
-        .enumerate()
-        .map(|(i, h)| {
+        .map(|h| {
             let total: u64 = h.buckets.iter().map(|b| b.2).sum::<u64>().max(1);
             BarSeries {
                 name: h.config.clone(),
-                color: PALETTE[i],
+                color: color(&h.config),
                 values: uppers
                     .iter()
                     .map(|u| {

@@ -78,8 +78,14 @@ pub fn factor_bars(
         .iter()
         .map(|t| (*t, "better"))
         .chain(downs.iter().map(|t| (-t, "worse")));
+    // A tick too close to one drawn already (or to "same") is left out.
+    let mut drawn = vec![y(0.0)];
     for (v, word) in ticks {
         let f = v.abs().exp2();
+        if drawn.iter().any(|d| (d - y(v)).abs() < 14.0) {
+            continue;
+        }
+        drawn.push(y(v));
         {
             let _ = write!(
                 out,
