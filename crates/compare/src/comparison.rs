@@ -186,7 +186,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::WithinNoise => "within noise",
-            Verdict::TooFewRepeats => "too few repeats",
+            Verdict::TooFewRepeats => "untested (one run)",
         }
     }
 }

@@ -48,9 +48,9 @@ pub fn differences(obs: &[Observation], configs: &[String]) -> Vec<String> {
     let Some((baseline, others)) = configs.split_first() else {
         return out;
     };
-    let base_opts = of_config(baseline).find_map(|o| options(o));
+    let base_opts = of_config(baseline).find_map(options);
     for c in others {
-        let (Some(b), Some(o)) = (&base_opts, of_config(c).find_map(|o| options(o))) else {
+        let (Some(b), Some(o)) = (&base_opts, of_config(c).find_map(options)) else {
             continue;
         };
         let changed: BTreeSet<&str> = b

@@ -121,7 +121,7 @@ fn verdict_table(c: &Comparison, config: &str) -> Painted {
             "<95% interval",
             "p",
             "<test",
-            &format!("{}", c.baseline),
+            &c.baseline,
             config,
         ]);
         for m in metrics {

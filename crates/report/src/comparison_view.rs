@@ -255,15 +255,15 @@ pub fn fitted_text(
     // Column groups after the kept ones, each as wide as fits (at least one column).
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut used = fixed;
-    for i in keep..w.len() {
+    for (i, width) in w.iter().enumerate().skip(keep) {
         match groups.last_mut() {
-            Some(g) if used + w[i] + 2 <= style.width => g.push(i),
+            Some(g) if used + width + 2 <= style.width => g.push(i),
             _ => {
                 groups.push(vec![i]);
                 used = fixed;
             }
         }
-        used += w[i] + 2;
+        used += width + 2;
     }
     if groups.is_empty() {
         groups.push(Vec::new());
