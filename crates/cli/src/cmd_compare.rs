@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use dbio_compare::inputs::read_sets;
 use dbio_compare::{compare, Options};
+use dbio_report::comparison::TextStyle;
 
 use crate::common::OutputArgs;
 
@@ -16,14 +17,25 @@ pub const SET_BREAK: &str = "\u{1}--";
 #[command(
     about = "Compare configurations: figures over repeats, impact against a baseline, significance",
     long_about = "Compare configurations the way the field does by hand, with the statistics done \
-        right. For each configuration and user load: IOPS, MB/s, CPU per I/O and latency per I/O \
-        class (mean, p50, p90, p95, p99) over the repeats, with mean, standard deviation, min, max \
-        and a 95% confidence interval. For each configuration against the baseline: impact % = \
-        100 x (baseline - other) / baseline per repeat (repeats paired by number), the throughput \
-        ratio, and a two-sided test: Welch's t-test, or the Mann-Whitney U rank test where a side \
-        has fewer than 5 repeats, is skewed or has an outlier (a stalled run). A difference the test cannot tell from the noise of \
-        the repeats is called \"within noise\"; too few repeats to ever reach the level are called \
-        so.\n\n\
+        right, and say at once which is better. The report opens with a verdict per configuration \
+        against the baseline: for IOPS, MB/s and the mean latency of every I/O class, how many \
+        times better or worse (\"14.7x better\", \"worse by 12%\", oriented by the metric: more \
+        throughput and less latency are better), its 95% interval, the p-value and the test that \
+        decided; better in green, worse in red, within noise in grey. Then every figure (mean, \
+        p50 to p99 latency per class, CPU per I/O) over the repeats: mean, standard deviation, \
+        min, max and a 95% confidence interval.\n\n\
+        The test: Welch's t-test with 5 or more repeats a side; the Mann-Whitney U rank test \
+        where fewer repeats, skew or an outlier (a stalled run) call for it and it can reach the \
+        level; where it cannot (3 repeats a side can never reach 5%), Welch's t-test again, its \
+        assumption of normally distributed repeats stated. A difference the test cannot tell \
+        from the noise is \"within noise\"; a single run on a side is untested. Repeats pair by \
+        number for per-repeat impacts (CSV, JSON); unequal repeats are compared by their means, \
+        with a note.\n\n\
+        The charts show the latency of single-block reads (\"db file sequential read\") where \
+        the runs have them, else of the class with the largest share of I/O time; --class \
+        chooses another. Runs that differ in something their options do not explain (dbio \
+        version or commit, engine, mount, NFS version, rsize/wsize, connections, paths) are \
+        warned about; --strict refuses them.\n\n\
         Inputs: a sweep directory (`dbio sweep --out DIR`), result files of `dbio run` or `dbio \
         calibrate`, directories of them, or observation files (`dbio awr --json`). Each result \
         names its configuration by its `config` label (sweeps set it), else by its directory. \
@@ -42,6 +54,14 @@ pub struct Args {
     /// Significance level of the tests (two-sided)
     #[arg(long, value_name = "LEVEL", default_value_t = 0.05, value_parser = alpha_arg)]
     alpha: f64,
+    /// The I/O class whose latency the charts show, e.g. redo-write [default:
+    /// single-block-read where the runs have it, else the class with the most I/O time]
+    #[arg(long, value_name = "CLASS")]
+    class: Option<String>,
+    /// Refuse to compare runs that differ in something their options do not explain
+    /// (dbio version or commit, engine, mount, NFS session) instead of warning
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -80,9 +100,54 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         &Options {
             baseline: args.baseline,
             alpha: args.alpha,
+            class: args.class,
         },
     )?;
-    print!("{}", dbio_report::comparison::comparison_terminal(&cmp));
+    if args.strict && !cmp.warnings.is_empty() {
+        bail!(
+            "--strict: the runs differ in what their options do not explain: {}",
+            cmp.warnings.join("; ")
+        );
+    }
+    for w in &cmp.warnings {
+        eprintln!("dbio: warning: {w}");
+    }
+    let style = terminal_style();
+    print!(
+        "{}",
+        dbio_report::comparison::comparison_terminal(&cmp, style)
+    );
     dbio_report::comparison::write_comparison(&cmp, &args.output.outputs())?;
     Ok(())
+}
+
+/// The width to fit (COLUMNS, else the terminal's, else 100) and whether to colour the
+/// verdicts (a terminal, and NO_COLOR unset).
+fn terminal_style() -> TextStyle {
+    use std::io::IsTerminal;
+    let tty = std::io::stdout().is_terminal();
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0);
+    let width = columns
+        .or_else(|| tty.then(window_columns).flatten())
+        .unwrap_or(100);
+    TextStyle {
+        width,
+        color: tty && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Columns of the terminal on stdout (TIOCGWINSZ).
+fn window_columns() -> Option<usize> {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize we own; stdout is a valid descriptor.
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }

@@ -369,6 +369,7 @@ pub fn measure(
         }
     }
     target.fill_views(&mut out.result);
+    crate::provenance::record(&mut out.result, &target);
     out.result.labels = labels;
     out.result.cache = cache;
     Ok(Measured {

@@ -53,12 +53,13 @@ use crate::common::{stop_flag_within, EXIT_INTERRUPTED, STOP_GRACE};
 )]
 pub struct Args {
     /// The plan (TOML); see above
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["resume", "config"])]
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
     plan: Option<PathBuf>,
     /// Directory for the results and the manifest (new or empty; with --resume, the sweep's)
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Continue the sweep in --out where it stopped
+    /// Continue the sweep in --out where it stopped; with --plan or --config, with a
+    /// corrected plan (same runs; configurations with results keep their options)
     #[arg(long)]
     resume: bool,
     /// A configuration as NAME=OPTIONS (`dbio run` options), repeatable; instead of --plan
@@ -174,21 +175,43 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     );
     // The run in flight gets its own grace to end and write its result first.
     let stop = stop_flag_within(2 * STOP_GRACE);
-    let mut manifest = if args.resume {
-        Manifest::load(&args.out)?
-    } else {
-        let plan = match &args.plan {
-            Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-                Plan::from_toml(&text, &path.display().to_string())?
+    let given = match &args.plan {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+            Some(Plan::from_toml(&text, &path.display().to_string())?)
+        }
+        None if !args.config.is_empty() => Some(plan_from_flags(&args)?),
+        None => None,
+    };
+    // Every configuration's options are parsed by `dbio run`'s own parser before --out
+    // is made or touched.
+    let checked = match given {
+        Some(plan) => {
+            let plan = plan.check()?;
+            sweep::check_arguments(&plan, run_line)?;
+            Some(plan)
+        }
+        None => None,
+    };
+    let mut manifest = match (args.resume, checked) {
+        (true, checked) => {
+            let mut m = Manifest::load(&args.out)?;
+            if let Some(plan) = checked {
+                let changed = m.replan(&args.out, &plan)?;
+                if !changed.is_empty() {
+                    eprintln!("sweep: corrected plan for {}", changed.join(", "));
+                }
             }
-            None if !args.config.is_empty() => plan_from_flags(&args)?,
-            None => bail!("nothing to run: give --plan FILE, --config NAME=OPTIONS, or --resume"),
-        };
-        let plan = plan.check()?;
-        sweep::check_arguments(&plan, run_line)?;
-        Manifest::create(&args.out, &plan)?
+            m
+        }
+        (false, Some(plan)) => {
+            warn_repeats(plan.plan.repeats);
+            Manifest::create(&args.out, &plan)?
+        }
+        (false, None) => {
+            bail!("nothing to run: give --plan FILE, --config NAME=OPTIONS, or --resume")
+        }
     };
     let exe = std::env::current_exe().context("cannot find the dbio executable to run")?;
     let launcher: Vec<String> = manifest
@@ -231,6 +254,40 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         finished.done, finished.total
     );
     Ok(0)
+}
+
+/// Says at plan time what `dbio compare` can conclude from so few repeats, and how many
+/// it takes, before hours of runs.
+fn warn_repeats(repeats: u32) {
+    use dbio_compare::comparison::WELCH_MIN_REPEATS;
+    use dbio_compare::statistics::rank_repeats_needed;
+    let alpha = 0.05;
+    let rank = rank_repeats_needed(alpha);
+    let n = repeats as usize;
+    let why = if n < 2 {
+        "no test can tell a difference from noise with one run a side".to_string()
+    } else if n < rank {
+        format!(
+            "the rank test (Mann-Whitney) can never reach the {}% level with fewer than {rank} a \
+             side, so `dbio compare` will rest its verdicts on Welch's t-test, assuming normally \
+             distributed repeats",
+            alpha * 100.0
+        )
+    } else if n < WELCH_MIN_REPEATS {
+        format!(
+            "the rank test (Mann-Whitney) reaches the {}% level only when every run of one \
+             configuration beats every run of the other",
+            alpha * 100.0
+        )
+    } else {
+        return;
+    };
+    eprintln!(
+        "sweep: warning: {repeats} repeat{}: {why}; {WELCH_MIN_REPEATS} or more (--repeats \
+         {WELCH_MIN_REPEATS}, or repeats = {WELCH_MIN_REPEATS} in the plan) let it check the \
+         repeats for skew and outliers",
+        if repeats == 1 { "" } else { "s" }
+    );
 }
 
 /// Whether `dbio COMMAND ARGS` parses (the parser `dbio run` itself uses), as one line.

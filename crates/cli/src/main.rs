@@ -17,6 +17,7 @@ mod common;
 mod mpi_calibrate;
 mod mpi_run;
 mod nfs_target;
+mod provenance;
 
 use clap::{Parser, Subcommand};
 

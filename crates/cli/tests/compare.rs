@@ -106,7 +106,7 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("Against q1"), "{text}");
+    assert!(text.contains("Verdict against q1"), "{text}");
     let cmp = json(&cmp_json);
     assert_eq!(cmp["observations"], 24);
     let q8 = pair(&cmp, "q8", "iops");
@@ -264,8 +264,13 @@ fn compare_takes_sets_and_names_bad_input() {
     let o = dbio(&["compare", s(&a0), s(&a1), "--", s(&b0), s(&b1)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
+    // Two repeats a side: the rank test cannot reach 5%, so Welch's test decides and the
+    // report says what it assumes.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains("baseline one") && text.contains("too few repeats"),
+        flat.contains("baseline one")
+            && flat.contains("Welch*")
+            && flat.contains("with 2 and 2 repeats the rank test cannot reach 5%"),
         "{text}"
     );
     let bad = dir.path().join("bad.json");
@@ -338,7 +343,7 @@ fn awr_reports_become_a_comparison() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("DNFS") && text.contains("db file sequential read mean us"),
+        text.contains("DNFS") && text.contains("db file sequential read latency"),
         "{text}"
     );
     let o = dbio(&["awr", s(&reports), "--group", "(unclosed"]);
@@ -468,4 +473,232 @@ before = "echo $DBIO_SWEEP_CONFIG-$DBIO_SWEEP_USERS >> {}"
         stderr(&o)
     );
     assert!(!dir.path().join("out2").exists());
+}
+
+/// Options of a sweep on the null engine with the OLTP mix (every class, no files).
+const NULL_OLTP: &str = "--engine null --profile oltp";
+
+#[test]
+fn three_repeats_warn_at_plan_time_and_still_call_a_large_difference() {
+    let _one_at_a_time = serial();
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    // One configuration paced by a think time before every I/O, one free: a difference
+    // of orders of magnitude, measured, not assumed.
+    let o = dbio(&[
+        "sweep",
+        "--out",
+        s(&out),
+        "--repeats",
+        "3",
+        "--time",
+        "300ms",
+        "--options",
+        NULL_OLTP,
+        "--config",
+        "paced=--outstanding 1 --think-frequency 1 --think-min 1ms --think-max 1ms",
+        "--config",
+        "free=--outstanding 8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let warning = err.lines().next().unwrap();
+    assert!(
+        warning.starts_with(
+            "sweep: warning: 3 repeats: the rank test (Mann-Whitney) can never reach the 5% level"
+        ) && warning.contains("--repeats 5"),
+        "the warning comes before the first run: {err}"
+    );
+    let cmp_json = dir.path().join("cmp.json");
+    let html = dir.path().join("cmp.html");
+    let o = dbio(&[
+        "compare",
+        s(&out),
+        "--baseline",
+        "paced",
+        "--json",
+        s(&cmp_json),
+        "--html",
+        s(&html),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = json(&cmp_json);
+    let runs = |config: &str| -> Vec<f64> {
+        (1..=3)
+            .map(|r| {
+                json(&out.join(format!("runs/{config}/u1-r{r}.json")))["iops"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let (paced, free) = (runs("paced"), runs("free"));
+    assert!(
+        free.iter().fold(f64::INFINITY, |a, b| a.min(*b))
+            > 5.0 * paced.iter().fold(0.0f64, |a, b| a.max(*b)),
+        "the setup gives a large difference: {paced:?} {free:?}"
+    );
+    let iops = pair(&cmp, "free", "iops");
+    assert_eq!(iops["verdict"], "better", "{iops}");
+    assert_eq!(iops["test"], "welch", "{iops}");
+    assert!(iops["test_note"]
+        .as_str()
+        .unwrap()
+        .starts_with("assumes normally distributed"));
+    let e = &iops["effect"];
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    assert!(
+        (e["factor"].as_f64().unwrap() - mean(&free) / mean(&paced)).abs() < 1e-6,
+        "{e}"
+    );
+    assert!(
+        e["change_ci95"][0].as_f64().unwrap() > 0.0,
+        "the interval excludes no change: {e}"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let said = format!(
+        "free against paced: IOPS {:.1}x better (p ",
+        e["factor"].as_f64().unwrap()
+    );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&said), "{said}\n{text}");
+    // The OLTP mix charts single-block reads, not the class first in name order (DBWR).
+    assert_eq!(cmp["class"], "single-block-read");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("single-block-read latency (mean, us) against IOPS"));
+    assert!(!page.contains("dbwr-write latency (mean, us)"));
+    assert!(page.find("Verdict against paced").unwrap() < page.find("<svg").unwrap());
+    // --class chooses another; a class the runs do not have is named.
+    let o = dbio(&[
+        "compare",
+        s(&out),
+        "--baseline",
+        "paced",
+        "--class",
+        "redo-write",
+        "--json",
+        s(&cmp_json),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&cmp_json)["class"], "redo-write");
+    let o = dbio(&["compare", s(&out), "--class", "redo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--class \"redo\": no such I/O class"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // Runs whose builds differ are warned about, and refused with --strict.
+    let moved = out.join("runs/free/u1-r2.json");
+    let mut r = json(&moved);
+    r["provenance"]["dbio_version"] = "0.0.1".into();
+    std::fs::write(&moved, serde_json::to_vec(&r).unwrap()).unwrap();
+    let o = dbio(&["compare", s(&out)]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning: the runs differ in dbio version: 0.0.1 (1 run: free)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dbio(&["compare", s(&out), "--strict"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--strict"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_typo_in_a_configuration_stops_the_sweep_before_any_run() {
+    let _one_at_a_time = serial();
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    let o = dbio(&[
+        "sweep",
+        "--out",
+        s(&out),
+        "--time",
+        "100ms",
+        "--options",
+        NULL_OLTP,
+        "--config",
+        "a=--outstanding 1",
+        "--config",
+        "b=--outstandin 8",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim(),
+        "dbio: plan: config \"b\": option --outstandin: `dbio run` has no such option"
+    );
+    assert!(!out.exists(), "no --out left behind");
+}
+
+#[test]
+fn a_failed_configuration_resumes_with_a_corrected_plan() {
+    let _one_at_a_time = serial();
+    let dir = scratch();
+    let out = dir.path().join("sweep");
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "not a directory").unwrap();
+    let ds = dir.path().join("ds");
+    let sweep = |b: &str, resume: bool| {
+        let mut args = vec![
+            "sweep",
+            "--out",
+            s(&out),
+            "--repeats",
+            "2",
+            "--time",
+            "100ms",
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        let a = format!("a=--target {} --size 64MiB", s(&ds));
+        let b = format!("b={b}");
+        let mut owned: Vec<String> = args.iter().map(|x| x.to_string()).collect();
+        owned.extend(["--options".into(), "--workload single-block-read".into()]);
+        owned.extend(["--config".into(), a, "--config".into(), b]);
+        let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        dbio(&refs)
+    };
+    // b's target parses but cannot hold a data set: b's first run fails.
+    let wrong = format!("--target {}/ds --size 64MiB", s(&file));
+    let o = sweep(&wrong, false);
+    assert_ne!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("dbio sweep --resume --out {}", s(&out)))
+            && err.contains("corrected --config"),
+        "{err}"
+    );
+    // The corrected plan replaces b's options; a's results stay.
+    let right = format!("--target {} --size 64MiB --outstanding 4", s(&ds));
+    let o = sweep(&right, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sweep: corrected plan for b"),
+        "{}",
+        stderr(&o)
+    );
+    let m = json(&out.join("sweep.json"));
+    assert!(m["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["status"] == "done"));
+    assert_eq!(
+        json(&out.join("runs/b/u1-r1.json"))["config"]["outstanding"],
+        4
+    );
+    // Options of a configuration with results cannot change under its name.
+    let o = sweep(
+        &format!("--target {} --size 64MiB --outstanding 2", s(&ds)),
+        true,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("config \"b\" has 2 results already"),
+        "{}",
+        stderr(&o)
+    );
 }

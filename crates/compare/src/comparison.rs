@@ -20,6 +20,8 @@ pub struct Options {
     pub baseline: Option<String>,
     /// Significance level of the tests (two-sided), e.g. 0.05.
     pub alpha: f64,
+    /// The I/O class whose latency the charts show; see [`Comparison::class`].
+    pub class: Option<String>,
 }
 
 impl Default for Options {
@@ -27,6 +29,7 @@ impl Default for Options {
         Options {
             baseline: None,
             alpha: 0.05,
+            class: None,
         }
     }
 }
@@ -52,6 +55,18 @@ pub struct Comparison {
     pub pairs: Vec<Pair>,
     /// Latency histograms per configuration, load and I/O class, summed over repeats.
     pub histograms: Vec<Histogram>,
+    /// The I/O class whose latency the charts show: the one asked for, else single-block
+    /// reads (the field's headline latency, "db file sequential read") where the runs
+    /// have them, else the class with the largest share of I/O time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// Why that class, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_reason: Option<String>,
+    /// Differences between the runs that their configurations' options do not explain
+    /// (see [`crate::provenance`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One metric of one configuration at one load, over its repeats.
@@ -70,23 +85,85 @@ pub struct Pair {
     pub load: u32,
     pub metric: String,
     pub direction: Direction,
-    /// 100 * (baseline - other) / baseline per repeat (repeats paired by number, else
-    /// in file order): positive means the other configuration has less of the metric.
+    /// The size of the difference, whatever the test says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
+    /// 100 * (baseline - other) / baseline per repeat, repeats paired by number (else in
+    /// file order); only where both sides have the same repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impact_pct: Option<Summary>,
-    /// other / baseline per repeat.
+    /// other / baseline per repeat, paired as `impact_pct`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<Summary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub welch: Option<TestResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney: Option<TestResult>,
-    /// Which test the verdict rests on: "welch" or "mann-whitney" (rank test where a side
-    /// has fewer than 5 repeats, is skewed or has an outlier).
+    /// Which test the verdict rests on: "welch" or "mann-whitney"; "none" where a side
+    /// has a single run.
     pub test: String,
+    /// Welch's test and the effect's interval worked on the logarithms of the values
+    /// (every value positive): a test of the ratio of the geometric means.
+    #[serde(default)]
+    pub log_scale: bool,
+    /// Why that test, and what it assumes (e.g. normal repeats for Welch at small n).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
     pub verdict: Verdict,
+    /// Something the reader must know about this pair (e.g. unequal repeats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The size of a difference between the means of the two configurations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Effect {
+    /// mean(other) / mean(baseline).
+    pub ratio: f64,
+    /// 100 * (mean(other) - mean(baseline)) / mean(baseline).
+    pub change_pct: f64,
+    /// 95% interval of `change_pct` (two repeats a side at least): from Welch's interval
+    /// of the difference of the mean logarithms (a ratio of geometric means) where every
+    /// value is positive, else of the difference of the means over the baseline's mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_ci95: Option<[f64; 2]>,
+    /// How many times better the other configuration is in the metric's own direction
+    /// (more throughput, less latency): above 1 better, below 1 worse.
+    pub factor: f64,
+}
+
+impl Effect {
+    fn new(
+        base: &[f64],
+        other: &[f64],
+        direction: Direction,
+        logs: Option<(&[f64], &[f64])>,
+    ) -> Option<Effect> {
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let (b, o) = (mean(base), mean(other));
+        if b == 0.0 || !b.is_finite() || !o.is_finite() {
+            return None;
+        }
+        let ratio = o / b;
+        let factor = match direction {
+            Direction::HigherIsBetter => ratio,
+            Direction::LowerIsBetter if o > 0.0 => b / o,
+            Direction::LowerIsBetter => f64::INFINITY,
+        };
+        Some(Effect {
+            ratio,
+            change_pct: 100.0 * (ratio - 1.0),
+            change_ci95: match logs {
+                Some((lb, lo)) => statistics::welch_interval(lb, lo, 0.95)
+                    .map(|[lo, hi]| [100.0 * lo.exp_m1(), 100.0 * hi.exp_m1()]),
+                None => statistics::welch_interval(base, other, 0.95)
+                    .map(|[lo, hi]| [100.0 * lo / b, 100.0 * hi / b]),
+            },
+            factor,
+        })
+    }
 }
 
 /// What a pair says, at the comparison's significance level.
@@ -99,7 +176,7 @@ pub enum Verdict {
     Worse,
     /// The difference is within the noise of the repeats.
     WithinNoise,
-    /// Too few repeats for the test to ever reach the significance level.
+    /// A single run on a side: no test can tell anything from noise.
     TooFewRepeats,
 }
 
@@ -109,7 +186,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::WithinNoise => "within noise",
-            Verdict::TooFewRepeats => "too few repeats",
+            Verdict::TooFewRepeats => "untested (one run)",
         }
     }
 }
@@ -124,7 +201,7 @@ pub struct Histogram {
 }
 
 /// Repeats a side needs before Welch's test is trusted over the rank test.
-const WELCH_MIN_REPEATS: usize = 5;
+pub const WELCH_MIN_REPEATS: usize = 5;
 /// Skewness beyond which a sample is treated as not normal enough for Welch's test.
 const SKEWED: f64 = 1.0;
 
@@ -158,6 +235,7 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
         .into_iter()
         .collect();
     let metrics = metric_order(obs);
+    let (class, class_reason) = chart_class(obs, &metrics, opts.class.as_deref())?;
 
     // (config, load) -> observations in repeat order (then source order).
     let mut groups: BTreeMap<(&str, u32), Vec<&Observation>> = BTreeMap::new();
@@ -202,6 +280,7 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
             }
         }
     }
+    let warnings = crate::provenance::differences(obs, &configs);
     Ok(Comparison {
         kind: "comparison".into(),
         format_version: FORMAT_VERSION,
@@ -214,6 +293,61 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
         cells,
         pairs,
         histograms,
+        class,
+        class_reason,
+        warnings,
+    })
+}
+
+/// Names of single-block reads: dbio's class and Oracle's wait event.
+const SINGLE_BLOCK: [&str; 2] = ["single-block-read", "db file sequential read"];
+
+/// The latency class the charts show, and why (see [`Comparison::class`]).
+fn chart_class(
+    obs: &[Observation],
+    metrics: &[String],
+    wanted: Option<&str>,
+) -> Result<(Option<String>, Option<String>), CompareError> {
+    let classes: Vec<&str> = metrics
+        .iter()
+        .filter_map(|m| m.strip_suffix(" mean_us"))
+        .collect();
+    if let Some(w) = wanted {
+        return match classes.iter().find(|c| **c == w) {
+            Some(c) => Ok((Some(c.to_string()), Some("chosen with --class".into()))),
+            None => Err(CompareError::NoClass {
+                class: w.to_string(),
+                classes: classes.join(", "),
+            }),
+        };
+    }
+    if let Some(c) = classes.iter().find(|c| SINGLE_BLOCK.contains(c)) {
+        return Ok((
+            Some(c.to_string()),
+            Some("single-block reads: the headline latency, db file sequential read".into()),
+        ));
+    }
+    // Time spent per class: I/Os per second times their mean latency, over every run.
+    let time = |class: &str| -> f64 {
+        obs.iter()
+            .filter_map(|o| {
+                Some(
+                    o.metrics.get(&format!("{class} iops"))?
+                        * o.metrics.get(&format!("{class} mean_us"))?,
+                )
+            })
+            .sum()
+    };
+    let busiest = classes
+        .iter()
+        .map(|c| (*c, time(c)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    Ok(match busiest {
+        Some((c, _)) => (
+            Some(c.to_string()),
+            Some("the class with the largest share of I/O time (no single-block reads)".into()),
+        ),
+        None => (None, None),
     })
 }
 
@@ -291,53 +425,133 @@ fn pair(
         return None;
     }
     let direction = Direction::of(metric);
-    let (impacts, ratios): (Vec<f64>, Vec<f64>) = paired(base, other, metric)
-        .into_iter()
-        .filter(|(b, _)| *b != 0.0)
-        .map(|(b, o)| (100.0 * (b - o) / b, o / b))
-        .unzip();
-    let welch = statistics::welch(&b, &o);
-    let mann_whitney = statistics::mann_whitney(&b, &o);
-    // Welch's test assumes roughly normal samples: few repeats, skew or one stalled run
-    // (an outlier) call for the rank test, which none of them can mislead.
-    let rank = b.len().min(o.len()) < WELCH_MIN_REPEATS
-        || statistics::skewness(&b).abs() > SKEWED
-        || statistics::skewness(&o).abs() > SKEWED
-        || statistics::has_outlier(&b)
-        || statistics::has_outlier(&o);
-    let (test, chosen) = if rank {
-        ("mann-whitney", mann_whitney)
+    let pairs = paired(base, other, metric);
+    // Per-repeat impacts only where every repeat has its partner: a repeat left out
+    // would make them disagree with the means.
+    let whole = pairs.len() == b.len() && pairs.len() == o.len();
+    let (impacts, ratios): (Vec<f64>, Vec<f64>) = if whole {
+        pairs
+            .into_iter()
+            .filter(|(b, _)| *b != 0.0)
+            .map(|(b, o)| (100.0 * (b - o) / b, o / b))
+            .unzip()
     } else {
-        ("welch", welch)
+        Default::default()
+    };
+    let note = (!whole).then(|| {
+        format!(
+            "{} and {} repeats: compared unpaired (means), no per-repeat impact",
+            b.len(),
+            o.len()
+        )
+    });
+    // Throughput and latency vary by factors (a run twice as fast, a stall), so where
+    // every value is positive Welch's test and interval work on their logarithms: the
+    // test is then of the ratio of the geometric means, and the interval a ratio too.
+    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
+        xs.iter()
+            .all(|x| *x > 0.0)
+            .then(|| xs.iter().map(|x| x.ln()).collect())
+    };
+    let (tb, to, log_scale) = match (logs(&b), logs(&o)) {
+        (Some(lb), Some(lo)) => (lb, lo, true),
+        _ => (b.clone(), o.clone(), false),
+    };
+    let welch = statistics::welch(&tb, &to);
+    let mann_whitney = statistics::mann_whitney(&b, &o);
+    let (test, test_note) = choose_test(&tb, &to, alpha);
+    let chosen = match test {
+        Test::Welch => welch,
+        Test::MannWhitney => mann_whitney,
+        Test::None => None,
     };
     let p_value = chosen.map(|t| t.p_value);
-    let verdict = match p_value {
-        _ if rank && smallest_rank_p(b.len(), o.len()) > alpha => Verdict::TooFewRepeats,
-        None => Verdict::TooFewRepeats,
-        Some(p) if p < alpha => {
-            let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-            let more = mean(&o) > mean(&b);
-            if more == (direction == Direction::HigherIsBetter) {
+    let effect = Effect::new(&b, &o, direction, log_scale.then_some((&tb[..], &to[..])));
+    let verdict = match (p_value, &effect) {
+        (Some(p), Some(e)) if p < alpha && e.factor != 1.0 => {
+            if e.factor > 1.0 {
                 Verdict::Better
             } else {
                 Verdict::Worse
             }
         }
-        Some(_) => Verdict::WithinNoise,
+        (Some(_), _) => Verdict::WithinNoise,
+        (None, _) => Verdict::TooFewRepeats,
     };
     Some(Pair {
         config: config.to_string(),
         load,
         metric: metric.to_string(),
         direction,
+        effect,
         impact_pct: statistics::summarize(&impacts),
         ratio: statistics::summarize(&ratios),
         welch,
         mann_whitney,
-        test: test.to_string(),
+        test: test.name().to_string(),
+        log_scale,
+        test_note,
         p_value,
         verdict,
+        note,
     })
+}
+
+/// The test a verdict rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Test {
+    Welch,
+    MannWhitney,
+    None,
+}
+
+impl Test {
+    fn name(self) -> &'static str {
+        match self {
+            Test::Welch => "welch",
+            Test::MannWhitney => "mann-whitney",
+            Test::None => "none",
+        }
+    }
+}
+
+/// Welch's t-test where both sides have enough repeats to look roughly normal; the rank
+/// test where few repeats, skew or one stalled run (an outlier) could mislead Welch's
+/// test and the rank test can still reach the level; Welch's test again, its normality
+/// assumption stated, where the rank test cannot reach the level at all (3 repeats a side
+/// at 5%), so that a large difference is not left unjudged.
+fn choose_test(b: &[f64], o: &[f64], alpha: f64) -> (Test, Option<String>) {
+    let few = b.len().min(o.len()) < WELCH_MIN_REPEATS;
+    let irregular = statistics::skewness(b).abs() > SKEWED
+        || statistics::skewness(o).abs() > SKEWED
+        || statistics::has_outlier(b)
+        || statistics::has_outlier(o);
+    if b.len() < 2 || o.len() < 2 {
+        return (
+            Test::None,
+            Some("a single run on a side: no test can tell a difference from noise".into()),
+        );
+    }
+    if !few && !irregular {
+        return (Test::Welch, None);
+    }
+    let why = if few {
+        format!("fewer than {WELCH_MIN_REPEATS} repeats a side")
+    } else {
+        "skewed repeats or an outlier".to_string()
+    };
+    if statistics::smallest_rank_p(b.len(), o.len()) < alpha {
+        return (Test::MannWhitney, Some(format!("rank test: {why}")));
+    }
+    (
+        Test::Welch,
+        Some(format!(
+            "assumes normally distributed repeats: with {} and {} repeats the rank test cannot reach {}%",
+            b.len(),
+            o.len(),
+            alpha * 100.0
+        )),
+    )
 }
 
 /// (baseline, other) values of the same repeat: by repeat number where both sides number
@@ -357,17 +571,6 @@ fn paired(base: &[&Observation], other: &[&Observation], metric: &str) -> Vec<(f
             .filter_map(|(b, o)| Some((*b.metrics.get(metric)?, *o.metrics.get(metric)?)))
             .collect()
     }
-}
-
-/// The smallest two-sided p-value the exact rank test can give for these sample sizes:
-/// the two most extreme arrangements out of (n1 + n2 choose n1).
-fn smallest_rank_p(n1: usize, n2: usize) -> f64 {
-    let (k, n) = (n1.min(n2), n1 + n2);
-    let mut arrangements = 1.0f64;
-    for i in 0..k {
-        arrangements = arrangements * (n - i) as f64 / (i + 1) as f64;
-    }
-    2.0 / arrangements
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ fn obs(config: &str, load: u32, repeat: u32, iops: f64, lat: f64) -> Observation
         )]
         .into_iter()
         .collect(),
+        setup: Default::default(),
+        options: Vec::new(),
     }
 }
 
@@ -55,6 +57,7 @@ fn a_clear_difference_is_called_and_noise_is_not() {
         &Options {
             baseline: Some("knfs".into()),
             alpha: 0.05,
+            class: None,
         },
     )
     .unwrap();
@@ -105,11 +108,114 @@ fn worse_is_worse_and_few_repeats_say_so() {
         find(&c, "b", 4, "single-block-read mean_us").verdict,
         Verdict::Worse
     );
-    // Two repeats a side: no rank test can reach 5% (its smallest p is 1/3).
+    // Two repeats a side: no rank test can reach 5% (its smallest p is 1/3), so Welch's
+    // test decides, saying what it assumes; a ninefold difference is not left unjudged.
     let p = find(&c, "b", 8, "iops");
     assert_eq!(
         (p.test.as_str(), p.verdict),
-        ("mann-whitney", Verdict::TooFewRepeats)
+        ("welch", Verdict::Better),
+        "{p:?}"
+    );
+    let note = p.test_note.as_deref().unwrap();
+    assert!(
+        note.starts_with("assumes normally distributed repeats"),
+        "{note}"
+    );
+    let e = p.effect.as_ref().unwrap();
+    assert!(
+        (e.ratio - 9.05 / 1.05).abs() < 1e-9 && e.factor == e.ratio,
+        "{e:?}"
+    );
+    let [lo, hi] = e.change_ci95.unwrap();
+    assert!(lo > 0.0 && lo < e.change_pct && e.change_pct < hi, "{e:?}");
+    // Latency is better lower: b's ninefold latency is ninefold worse.
+    let p = find(&c, "b", 8, "single-block-read mean_us");
+    assert_eq!(p.verdict, Verdict::Worse);
+    assert!((p.effect.as_ref().unwrap().factor - 1.05 / 9.05).abs() < 1e-9);
+}
+
+#[test]
+fn unequal_repeats_compare_the_means_and_say_so() {
+    let all = vec![
+        obs("a", 1, 1, 100.0, 10.0),
+        obs("a", 1, 2, 102.0, 10.2),
+        obs("b", 1, 1, 150.0, 8.0),
+        obs("b", 1, 2, 152.0, 8.1),
+        obs("b", 1, 3, 149.0, 7.9),
+        obs("c", 1, 1, 50.0, 20.0),
+    ];
+    let c = compare(&all, &Options::default()).unwrap();
+    let p = find(&c, "b", 1, "iops");
+    assert!(p.impact_pct.is_none() && p.ratio.is_none(), "{p:?}");
+    assert_eq!(
+        p.note.as_deref(),
+        Some("2 and 3 repeats: compared unpaired (means), no per-repeat impact")
+    );
+    let e = p.effect.as_ref().unwrap();
+    assert!((e.ratio - (451.0 / 3.0) / 101.0).abs() < 1e-12, "{e:?}");
+    // One run on a side: the size is still told, no test is possible.
+    let p = find(&c, "c", 1, "iops");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("none", Verdict::TooFewRepeats)
+    );
+    assert!((p.effect.as_ref().unwrap().factor - 50.0 / 101.0).abs() < 1e-12);
+}
+
+#[test]
+fn the_charts_show_single_block_reads_else_the_busiest_class() {
+    let with = |classes: &[(&str, f64, f64)], config: &str, r: u32| Observation {
+        config: config.into(),
+        load: 1,
+        repeat: Some(r),
+        source: format!("{config}{r}"),
+        metrics: classes
+            .iter()
+            .flat_map(|(c, iops, lat)| {
+                [(format!("{c} iops"), *iops), (format!("{c} mean_us"), *lat)]
+            })
+            .collect(),
+        histograms: Default::default(),
+        setup: Default::default(),
+        options: Vec::new(),
+    };
+    // DBWR sorts first, redo has the most time; single-block reads still win.
+    let oltp = [
+        ("dbwr-write", 100.0, 500.0),
+        ("redo-write", 1000.0, 900.0),
+        ("single-block-read", 2000.0, 200.0),
+    ];
+    let obs: Vec<Observation> = ["a", "b"].iter().map(|c| with(&oltp, c, 1)).collect();
+    let c = compare(&obs, &Options::default()).unwrap();
+    assert_eq!(c.class.as_deref(), Some("single-block-read"));
+    let chosen = Options {
+        class: Some("dbwr-write".into()),
+        ..Options::default()
+    };
+    assert_eq!(
+        compare(&obs, &chosen).unwrap().class.as_deref(),
+        Some("dbwr-write")
+    );
+    let e = compare(
+        &obs,
+        &Options {
+            class: Some("dbwr".into()),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--class \"dbwr\": no such I/O class in these results (they have: dbwr-write, \
+         redo-write, single-block-read)"
+    );
+    let writes: Vec<Observation> = ["a", "b"].iter().map(|c| with(&oltp[..2], c, 1)).collect();
+    let c = compare(&writes, &Options::default()).unwrap();
+    assert_eq!(
+        c.class.as_deref(),
+        Some("redo-write"),
+        "{:?}",
+        c.class_reason
     );
 }
 
@@ -126,6 +232,7 @@ fn bad_requests_are_named() {
         &Options {
             baseline: Some("c".into()),
             alpha: 0.05,
+            class: None,
         },
     )
     .unwrap_err();
@@ -137,4 +244,44 @@ fn bad_requests_are_named() {
         compare(&[], &Options::default()),
         Err(CompareError::Empty)
     ));
+}
+
+#[test]
+fn three_repeats_call_a_fifteenfold_difference_with_welch_on_logarithms() {
+    let (q1, q8) = ([1496.0, 1510.0, 1523.0], [21890.0, 22168.0, 22410.0]);
+    let mut all = Vec::new();
+    for r in 0..3 {
+        all.push(obs("q1", 1, r, q1[r as usize], 400.0));
+        all.push(obs("q8", 1, r, q8[r as usize], 400.0));
+    }
+    let c = compare(&all, &Options::default()).unwrap();
+    let p = find(&c, "q8", 1, "iops");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("welch", Verdict::Better),
+        "{p:?}"
+    );
+    assert!(p.log_scale);
+    // scipy 1.17.1: ttest_ind(log(q1), log(q8), equal_var=False).pvalue
+    // = 2.104292093291525e-09; the interval of mean log(q8) - mean log(q1),
+    // ttest_ind(log(q8), log(q1), equal_var=False).confidence_interval(0.95)
+    // = (2.661851864903038, 2.710548403507723), i.e. 14.3228x to 15.0375x.
+    assert!(
+        (p.p_value.unwrap() / 2.104_292_093_291_525e-9 - 1.0).abs() < 1e-5,
+        "{p:?}"
+    );
+    let e = p.effect.as_ref().unwrap();
+    let [lo, hi] = e.change_ci95.unwrap();
+    assert!(
+        (lo - 100.0 * 2.661_851_864_903_038f64.exp_m1()).abs() < 1e-6,
+        "{e:?}"
+    );
+    assert!(
+        (hi - 100.0 * 2.710_548_403_507_723f64.exp_m1()).abs() < 1e-6,
+        "{e:?}"
+    );
+    assert!((e.factor - q8.iter().sum::<f64>() / q1.iter().sum::<f64>()).abs() < 1e-12);
+    assert!(p.test_note.as_deref().unwrap().contains("cannot reach 5%"));
+    // The rank test alone could not have said it: 2 of 20 arrangements, p 0.1.
+    assert!((p.mann_whitney.unwrap().p_value - 0.1).abs() < 1e-12);
 }

@@ -9,9 +9,10 @@ pub mod awr;
 pub mod comparison;
 pub mod inputs;
 pub mod observation;
+pub mod provenance;
 pub mod statistics;
 
-pub use comparison::{compare, Comparison, Options, Verdict};
+pub use comparison::{compare, Comparison, Effect, Options, Verdict};
 pub use observation::{Direction, Observation};
 
 /// What can go wrong reading or comparing results; every message names the file.
@@ -25,6 +26,8 @@ pub enum CompareError {
     Empty,
     #[error("baseline {baseline:?} is not among the configurations ({configs})")]
     NoBaseline { baseline: String, configs: String },
+    #[error("--class {class:?}: no such I/O class in these results (they have: {classes})")]
+    NoClass { class: String, classes: String },
     #[error("only one configuration ({0:?}): a comparison needs two or more (give sets separated by --, or a sweep of several configurations)")]
     OneConfig(String),
 }

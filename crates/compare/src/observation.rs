@@ -30,6 +30,13 @@ pub struct Observation {
     /// overlaid histogram charts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub histograms: BTreeMap<String, Vec<(u64, u64, u64)>>,
+    /// What the run really got beyond its options, by fact ("dbio version", "git
+    /// commit", "engine", "mount", "NFS"), where the result says.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub setup: BTreeMap<String, String>,
+    /// The command-line options the run was given, where the result says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
 
 /// Whether more of a metric is better (throughput) or worse (latency, CPU).
@@ -72,11 +79,15 @@ pub struct ResultView {
     max_mbps: Option<f64>,
     latency_us: Option<f64>,
     latency_p99_us: Option<f64>,
+    dbio_version: Option<String>,
+    #[serde(default)]
+    provenance: Option<dbio_stats::Provenance>,
 }
 
 #[derive(Debug, Deserialize)]
 struct ConfigView {
     users: Option<u32>,
+    engine: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -189,6 +200,7 @@ pub fn from_view(
     if metrics.is_empty() {
         return Err(bad("no figures in it"));
     }
+    let (setup, options) = setup_of(v);
     Ok(Observation {
         config,
         load,
@@ -196,5 +208,51 @@ pub fn from_view(
         source: source.to_string(),
         metrics,
         histograms,
+        setup,
+        options,
     })
+}
+
+/// The facts of a result's provenance (older results: version and engine only).
+fn setup_of(v: &ResultView) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut setup = BTreeMap::new();
+    let p = v.provenance.as_ref();
+    let version = p.map(|p| p.dbio_version.clone()).or(v.dbio_version.clone());
+    if let Some(version) = version {
+        setup.insert("dbio version".to_string(), version);
+    }
+    let engine = p
+        .map(|p| p.engine.clone())
+        .or_else(|| v.config.as_ref().and_then(|c| c.engine.clone()));
+    if let Some(engine) = engine {
+        setup.insert("engine".to_string(), engine);
+    }
+    let Some(p) = p else {
+        return (setup, Vec::new());
+    };
+    setup.insert("git commit".to_string(), p.git_commit.clone());
+    if let Some(m) = &p.mount {
+        setup.insert(
+            "mount".to_string(),
+            format!(
+                "{} {} on {} ({})",
+                m.fs_type, m.source, m.mount_point, m.options
+            ),
+        );
+    }
+    if !p.nfs.is_empty() {
+        let servers: Vec<String> = p
+            .nfs
+            .iter()
+            .map(|n| {
+                let slots = n.slots.map_or(String::new(), |s| format!(", {s} slots"));
+                format!(
+                    "{}: NFSv{}, rsize {} wsize {}, {} paths, {} connections{slots}",
+                    n.server, n.version, n.rsize, n.wsize, n.paths, n.connections
+                )
+            })
+            .collect();
+        setup.insert("NFS".to_string(), servers.join("; "));
+    }
+    (setup, p.args.clone())
 }

@@ -142,6 +142,46 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<TestResult> {
     })
 }
 
+/// The two-sided confidence interval at `level` (e.g. 0.95) of mean(b) - mean(a) by
+/// Welch's method: the difference of the means plus or minus Student's t quantile at
+/// the Welch-Satterthwaite degrees of freedom times the standard error. It assumes each
+/// sample is drawn from a normal distribution (no equal variances needed). Needs two
+/// values on each side; without spread on either side the interval is the difference.
+pub fn welch_interval(a: &[f64], b: &[f64], level: f64) -> Option<[f64; 2]> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (ma, mb) = (mean(a), mean(b));
+    let (va, vb) = (variance(a, ma) / na, variance(b, mb) / nb);
+    let diff = mb - ma;
+    if va + vb == 0.0 {
+        return Some([diff, diff]);
+    }
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let half = t_quantile(0.5 + level / 2.0, df) * (va + vb).sqrt();
+    Some([diff - half, diff + half])
+}
+
+/// The smallest two-sided p-value the exact rank test can give for samples of `n1` and
+/// `n2` values: the two most extreme arrangements out of (n1 + n2 choose n1).
+pub fn smallest_rank_p(n1: usize, n2: usize) -> f64 {
+    let (k, n) = (n1.min(n2), n1 + n2);
+    let mut arrangements = 1.0f64;
+    for i in 0..k {
+        arrangements = arrangements * (n - i) as f64 / (i + 1) as f64;
+    }
+    2.0 / arrangements
+}
+
+/// The fewest repeats per configuration with which the rank test can reach `alpha` at all
+/// (with every repeat of one side beyond every repeat of the other).
+pub fn rank_repeats_needed(alpha: f64) -> usize {
+    (1..=64)
+        .find(|&n| smallest_rank_p(n, n) < alpha)
+        .unwrap_or(64)
+}
+
 /// The Mann-Whitney U test, two-sided, as the common statistics packages compute it: the
 /// exact distribution of U when one sample has at most 8 values and there are no ties,
 /// otherwise the normal approximation with tie and continuity corrections.

@@ -178,3 +178,48 @@ fn agrees_with_scipy() {
     assert_eq!(text.lines().count(), cases.len());
     assert!(compared > 40, "only {compared} Welch cases comparable");
 }
+
+#[test]
+fn welch_interval_matches_scipy() {
+    // scipy 1.17.1: ttest_ind(b, a, equal_var=False).confidence_interval(0.95) and (0.90).
+    let a = [19.1, 21.4, 18.7, 20.2, 22.0, 19.8];
+    let b = [23.5, 22.1, 25.3, 24.0, 21.9];
+    let [lo, hi] = welch_interval(&a, &b, 0.95).unwrap();
+    assert!(close(lo, 1.281_192_701_758_009, 1e-8), "{lo}");
+    assert!(close(hi, 5.038_807_298_241_998, 1e-8), "{hi}");
+    let [lo, hi] = welch_interval(&a, &b, 0.90).unwrap();
+    assert!(close(lo, 1.642_495_028_942_347_7, 1e-8), "{lo}");
+    assert!(close(hi, 4.677_504_971_057_659, 1e-8), "{hi}");
+    assert_eq!(
+        welch_interval(&[1.0, 1.0], &[3.0, 3.0], 0.95),
+        Some([2.0, 2.0])
+    );
+    assert!(welch_interval(&[1.0], &[3.0, 3.0], 0.95).is_none());
+}
+
+#[test]
+fn three_repeats_a_side_welch_decides_what_the_rank_test_cannot() {
+    // IOPS of a queue depth of 1 against 8, three repeats each. scipy 1.17.1:
+    // ttest_ind(q1, q8, equal_var=False): t -137.24596702614255, p 5.069980420362761e-05,
+    // df 2.010771667222704; mannwhitneyu(q1, q8, method='exact').pvalue 0.1.
+    let q1 = [1496.0, 1510.0, 1523.0];
+    let q8 = [21890.0, 22168.0, 22410.0];
+    let w = welch(&q1, &q8).unwrap();
+    assert!(close(w.statistic, -137.245_967_026_142_55, 1e-9), "{w:?}");
+    assert!(close(w.p_value, 5.069_980_420_362_761e-5, 1e-6), "{w:?}");
+    assert!(close(w.df.unwrap(), 2.010_771_667_222_704, 1e-9), "{w:?}");
+    let [lo, hi] = welch_interval(&q8, &q1, 0.95).unwrap();
+    assert!(close(lo, -21_290.283_209_050_915, 1e-8) && close(hi, -20_002.383_457_615_75, 1e-8));
+    assert!(close(mann_whitney(&q1, &q8).unwrap().p_value, 0.1, 1e-12));
+}
+
+#[test]
+fn repeats_the_rank_test_needs() {
+    // 2 / C(6, 3) = 0.1 and 2 / C(8, 4) = 1 / 35: four a side reach 5%, not 1%;
+    // 2 / C(10, 5) = 1 / 126 reaches 1%.
+    assert!(close(smallest_rank_p(3, 3), 0.1, 1e-12));
+    assert!(close(smallest_rank_p(4, 4), 1.0 / 35.0, 1e-12));
+    assert!(close(smallest_rank_p(2, 3), 0.2, 1e-12));
+    assert_eq!(rank_repeats_needed(0.05), 4);
+    assert_eq!(rank_repeats_needed(0.01), 5);
+}

@@ -20,7 +20,14 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
         mount_port: t.pool.mount_port(),
         rsize,
         wsize,
-        paths: t.pool.paths().iter().map(|p| p.label()).collect(),
+        // The paths to this server; data servers have their own view.
+        paths: t
+            .pool
+            .paths()
+            .iter()
+            .filter(|p| p.data_server.is_none())
+            .map(|p| p.label())
+            .collect(),
         nfs_version: t.version().label().into(),
         rtmax,
         wtmax,

@@ -1,35 +1,27 @@
 //! Renders a [`Comparison`] (`dbio compare`): terminal tables, Markdown, CSV, JSON and one
-//! HTML page with the latency-against-throughput curves, the impact per user load with
-//! its confidence interval, and two configurations' latency histograms overlaid.
+//! HTML page. Each opens with the verdict per configuration (winner, by how much, with
+//! which test), in one convention for every metric ("14.7x better", "worse by 12%",
+//! oriented by whether more of the metric is better) and one colour per verdict; then the
+//! charts, every figure against the baseline, and the figures per configuration.
 
 use std::fmt::Write;
 
-use dbio_compare::comparison::{Cell, Histogram, Pair};
+use dbio_compare::comparison::{Cell, Pair};
 use dbio_compare::statistics::Summary;
 use dbio_compare::{Comparison, Verdict};
 
+use crate::comparison_charts as charts;
+pub use crate::comparison_view::TextStyle;
+use crate::comparison_view::{
+    self as view, fitted_text, headline_metrics, metric_name, pair_text, short_text, wrap,
+};
 use crate::fmt::{self, csv_field, html_escape as esc, Table};
-use crate::svg::{grouped_bars, line_chart, BarSeries, Line, LineChart, PALETTE};
 use crate::{write_atomic, Outputs, ReportError};
 
-/// The metrics the tables show (all of them go to CSV and JSON): throughput, CPU, and per
-/// I/O class the mean and 99th percentile latency.
+/// The metrics the detail tables show (all of them go to CSV and JSON): throughput, CPU,
+/// and per I/O class the mean and 99th percentile latency.
 fn shown(metric: &str) -> bool {
     !metric.contains(' ') || metric.ends_with(" mean_us") || metric.ends_with(" p99_us")
-}
-
-/// A metric's name as a column heading: "single-block-read mean_us" -> "single-block-read mean us".
-fn heading(metric: &str) -> String {
-    match metric {
-        "iops" => "IOPS".into(),
-        "mbps" => "MB/s".into(),
-        "cpu_us_per_io" => "CPU us/IO".into(),
-        m => m
-            .replace("_us", " us")
-            .replace("_iops", " IOPS")
-            .replace("_mbps", " MB/s")
-            .replace('_', " "),
-    }
 }
 
 fn number(v: f64) -> String {
@@ -48,71 +40,197 @@ fn mean_sd(s: &Summary) -> String {
     }
 }
 
-fn impact_text(s: &Summary) -> String {
-    if s.n > 1 {
-        format!(
-            "{:+.1} ± {:.1} [{:+.1}, {:+.1}]",
-            s.mean, s.sd, s.min, s.max
-        )
-    } else {
-        format!("{:+.1}", s.mean)
-    }
-}
-
-fn p_text(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p < 0.001 => "<0.001".into(),
-        Some(p) => format!("{p:.3}"),
-        None => "-".into(),
-    }
-}
-
 fn cell<'a>(c: &'a Comparison, config: &str, load: u32, metric: &str) -> Option<&'a Cell> {
     c.cells
         .iter()
         .find(|x| x.config == config && x.load == load && x.metric == metric)
 }
 
-/// Per configuration and load: runs and the mean ± sd of each metric shown.
-fn figures_table(c: &Comparison) -> Table {
-    let metrics: Vec<&String> = c.metrics.iter().filter(|m| shown(m)).collect();
-    let mut headers = vec!["users".to_string(), "<config".into(), "runs".into()];
-    headers.extend(metrics.iter().map(|m| heading(m)));
-    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let mut t = Table::new(&refs);
-    for &load in &c.loads {
-        for config in &c.configs {
-            let cells: Vec<Option<&Cell>> =
-                metrics.iter().map(|m| cell(c, config, load, m)).collect();
-            let Some(runs) = cells.iter().flatten().map(|x| x.summary.n).max() else {
+fn pair<'a>(c: &'a Comparison, config: &str, load: u32, metric: &str) -> Option<&'a Pair> {
+    c.pairs
+        .iter()
+        .find(|p| p.config == config && p.load == load && p.metric == metric)
+}
+
+/// A table and the verdict of each of its cells that has one (for colour).
+struct Painted {
+    table: Table,
+    verdicts: Vec<Vec<Option<Verdict>>>,
+    /// Columns repeated when the table is split to fit a width.
+    keep: usize,
+}
+
+impl Painted {
+    fn verdict(&self, row: usize, col: usize) -> Option<Verdict> {
+        self.verdicts.get(row)?.get(col).copied().flatten()
+    }
+
+    fn text(&self, style: TextStyle) -> String {
+        fitted_text(&self.table, self.keep, style, &|r, c| self.verdict(r, c))
+    }
+
+    /// An HTML table, verdict cells classed by verdict, in a box that scrolls sideways
+    /// rather than running past the page.
+    fn html(&self) -> String {
+        let t = &self.table;
+        let num = |i: usize| matches!(t.align.get(i), Some(fmt::Align::Right));
+        let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+        for (i, h) in t.headers.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<th{}>{}</th>",
+                if num(i) { " class=\"num\"" } else { "" },
+                esc(h)
+            );
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for (r, row) in t.rows.iter().enumerate() {
+            out.push_str("<tr>");
+            for (i, c) in row.iter().enumerate() {
+                let mut class: Vec<&str> = Vec::new();
+                if num(i) {
+                    class.push("num");
+                }
+                if let Some(v) = self.verdict(r, i) {
+                    class.push(view::css(v));
+                }
+                let class = if class.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"{}\"", class.join(" "))
+                };
+                let _ = write!(out, "<td{class}>{}</td>", esc(c));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table></div>\n");
+        out
+    }
+}
+
+/// The verdict table of one configuration against the baseline: a row per headline
+/// metric; at a single load the verdict, its interval, p and test, at several loads one
+/// column per load.
+fn verdict_table(c: &Comparison, config: &str) -> Painted {
+    let metrics = headline_metrics(c);
+    let mut verdicts = Vec::new();
+    let table = if let [load] = c.loads[..] {
+        let mut t = Table::new(&[
+            "<metric",
+            "<verdict",
+            "<95% interval",
+            "p",
+            "<test",
+            &c.baseline,
+            config,
+        ]);
+        for m in metrics {
+            let Some(p) = pair(c, config, load, m) else {
                 continue;
             };
-            let mut row = vec![load.to_string(), config.clone(), runs.to_string()];
-            row.extend(
-                cells
-                    .iter()
-                    .map(|x| x.map_or("-".into(), |x| mean_sd(&x.summary))),
-            );
+            let mean =
+                |config: &str| cell(c, config, load, m).map_or("-".into(), |x| mean_sd(&x.summary));
+            t.row(vec![
+                metric_name(m),
+                short_text(p),
+                view::interval_text(p),
+                view::p_text(p.p_value),
+                view::test_text(p),
+                mean(&c.baseline),
+                mean(config),
+            ]);
+            verdicts.push(vec![None, Some(p.verdict)]);
+        }
+        t
+    } else {
+        let heads: Vec<String> = std::iter::once("<metric".to_string())
+            .chain(c.loads.iter().map(|l| format!("<{l} users")))
+            .collect();
+        let refs: Vec<&str> = heads.iter().map(String::as_str).collect();
+        let mut t = Table::new(&refs);
+        for m in metrics {
+            let ps: Vec<Option<&Pair>> = c.loads.iter().map(|&l| pair(c, config, l, m)).collect();
+            if ps.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = vec![metric_name(m)];
+            row.extend(ps.iter().map(|p| p.map_or("-".into(), short_text)));
             t.row(row);
+            let mut v = vec![None];
+            v.extend(ps.iter().map(|p| p.map(|p| p.verdict)));
+            verdicts.push(v);
+        }
+        t
+    };
+    Painted {
+        table,
+        verdicts,
+        keep: 1,
+    }
+}
+
+/// "q8 against q1: IOPS 14.7x better (p <0.001, Welch*); redo-write latency: within
+/// noise" at the highest load the configuration was measured at.
+fn verdict_line(c: &Comparison, config: &str) -> Option<(String, Vec<(String, Verdict)>)> {
+    let load = *c
+        .loads
+        .iter()
+        .rev()
+        .find(|&&l| c.pairs.iter().any(|p| p.config == config && p.load == l))?;
+    let at = if c.loads.len() > 1 {
+        format!(" at {load} users")
+    } else {
+        String::new()
+    };
+    let parts = headline_metrics(c)
+        .into_iter()
+        .filter_map(|m| {
+            let p = pair(c, config, load, m)?;
+            let text = match p.verdict {
+                Verdict::WithinNoise => format!("{}: within noise", metric_name(m)),
+                _ => format!("{} {}", metric_name(m), pair_text(p)),
+            };
+            Some((text, p.verdict))
+        })
+        .collect();
+    Some((format!("{config} against {}{at}: ", c.baseline), parts))
+}
+
+/// The notes the verdicts need: the assumption of a test, unequal repeats.
+fn notes(c: &Comparison) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |s: String| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for p in &c.pairs {
+        if let Some(n) = p.test_note.as_deref().filter(|n| n.starts_with("assumes")) {
+            add(format!("* Welch's t-test {n}."));
         }
     }
-    t
+    for p in &c.pairs {
+        if let Some(n) = &p.note {
+            add(format!("{} at {} users: {n}.", p.config, p.load));
+        }
+    }
+    out
 }
 
 /// Every shown metric of every configuration against the baseline.
-fn pairs_table(c: &Comparison) -> Table {
+fn pairs_table(c: &Comparison) -> Painted {
     let mut t = Table::new(&[
         "users",
         "<config",
         "<metric",
-        "baseline",
-        "other",
-        "impact % (mean ± sd [min, max])",
-        "ratio",
+        "<verdict",
+        "<95% interval",
         "p",
         "<test",
-        "<verdict",
+        "baseline",
+        "other",
     ]);
+    let mut verdicts = Vec::new();
     for p in c.pairs.iter().filter(|p| shown(&p.metric)) {
         let mean = |config: &str| {
             cell(c, config, p.load, &p.metric).map_or("-".into(), |x| number(x.summary.mean))
@@ -120,19 +238,61 @@ fn pairs_table(c: &Comparison) -> Table {
         t.row(vec![
             p.load.to_string(),
             p.config.clone(),
-            heading(&p.metric),
+            metric_name(&p.metric),
+            short_text(p),
+            view::interval_text(p),
+            view::p_text(p.p_value),
+            view::test_text(p),
             mean(&c.baseline),
             mean(&p.config),
-            p.impact_pct.as_ref().map_or("-".into(), impact_text),
-            p.ratio
-                .as_ref()
-                .map_or("-".into(), |r| format!("{:.3}x", r.mean)),
-            p_text(p.p_value),
-            p.test.clone(),
-            p.verdict.text().into(),
         ]);
+        verdicts.push(vec![None, None, None, Some(p.verdict)]);
     }
-    t
+    Painted {
+        table: t,
+        verdicts,
+        keep: 3,
+    }
+}
+
+/// Per load and metric, each configuration's mean ± sd over its repeats: configurations
+/// as columns, so that many metrics never make the table wider.
+fn figures_table(c: &Comparison) -> Painted {
+    let heads: Vec<String> = ["users".to_string(), "<metric".to_string()]
+        .into_iter()
+        .chain(c.configs.iter().cloned())
+        .collect();
+    let refs: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    for &load in &c.loads {
+        let runs: Vec<String> = c
+            .configs
+            .iter()
+            .map(|config| {
+                c.cells
+                    .iter()
+                    .filter(|x| x.config == *config && x.load == load)
+                    .map(|x| x.summary.n)
+                    .max()
+                    .map_or("-".into(), |n| n.to_string())
+            })
+            .collect();
+        let mut row = vec![load.to_string(), "runs".to_string()];
+        row.extend(runs);
+        t.row(row);
+        for m in c.metrics.iter().filter(|m| shown(m)) {
+            let mut row = vec![load.to_string(), metric_name(m)];
+            row.extend(c.configs.iter().map(|config| {
+                cell(c, config, load, m).map_or("-".into(), |x| mean_sd(&x.summary))
+            }));
+            t.row(row);
+        }
+    }
+    Painted {
+        table: t,
+        verdicts: Vec::new(),
+        keep: 2,
+    }
 }
 
 fn headline(c: &Comparison) -> String {
@@ -148,36 +308,86 @@ fn headline(c: &Comparison) -> String {
     )
 }
 
-const IMPACT_NOTE: &str = "impact % = 100 x (baseline - other) / baseline per repeat: positive means the \
-     other configuration has less (lower latency, or lower throughput); the verdict says which is better \
-     and calls a difference the test cannot tell from the repeats' noise \"within noise\".";
+const CONVENTION: &str = "Each figure against the baseline, oriented by the metric: more \
+    throughput is better, less latency or CPU is better. \"2.9x worse\" from twice on, else \
+    \"better by 12%\" (the change of the mean against the baseline's); Welch's test and the 95% \
+    interval work on the logarithms of the figures (a ratio of geometric means). A difference the test cannot tell from \
+    the noise of the repeats is \"within noise\"; a single run on a side cannot be tested \
+    (marked ?).";
 
-/// The comparison as terminal text.
-pub fn comparison_terminal(c: &Comparison) -> String {
-    let mut out = format!(
-        "dbio compare: {}\n\nPer configuration, mean ± standard deviation over repeats:\n",
-        headline(c)
-    );
-    out.push_str(&figures_table(c).text("  "));
-    let _ = write!(out, "\nAgainst {}: {IMPACT_NOTE}\n", c.baseline);
-    out.push_str(&pairs_table(c).text("  "));
+fn class_text(c: &Comparison) -> Option<String> {
+    let class = c.class.as_deref()?;
+    Some(format!(
+        "Latency charted: {class} ({}); --class chooses another.",
+        c.class_reason.as_deref().unwrap_or("")
+    ))
+}
+
+/// The comparison as terminal text, fitted to `style.width`.
+pub fn comparison_terminal(c: &Comparison, style: TextStyle) -> String {
+    let w = style.width.max(40);
+    let mut out = wrap(&format!("dbio compare: {}", headline(c)), w, 2);
+    for warning in &c.warnings {
+        out.push_str(&wrap(&format!("warning: {warning}"), w, 2));
+    }
+    let _ = write!(out, "\nVerdict against {}:\n", c.baseline);
+    for config in &c.configs[1..] {
+        if let Some((lead, parts)) = verdict_line(c, config) {
+            let texts: Vec<String> = parts.iter().map(|p| p.0.clone()).collect();
+            let line = wrap(&format!("{lead}{}", texts.join("; ")), w - 2, 4);
+            for l in line.lines() {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
+        out.push_str(&verdict_table(c, config).text(style));
+        out.push('\n');
+    }
+    for n in notes(c).into_iter().chain(class_text(c)) {
+        out.push_str(&wrap(&n, w, 2));
+    }
+    let _ = write!(out, "\nEvery figure against {}:\n", c.baseline);
+    out.push_str(&pairs_table(c).text(style));
+    out.push_str("\nPer configuration, mean ± standard deviation over repeats:\n");
+    out.push_str(&figures_table(c).text(style));
+    out.push('\n');
+    out.push_str(&wrap(CONVENTION, w, 0));
     out
 }
 
 /// The comparison as Markdown.
 pub fn comparison_markdown(c: &Comparison) -> String {
-    let mut out = format!(
-        "# dbio comparison\n\n{}\n\n## Per configuration\n\nMean ± standard deviation over repeats.\n\n",
-        fmt::md_escape(&headline(c))
-    );
-    out.push_str(&figures_table(c).markdown());
+    let md = fmt::md_escape;
+    let mut out = format!("# dbio comparison\n\n{}\n\n", md(&headline(c)));
+    for warning in &c.warnings {
+        let _ = writeln!(out, "> **Warning:** {}\n", md(warning));
+    }
+    let _ = write!(out, "## Verdict against {}\n\n", md(&c.baseline));
+    for config in &c.configs[1..] {
+        if let Some((lead, parts)) = verdict_line(c, config) {
+            let texts: Vec<String> = parts
+                .iter()
+                .map(|(t, v)| match v {
+                    Verdict::Better | Verdict::Worse => format!("**{}**", md(t)),
+                    _ => md(t),
+                })
+                .collect();
+            let _ = write!(out, "{}{}\n\n", md(&lead), texts.join("; "));
+        }
+        out.push_str(&verdict_table(c, config).table.markdown());
+        out.push('\n');
+    }
+    for n in notes(c).into_iter().chain(class_text(c)) {
+        let _ = write!(out, "{}\n\n", md(&n));
+    }
     let _ = write!(
         out,
-        "\n## Against {}\n\n{}\n\n",
-        fmt::md_escape(&c.baseline),
-        fmt::md_escape(IMPACT_NOTE)
+        "## Every figure against {}\n\n{}\n\n",
+        md(&c.baseline),
+        md(CONVENTION)
     );
-    out.push_str(&pairs_table(c).markdown());
+    out.push_str(&pairs_table(c).table.markdown());
+    out.push_str("\n## Per configuration\n\nMean ± standard deviation over repeats.\n\n");
+    out.push_str(&figures_table(c).table.markdown());
     out
 }
 
@@ -203,7 +413,8 @@ pub fn comparison_csv(c: &Comparison) -> String {
     let mut out = String::from(
         "row,config,users,metric,n,mean,sd,min,max,ci95_low,ci95_high,\
          impact_n,impact_mean,impact_sd,impact_min,impact_max,impact_ci95_low,impact_ci95_high,\
-         ratio_mean,welch_p,mann_whitney_p,test,p,verdict\n",
+         ratio_mean,welch_p,mann_whitney_p,test,p,verdict,\
+         effect_ratio,change_pct,change_ci95_low,change_ci95_high,factor,test_note,note\n",
     );
     let line = |out: &mut String, fields: Vec<String>| {
         let f: Vec<String> = fields.iter().map(|x| csv_field(x)).collect();
@@ -218,7 +429,7 @@ pub fn comparison_csv(c: &Comparison) -> String {
             x.metric.clone(),
         ];
         f.extend(summary_fields(Some(&x.summary)));
-        f.extend(vec![String::new(); 13]);
+        f.extend(vec![String::new(); 20]);
         line(&mut out, f);
     }
     for p in &c.pairs {
@@ -243,6 +454,18 @@ pub fn comparison_csv(c: &Comparison) -> String {
         f.push(p.test.clone());
         f.push(p.p_value.map_or(String::new(), |v| v.to_string()));
         f.push(p.verdict.text().into());
+        let e = p.effect.as_ref();
+        let ci = e.and_then(|e| e.change_ci95);
+        let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        f.extend([
+            num(e.map(|e| e.ratio)),
+            num(e.map(|e| e.change_pct)),
+            num(ci.map(|c| c[0])),
+            num(ci.map(|c| c[1])),
+            num(e.map(|e| e.factor)),
+            p.test_note.clone().unwrap_or_default(),
+            p.note.clone().unwrap_or_default(),
+        ]);
         line(&mut out, f);
     }
     out
@@ -255,197 +478,88 @@ pub fn comparison_json(c: &Comparison) -> Result<String, ReportError> {
         .map_err(|e| ReportError::Encode(e.to_string()))
 }
 
-/// The latency the charts plot: the first per-class mean latency, else calibrate's.
-fn main_latency(c: &Comparison) -> Option<&str> {
-    c.metrics
-        .iter()
-        .find(|m| m.ends_with(" mean_us"))
-        .or_else(|| c.metrics.iter().find(|m| *m == "latency_us"))
-        .map(String::as_str)
+/// Colours of the verdicts in the page's tables (the charts use the same).
+fn verdict_style() -> String {
+    format!(
+        "<style>\
+         .scroll{{overflow-x:auto;max-width:100%}}\
+         td.better{{background:#e6f4e7;color:{b};font-weight:600}}\
+         td.worse{{background:#fbe9e9;color:{w};font-weight:600}}\
+         td.noise{{color:#5c6770}}\
+         td.untested{{color:#8a939b;font-style:italic}}\
+         .verdict{{font-size:15px;margin:8px 0 6px;line-height:1.5}}\
+         .verdict .better{{color:{b};font-weight:600}}\
+         .verdict .worse{{color:{w};font-weight:600}}\
+         .verdict .noise{{color:#5c6770}}\
+         .verdict .untested{{color:#8a939b}}\
+         p.note{{font-size:13px;color:#3c4650;margin:4px 0}}\
+         </style>\n",
+        b = view::BETTER,
+        w = view::WORSE
+    )
 }
 
-fn main_throughput(c: &Comparison) -> Option<&str> {
-    ["iops", "max_iops"]
-        .into_iter()
-        .find(|m| c.metrics.iter().any(|x| x == m))
-}
-
-fn curves(c: &Comparison) -> Option<String> {
-    let (lat, thr) = (main_latency(c)?, main_throughput(c)?);
-    let lines = c
-        .configs
-        .iter()
-        .enumerate()
-        .map(|(i, config)| {
-            let pts: Vec<(f64, f64, u32)> = c
-                .loads
-                .iter()
-                .filter_map(|&l| {
-                    Some((
-                        cell(c, config, l, thr)?.summary.mean,
-                        cell(c, config, l, lat)?.summary.mean,
-                        l,
-                    ))
-                })
-                .collect();
-            Line {
-                name: config.clone(),
-                color: PALETTE[i % PALETTE.len()],
-                points: pts.iter().map(|p| (p.0, p.1)).collect(),
-                labels: pts.iter().map(|p| format!("{}u", p.2)).collect(),
-                markers: true,
-                dashed: i > 0 && i >= PALETTE.len(),
-            }
-        })
-        .collect();
-    Some(line_chart(&LineChart {
-        title: format!(
-            "{} against {} per configuration (labels: users)",
-            heading(lat),
-            heading(thr)
-        ),
-        x_label: heading(thr),
-        y_label: heading(lat),
-        lines,
-        reference: None,
-        highlight: None,
-    }))
-}
-
-fn impact_chart(c: &Comparison, metric: &str) -> Option<String> {
-    let pair = |config: &str, load: u32| -> Option<&Pair> {
-        c.pairs
-            .iter()
-            .find(|p| p.config == config && p.load == load && p.metric == metric)
-    };
-    let series: Vec<BarSeries> = c.configs[1..]
-        .iter()
-        .enumerate()
-        .map(|(i, config)| BarSeries {
-            name: config.clone(),
-            color: PALETTE[(i + 1) % PALETTE.len()],
-            values: c
-                .loads
-                .iter()
-                .map(|&l| {
-                    let s = pair(config, l)?.impact_pct.as_ref()?;
-                    Some((s.mean, s.ci95.map(|[a, b]| (a, b))))
-                })
-                .collect(),
-        })
-        .collect();
-    if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
-        return None;
-    }
-    let groups: Vec<String> = c.loads.iter().map(|l| format!("{l} users")).collect();
-    Some(grouped_bars(
-        &format!(
-            "Impact on {} against {} (mean and 95% interval over repeats)",
-            heading(metric),
-            c.baseline
-        ),
-        "user load",
-        "impact %",
-        &groups,
-        &series,
-    ))
-}
-
-/// The baseline's and the first other configuration's histograms at the highest load
-/// both have, as shares of their I/Os.
-fn histogram_chart(c: &Comparison) -> Option<String> {
-    let class = main_latency(c)?.strip_suffix(" mean_us")?;
-    let other = c.configs.get(1)?;
-    let find = |config: &str, load: u32| -> Option<&Histogram> {
-        c.histograms
-            .iter()
-            .find(|h| h.config == config && h.load == load && h.class == class)
-    };
-    let load = c
-        .loads
-        .iter()
-        .rev()
-        .find(|&&l| find(&c.baseline, l).is_some() && find(other, l).is_some())?;
-    let hs = [find(&c.baseline, *load)?, find(other, *load)?];
-    let mut uppers: Vec<u64> = hs
-        .iter()
-        .flat_map(|h| h.buckets.iter().map(|b| b.1))
-        .collect();
-    uppers.sort_unstable();
-    uppers.dedup();
-    let groups: Vec<String> = uppers
-        .iter()
-        .map(|u| format!("<{}", fmt::us_short(*u)))
-        .collect();
-    let series = hs
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let total: u64 = h.buckets.iter().map(|b| b.2).sum::<u64>().max(1);
-            BarSeries {
-                name: h.config.clone(),
-                color: PALETTE[i],
-                values: uppers
-                    .iter()
-                    .map(|u| {
-                        let n: u64 = h.buckets.iter().filter(|b| b.1 == *u).map(|b| b.2).sum();
-                        Some((n as f64 * 100.0 / total as f64, None))
-                    })
-                    .collect(),
-            }
-        })
-        .collect::<Vec<_>>();
-    Some(grouped_bars(
-        &format!(
-            "{class} latency at {load} users: {} and {other}",
-            c.baseline
-        ),
-        "latency",
-        "% of I/Os",
-        &groups,
-        &series,
-    ))
-}
-
-/// The comparison as one self-contained HTML page.
+/// The comparison as one self-contained HTML page, opening with the verdicts.
 pub fn comparison_html(c: &Comparison) -> String {
-    let mut body = String::new();
-    body.push_str("<h2>Latency and throughput</h2>\n");
-    if let Some(svg) = curves(c) {
-        body.push_str(&svg);
+    let mut body = verdict_style();
+    for warning in &c.warnings {
+        let _ = writeln!(body, "<div class=\"banner\">{}</div>", esc(warning));
     }
-    let _ = write!(
-        body,
-        "<h2>Against {}</h2>\n<p class=\"sub\">{}</p>\n",
-        esc(&c.baseline),
-        esc(IMPACT_NOTE)
-    );
-    for metric in [main_latency(c), main_throughput(c)].into_iter().flatten() {
-        if let Some(svg) = impact_chart(c, metric) {
+    let _ = writeln!(body, "<h2>Verdict against {}</h2>", esc(&c.baseline));
+    for config in &c.configs[1..] {
+        if let Some((lead, parts)) = verdict_line(c, config) {
+            let spans: Vec<String> = parts
+                .iter()
+                .map(|(t, v)| format!("<span class=\"{}\">{}</span>", view::css(*v), esc(t)))
+                .collect();
+            let _ = writeln!(
+                body,
+                "<p class=\"verdict\"><b>{}</b>{}</p>",
+                esc(&lead),
+                spans.join("; ")
+            );
+        }
+        body.push_str(&verdict_table(c, config).html());
+    }
+    for n in notes(c).into_iter().chain(class_text(c)) {
+        let _ = writeln!(body, "<p class=\"note\">{}</p>", esc(&n));
+    }
+    let _ = writeln!(body, "<p class=\"sub\">{}</p>", esc(CONVENTION));
+    body.push_str("<h2>Charts</h2>\n");
+    let metrics = [
+        charts::chart_throughput(c).map(str::to_string),
+        charts::chart_latency(c),
+    ];
+    for m in metrics.iter().flatten() {
+        if let Some(svg) = charts::factor_chart(c, m) {
             body.push_str(&svg);
         }
     }
-    body.push_str(&pairs_table(c).html());
-    if let Some(svg) = histogram_chart(c) {
-        let _ = write!(body, "<h2>Latency histograms</h2>\n{svg}");
+    if let Some(svg) = charts::curves(c) {
+        body.push_str(&svg);
     }
-    body.push_str("<h2>Per configuration</h2>\n<p class=\"sub\">Mean ± standard deviation over repeats.</p>\n");
+    if let Some(svg) = charts::histogram_chart(c) {
+        body.push_str(&svg);
+    }
+    let _ = writeln!(body, "<h2>Every figure against {}</h2>", esc(&c.baseline));
+    body.push_str(&pairs_table(c).html());
+    body.push_str(
+        "<h2>Per configuration</h2>\n<p class=\"sub\">Mean ± standard deviation over repeats.</p>\n",
+    );
     body.push_str(&figures_table(c).html());
-    let worse = c
-        .pairs
-        .iter()
-        .filter(|p| shown(&p.metric) && p.verdict == Verdict::Worse)
-        .count();
-    let better = c
-        .pairs
-        .iter()
-        .filter(|p| shown(&p.metric) && p.verdict == Verdict::Better)
-        .count();
+    let count = |v: Verdict| {
+        c.pairs
+            .iter()
+            .filter(|p| shown(&p.metric) && p.verdict == v)
+            .count()
+    };
     let sub = format!(
-        "{} · {better} figures better and {worse} worse than {} at {}%",
+        "{} · {} figures better, {} worse, {} within noise, {} untested",
         headline(c),
-        c.baseline,
-        c.alpha * 100.0
+        count(Verdict::Better),
+        count(Verdict::Worse),
+        count(Verdict::WithinNoise),
+        count(Verdict::TooFewRepeats),
     );
     crate::html::page("dbio comparison", &sub, &body, env!("CARGO_PKG_VERSION"))
 }
@@ -466,3 +580,7 @@ pub fn write_comparison(c: &Comparison, outputs: &Outputs) -> Result<(), ReportE
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "comparison_tests.rs"]
+mod tests;

@@ -35,6 +35,8 @@
 
 pub mod age;
 pub mod comparison;
+mod comparison_charts;
+mod comparison_view;
 pub mod matrix;
 
 pub use fmt::{Align, Table};

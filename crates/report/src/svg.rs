@@ -6,6 +6,10 @@ use std::fmt::Write;
 
 use crate::fmt::html_escape as esc;
 
+#[path = "svg_factor.rs"]
+mod factor;
+pub use factor::{factor_bars, FactorBar, Key};
+
 const W: f64 = 1000.0;
 /// Heights of line and bar charts.
 const LINE_H: f64 = 380.0;

@@ -71,6 +71,7 @@ pub fn merge_runs(runs: &[RunResult]) -> Result<RunResult, RawError> {
         open_loop: merge_open_loop(runs, &classes),
         labels: common_labels(runs),
         raw: Some(Box::new(raw)),
+        provenance: first.provenance.clone(),
         ..Default::default()
     };
     merged.fill_totals();

@@ -92,6 +92,82 @@ pub struct RunResult {
     /// start); absent from closed-loop runs. Optional: no format change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<Box<crate::open_loop::OpenLoopSection>>,
+    /// What the run really got (build, engine, mount, NFS session), so that runs
+    /// compared against each other can be checked for differences nobody asked for.
+    /// Optional: older results read as before (no format change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Box<Provenance>>,
+}
+
+/// The facts of a run beyond its options: which build ran it, on what.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Provenance {
+    /// dbio version (Cargo package version).
+    pub dbio_version: String,
+    /// Git commit dbio was built from, "unknown" when the build did not know it.
+    pub git_commit: String,
+    /// The engine the I/O went through.
+    pub engine: String,
+    /// The command-line options the run was given, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The kernel mount holding a local target (from /proc/self/mountinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<MountProvenance>,
+    /// What dbio's NFS client negotiated, per server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nfs: Vec<NfsProvenance>,
+}
+
+/// A kernel mount: where, what, from where, with which options.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MountProvenance {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub source: String,
+    /// Per-mount and per-superblock options, comma-separated (e.g. NFS vers=, rsize=).
+    pub options: String,
+}
+
+/// What dbio's NFS client got from one server.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsProvenance {
+    pub server: String,
+    /// Negotiated NFS version, e.g. "3" or "4.1".
+    pub version: String,
+    /// READ and WRITE sizes used, bytes.
+    pub rsize: u32,
+    pub wsize: u32,
+    /// Network paths.
+    pub paths: u32,
+    /// Connections (over all paths).
+    pub connections: u32,
+    /// Fore-channel slots of the metadata session (NFSv4.1), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<u32>,
+}
+
+impl Provenance {
+    /// The NFS facts of an NFS section: one entry per server; connections are counted
+    /// over the channels of every path of that server.
+    pub fn nfs_of(section: &NfsSection) -> Vec<NfsProvenance> {
+        let servers = section.servers.len().max(1) as u32;
+        section
+            .servers
+            .iter()
+            .map(|s| NfsProvenance {
+                server: s.name.clone(),
+                version: s.nfs_version.clone(),
+                rsize: s.rsize,
+                wsize: s.wsize,
+                paths: s.paths.len() as u32,
+                // The channels of a section are not tagged with their server; shared
+                // evenly is exact for the usual single server.
+                connections: section.channels.len() as u32 / servers,
+                slots: s.sessions.first().map(|x| x.slots),
+            })
+            .collect()
+    }
 }
 
 /// Whether a run's reads could have been served from memory: the data set

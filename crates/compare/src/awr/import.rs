@@ -84,6 +84,8 @@ impl AwrReport {
             source: source.to_string(),
             metrics: self.metrics(),
             histograms,
+            setup: Default::default(),
+            options: Vec::new(),
         }
     }
 }

@@ -34,10 +34,18 @@ pub enum SweepError {
     Directory(String),
     #[error("{path}: not a sweep manifest ({what})")]
     Manifest { path: String, what: String },
-    #[error("run {run} failed: {message} (fix it and continue with --resume)")]
-    RunFailed { run: String, message: String },
-    #[error("hook before {config:?} failed: {message} (fix it and continue with --resume)")]
-    HookFailed { config: String, message: String },
+    #[error("run {run} failed: {message} (fix it and continue with `dbio sweep --resume --out {dir}`, with the corrected --config or --plan if its options were wrong)")]
+    RunFailed {
+        run: String,
+        message: String,
+        dir: String,
+    },
+    #[error("hook before {config:?} failed: {message} (fix it and continue with `dbio sweep --resume --out {dir}`, with the corrected --plan if the hook was wrong)")]
+    HookFailed {
+        config: String,
+        message: String,
+        dir: String,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError + '_ {
@@ -220,6 +228,67 @@ impl Manifest {
         std::fs::rename(&tmp, &path).map_err(io_err(&path))
     }
 
+    /// Replaces the plan of a sweep in `dir` with a corrected one (a typo in a
+    /// configuration's options, a hook that failed): the runs must stay the same, and a
+    /// configuration that has results already must keep its options, so that every
+    /// result of a configuration measured the same thing. Returns the configurations
+    /// whose options changed.
+    pub fn replan(&mut self, dir: &Path, plan: &CheckedPlan) -> Result<Vec<String>, SweepError> {
+        let bad = |m: String| SweepError::Plan(m);
+        let runs: Vec<PlannedRun> = self.runs.iter().map(|r| r.run.clone()).collect();
+        if plan.schedule() != runs {
+            return Err(bad(format!(
+                "the corrected plan changes the runs (configurations, users or repeats) of the \
+                 sweep in {}: start a new sweep with another --out",
+                dir.display()
+            )));
+        }
+        let old = self.plan.clone().check()?;
+        let done = |config: &str| {
+            self.runs
+                .iter()
+                .filter(|r| r.run.config == config && r.status == Status::Done)
+                .count()
+        };
+        let any_done = self.done() > 0;
+        let same_runs = old.plan.command == plan.plan.command
+            && old.time == plan.time
+            && old.warmup == plan.warmup
+            && old.plan.launcher == plan.plan.launcher;
+        if any_done && !same_runs {
+            return Err(bad(format!(
+                "the corrected plan changes command, time, warm-up or launcher, but {} runs are \
+                 done with the old ones: keep them, or start a new sweep with another --out",
+                self.done()
+            )));
+        }
+        let mut changed = Vec::new();
+        for new in &plan.plan.configs {
+            let before = old
+                .config(&new.name)
+                .expect("same schedule, same configurations");
+            if old.plan.arguments(before)? == plan.plan.arguments(new)?
+                && before.before == new.before
+            {
+                continue;
+            }
+            let n = done(&new.name);
+            if n > 0 {
+                return Err(bad(format!(
+                    "config {:?} has {n} result{} already; its options cannot change (they \
+                     would mix two setups under one name): keep its options, or give the new \
+                     ones another name in a new sweep",
+                    new.name,
+                    if n == 1 { "" } else { "s" }
+                )));
+            }
+            changed.push(new.name.clone());
+        }
+        self.plan = plan.plan.clone();
+        self.save(dir)?;
+        Ok(changed)
+    }
+
     pub fn done(&self) -> usize {
         self.runs
             .iter()
@@ -368,6 +437,7 @@ pub fn execute(
                     return Err(SweepError::HookFailed {
                         config: run.config,
                         message,
+                        dir: dir.display().to_string(),
                     });
                 }
             }
@@ -416,6 +486,7 @@ pub fn execute(
                         run.repeat
                     ),
                     message,
+                    dir: dir.display().to_string(),
                 });
             }
         }

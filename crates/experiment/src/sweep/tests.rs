@@ -31,9 +31,8 @@ impl Executor for Fake {
     }
 }
 
-fn plan() -> CheckedPlan {
-    Plan::from_toml(
-        r#"
+fn plan_text() -> String {
+    r#"
         users = [1, 4]
         repeats = 2
         time = "1s"
@@ -45,12 +44,15 @@ fn plan() -> CheckedPlan {
         [[config]]
         name = "b"
         outstanding = 8
-        "#,
-        "test",
-    )
-    .unwrap()
-    .check()
-    .unwrap()
+        "#
+    .to_string()
+}
+
+fn plan() -> CheckedPlan {
+    Plan::from_toml(&plan_text(), "test")
+        .unwrap()
+        .check()
+        .unwrap()
 }
 
 fn no_progress() -> impl FnMut(&Progress) {
@@ -155,10 +157,56 @@ fn a_failed_run_stops_the_sweep_and_is_retried_on_resume() {
     let e = execute(&out, &mut m, &mut fake, &stop, &mut no_progress()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "run 2 (b, 1 users, repeat 1) failed: exit status 2: dbio: bad option (fix it and continue with --resume)"
+        format!(
+            "run 2 (b, 1 users, repeat 1) failed: exit status 2: dbio: bad option (fix it and \
+             continue with `dbio sweep --resume --out {}`, with the corrected --config or --plan \
+             if its options were wrong)",
+            out.display()
+        )
     );
     let mut m = Manifest::load(&out).unwrap();
     assert_eq!(m.runs[1].status, Status::Failed);
+    // A corrected plan: b (no results yet) may change; a (one result) may not, nor may
+    // the runs.
+    let corrected = |text: &str| {
+        Plan::from_toml(&plan_text().replace("outstanding = 8", text), "fix")
+            .unwrap()
+            .check()
+            .unwrap()
+    };
+    assert_eq!(
+        m.replan(&out, &corrected("outstanding = 4")).unwrap(),
+        ["b"]
+    );
+    assert_eq!(
+        Manifest::load(&out).unwrap().plan.configs[1].options["outstanding"].as_integer(),
+        Some(4)
+    );
+    let e = m
+        .replan(
+            &out,
+            &Plan::from_toml(
+                &plan_text().replace("outstanding = 1", "outstanding = 2"),
+                "fix",
+            )
+            .unwrap()
+            .check()
+            .unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("config \"a\" has 1 result already"), "{e}");
+    let e = m
+        .replan(
+            &out,
+            &Plan::from_toml(&plan_text().replace("repeats = 2", "repeats = 3"), "fix")
+                .unwrap()
+                .check()
+                .unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changes the runs"), "{e}");
     let f = execute(
         &out,
         &mut m,
