@@ -117,7 +117,8 @@ pub fn main(args: Args) -> anyhow::Result<()> {
         "{}",
         dbio_report::comparison::comparison_terminal(&cmp, style)
     );
-    dbio_report::comparison::write_comparison(&cmp, &args.output.outputs())?;
+    let files = dbio_report::comparison::write_comparison(&cmp, &args.output.outputs())?;
+    crate::common::wrote(files);
     Ok(())
 }
 

@@ -229,11 +229,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     };
     let mut show = |p: &Progress| {
         eprintln!(
-            "sweep: run {}/{}: {}, {} users, repeat {} ({} done, elapsed {}, about {} left)",
+            "sweep: run {}/{}: {}, {}, repeat {} ({} done, elapsed {}, about {} left)",
             p.run.index + 1,
             p.total,
             p.run.config,
-            p.run.users,
+            plural(p.run.users),
             p.run.repeat,
             p.done,
             clock(p.elapsed),
@@ -425,5 +425,14 @@ impl Executor for Processes {
             }
             None => Outcome::Failed("lost track of the run's process".into()),
         }
+    }
+}
+
+/// "1 user", "4 users".
+fn plural(users: u32) -> String {
+    if users == 1 {
+        "1 user".into()
+    } else {
+        format!("{users} users")
     }
 }

@@ -16,7 +16,7 @@ use crate::comparison_view::{
     self as view, fitted_text, headline_metrics, metric_name, pair_text, short_text, wrap,
 };
 use crate::fmt::{self, csv_field, html_escape as esc, Table};
-use crate::{write_atomic, Outputs, ReportError};
+use crate::{Outputs, ReportError};
 
 /// The metrics the detail tables show (all of them go to CSV and JSON): throughput, CPU,
 /// and per I/O class the mean and 99th percentile latency.
@@ -564,21 +564,26 @@ pub fn comparison_html(c: &Comparison) -> String {
     crate::html::page("dbio comparison", &sub, &body, env!("CARGO_PKG_VERSION"))
 }
 
-/// Writes each output asked for (each file whole or not at all).
-pub fn write_comparison(c: &Comparison, outputs: &Outputs) -> Result<(), ReportError> {
+/// Writes each output asked for (each file whole or not at all); the files written,
+/// in order.
+pub fn write_comparison(
+    c: &Comparison,
+    outputs: &Outputs,
+) -> Result<Vec<std::path::PathBuf>, ReportError> {
+    let mut written = crate::Written::default();
     if let Some(p) = &outputs.json {
-        write_atomic(p, comparison_json(c)?.as_bytes())?;
+        written.write(p, comparison_json(c)?.as_bytes())?;
     }
     if let Some(p) = &outputs.csv {
-        write_atomic(p, comparison_csv(c).as_bytes())?;
+        written.write(p, comparison_csv(c).as_bytes())?;
     }
     if let Some(p) = &outputs.md {
-        write_atomic(p, comparison_markdown(c).as_bytes())?;
+        written.write(p, comparison_markdown(c).as_bytes())?;
     }
     if let Some(p) = &outputs.html {
-        write_atomic(p, comparison_html(c).as_bytes())?;
+        written.write(p, comparison_html(c).as_bytes())?;
     }
-    Ok(())
+    Ok(written.0)
 }
 
 #[cfg(test)]

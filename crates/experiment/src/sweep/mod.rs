@@ -479,10 +479,11 @@ pub fn execute(
                 manifest.save(dir)?;
                 return Err(SweepError::RunFailed {
                     run: format!(
-                        "{} ({}, {} users, repeat {})",
+                        "{} ({}, {} user{}, repeat {})",
                         run.index + 1,
                         run.config,
                         run.users,
+                        if run.users == 1 { "" } else { "s" },
                         run.repeat
                     ),
                     message,

@@ -158,7 +158,7 @@ fn a_failed_run_stops_the_sweep_and_is_retried_on_resume() {
     assert_eq!(
         e.to_string(),
         format!(
-            "run 2 (b, 1 users, repeat 1) failed: exit status 2: dbio: bad option (fix it and \
+            "run 2 (b, 1 user, repeat 1) failed: exit status 2: dbio: bad option (fix it and \
              continue with `dbio sweep --resume --out {}`, with the corrected --config or --plan \
              if its options were wrong)",
             out.display()

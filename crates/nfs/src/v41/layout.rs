@@ -141,13 +141,7 @@ impl Client {
         stateid: Stateid,
         path: &str,
     ) -> Result<(), NfsError> {
-        let stateid = self.opens.current(stateid);
-        let c = Compound::new("close", MINOR_VERSION)
-            .putfh(fh)
-            .close(0, stateid);
-        self.session.compound(&c, path).await?;
-        self.opens.remove(stateid);
-        Ok(())
+        self.close_stateid(fh, stateid, path).await
     }
 
     /// LAYOUTGET of a files layout for `fh` over `offset..offset+length` (`length`
