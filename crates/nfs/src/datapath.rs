@@ -65,6 +65,8 @@ pub(crate) enum Dir {
 /// One I/O: a byte range of a file, in one direction.
 #[derive(Clone, Copy, Debug)]
 struct Io {
+    /// The slot it occupies.
+    slot: u32,
     file: FileId,
     offset: u64,
     len: u32,
@@ -82,6 +84,8 @@ struct Op {
     /// A WRITE's data (sent part by part, re-sent from here when re-issued).
     payload: Bytes,
     read: ReadData,
+    /// Each part's (start, length) when not all are the transfer size (see `parts`).
+    bounds: Vec<(u32, u32)>,
 }
 
 /// Most slots (I/Os in flight) of a data path: a slot number fits a tag.
@@ -292,6 +296,7 @@ impl DataPath {
         len: u32,
     ) -> Result<(), DataError> {
         let io = Io {
+            slot,
             file,
             offset,
             len,
@@ -313,6 +318,7 @@ impl DataPath {
         let len = u32::try_from(data.len())
             .map_err(|_| DataError::BadRequest(format!("{} bytes in one I/O", data.len())))?;
         let io = Io {
+            slot,
             file,
             offset,
             len,
@@ -324,9 +330,8 @@ impl DataPath {
 
     fn start(&mut self, slot: u32, io: Io, payload: Bytes) -> Result<(), DataError> {
         let depth = self.ops.len();
-        let parts = io.len.div_ceil(self.part_size(io.dir)).max(1);
         let nfiles = self.files.len();
-        let Some(op) = self.ops.get_mut(slot as usize) else {
+        let Some(op) = self.ops.get(slot as usize) else {
             return Err(DataError::BadRequest(format!(
                 "slot {slot} out of range (depth {depth})"
             )));
@@ -340,13 +345,13 @@ impl DataPath {
                 io.file.0
             )));
         }
-        *op = Op {
-            io: Some(io),
-            parts_left: parts,
-            error: None,
-            payload,
-            read: ReadData::None,
-        };
+        let parts = self.plan_parts(&io);
+        let op = &mut self.ops[slot as usize];
+        op.io = Some(io);
+        op.parts_left = parts;
+        op.error = None;
+        op.payload = payload;
+        op.read = ReadData::None;
         self.in_flight += 1;
         for part in 0..parts {
             self.send_part(slot, part, None);
@@ -389,13 +394,11 @@ impl DataPath {
     /// [`DataPath::send_part`], NFSv4.1: re-using session slot `again` (index in the
     /// lease) with its sequence id when it is the re-send of a request that got no reply.
     fn send_part_on(&mut self, slot: u32, part: u32, ch: Option<usize>, again: Option<u16>) {
-        let op = &self.ops[slot as usize];
-        let Some(io) = op.io else {
+        let Some(io) = self.ops[slot as usize].io else {
             return;
         };
-        let size = self.part_size(io.dir);
-        let start = part * size;
-        let len = size.min(io.len - start);
+        let op = &self.ops[slot as usize];
+        let (start, len) = self.span(&io, part);
         let offset = io.offset + u64::from(start);
         let router = &self.router;
         let data = match io.dir {
@@ -703,9 +706,7 @@ impl DataPath {
         io: Io,
         record: Bytes,
     ) -> Result<PartResult, DataError> {
-        let size = self.part_size(io.dir);
-        let start = part * size;
-        let want = size.min(io.len - start);
+        let (_, want) = self.span(&io, part);
         let decoded = match &mut self.wire41 {
             None => v3::decode(io.dir, record, want),
             Some(w) => w.decode(sslot, io.dir, record, want),
@@ -721,9 +722,7 @@ impl DataPath {
         io: Io,
         decoded: Result<PartReply, PartError>,
     ) -> Result<PartResult, DataError> {
-        let size = self.part_size(io.dir);
-        let start = part * size;
-        let want = size.min(io.len - start);
+        let (start, want) = self.span(&io, part);
         let procs = self.router.procs();
         match decoded {
             Err(why) => Err(self.io_error(io, part, why)),
@@ -781,7 +780,7 @@ impl DataPath {
 
     fn io_error(&self, io: Io, part: u32, cause: PartError) -> DataError {
         DataError::Io {
-            offset: io.offset + u64::from(part * self.part_size(io.dir)),
+            offset: io.offset + u64::from(self.span(&io, part).0),
             cause,
         }
     }
@@ -799,6 +798,8 @@ fn batch_for(batches: &mut Vec<CallBatch>, ch: usize, depth: u32) -> &mut CallBa
 /// Bursts: the calls of one flush on one connection.
 mod burst;
 mod error;
+/// Parts of an I/O: cut at the transfer size, and at stripe units on striped files.
+mod parts;
 /// pNFS: placing parts on data servers.
 mod pnfs;
 /// The NFSv3 encoding of the data path's operations.

@@ -65,6 +65,13 @@ impl PnfsPath {
     /// Where `len` bytes at `offset` of `file` go by its layout: a data server
     /// (placement, open stateid), or `None` for the metadata server.
     pub fn place(&mut self, file: FileId, offset: u64, len: u32) -> Option<(Placement, Stateid)> {
+        let route = self.route(file)?;
+        let p = route.place(offset, len)?;
+        Some((p, route.open))
+    }
+
+    /// `file`'s route as of the layouts' latest change.
+    fn route(&mut self, file: FileId) -> Option<&FileRoute> {
         let g = self.layouts.generation();
         if g != self.seen {
             self.seen = g;
@@ -72,9 +79,13 @@ impl PnfsPath {
                 *r = self.layouts.route(fh);
             }
         }
-        let route = self.routes.get(file.0 as usize)?.as_ref()?;
-        let p = route.place(offset, len)?;
-        Some((p, route.open))
+        self.routes.get(file.0 as usize)?.as_deref()
+    }
+
+    /// Start and length of `file`'s stripe units when its layout stripes over several
+    /// data servers ([`FileRoute::stripe_units`]).
+    pub fn stripe_units(&mut self, file: FileId) -> Option<(u64, u64)> {
+        self.route(file)?.stripe_units()
     }
 
     /// The link to data server `i` with slots of its current session: leased on first
@@ -274,10 +285,7 @@ impl super::DataPath {
         self.router.done(ch);
         let (slot, part, sslot, _) = untag(t);
         let io = self.ops.get(slot as usize).and_then(|op| op.io);
-        let want = io.map(|io| {
-            let size = self.part_size(io.dir);
-            size.min(io.len - part * size)
-        });
+        let want = io.map(|io| self.span(&io, part).1);
         let p = self.pnfs.as_mut()?;
         let link = p.links.get_mut(server)?.as_mut()?;
         link.in_flight = link.in_flight.saturating_sub(1);

@@ -183,6 +183,19 @@ impl FileRoute {
         })
     }
 
+    /// Where the layout's stripe units start and how long they are, when it stripes
+    /// over more than one stripe index (RFC 8881 §13.4): an I/O is cut at those
+    /// boundaries so that each part goes to one data server. `None` with one stripe
+    /// (every offset on one server) or no layout.
+    pub fn stripe_units(&self) -> Option<(u64, u64)> {
+        let (grant, device) = self.layout.as_ref()?;
+        let unit = u64::from(grant.layout.stripe_unit());
+        if device.stripe_indices.len() < 2 || unit == 0 {
+            return None;
+        }
+        Some((grant.layout.pattern_offset, unit))
+    }
+
     /// The data servers (pool indices) the layout names.
     pub fn servers(&self) -> impl Iterator<Item = usize> + '_ {
         self.servers.iter().flatten().copied()
@@ -783,6 +796,12 @@ mod tests {
         // One stripe (what the lab's servers give): every offset, any length.
         let r = route(1, 1 << 20, vec![Some(0)]);
         assert_eq!(r.place((1 << 20) - 4096, 1 << 20).unwrap().server, 0);
+        // Striped over two indices: cut at 64 KiB units; one stripe: never cut.
+        assert_eq!(
+            route(2, unit, vec![Some(4), Some(5)]).stripe_units(),
+            Some((0, u64::from(unit)))
+        );
+        assert_eq!(route(1, 1 << 20, vec![Some(0)]).stripe_units(), None);
         // No layout: the metadata server.
         let none = FileRoute {
             layout: None,
@@ -790,6 +809,7 @@ mod tests {
             ..route(1, 1 << 20, vec![Some(0)])
         };
         assert!(none.place(0, 8192).is_none());
+        assert_eq!(none.stripe_units(), None);
     }
 
     #[test]
