@@ -17,38 +17,17 @@ use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{
     cb_op, decode_cb_compound_res, encode_cb_compound, encode_compound_header, encode_resop_status,
     session_flags, CbOp, CbResult, DeviceNotice, Fh4, FileDsAddr, FileLayout, LayoutIomode,
-    LayoutRecall, LayoutType, NetAddr, Nfsstat4, Opnum, Stateid,
+    LayoutRecall, LayoutType, Nfsstat4, Opnum, Stateid,
 };
 use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op_with, sequence_ok, serve_with_callbacks, u32_at, SID};
-
-/// Where the COMPOUND's op count is, and its first op.
-fn ops_at(args: &[u8]) -> usize {
-    4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4
-}
-
-/// The op after SEQUENCE (whose arguments are 32 bytes).
-fn second_op(args: &[u8]) -> u32 {
-    u32_at(args, ops_at(args) + 4 + 4 + 32)
-}
-
-/// Where the op after SEQUENCE and PUTFH starts.
-fn third_op(args: &[u8]) -> usize {
-    let putfh = ops_at(args) + 4 + 4 + 32;
-    putfh + 8 + (u32_at(args, putfh + 4) as usize).div_ceil(4) * 4
-}
-
-fn netaddr(addr: SocketAddr) -> NetAddr {
-    let p = addr.port();
-    NetAddr {
-        netid: "tcp".into(),
-        uaddr: format!("{}.{}.{}", addr.ip(), p >> 8, p & 0xff),
-    }
-}
+use v41_script::{
+    answer_session_op_with, netaddr, ops_at, second_op, sequence_ok, serve_with_callbacks,
+    third_op, u32_at, SID,
+};
 
 const LAYOUT_STATEID: Stateid = Stateid {
     seqid: 1,

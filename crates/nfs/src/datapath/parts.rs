@@ -93,7 +93,10 @@ mod tests {
             [(0, 8 << 10), (8 << 10, 16 << 10), (24 << 10, 8 << 10)]
         );
         // Within one unit: one part, untouched.
-        assert_eq!(parts(16 * k, 16 << 10, 1 << 20, (0, 16 * k)), [(0, 16 << 10)]);
+        assert_eq!(
+            parts(16 * k, 16 << 10, 1 << 20, (0, 16 * k)),
+            [(0, 16 << 10)]
+        );
         // The transfer size still holds within a unit (64 KiB units, 24 KiB RPCs).
         assert_eq!(
             parts(0, 80 << 10, 24 << 10, (0, 64 * k)),

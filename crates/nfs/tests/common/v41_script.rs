@@ -172,3 +172,32 @@ pub fn sequence_ok(args: &[u8], out: &mut Vec<u8>) {
     }
     .encode(out);
 }
+
+/// Where a COMPOUND's op count is, and its first op, in its arguments `args`.
+#[allow(dead_code)] // Not every test that includes this file parses COMPOUNDs.
+pub fn ops_at(args: &[u8]) -> usize {
+    4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4
+}
+
+/// The op after SEQUENCE (whose arguments are 32 bytes).
+#[allow(dead_code)]
+pub fn second_op(args: &[u8]) -> u32 {
+    u32_at(args, ops_at(args) + 4 + 4 + 32)
+}
+
+/// Where the op after SEQUENCE and PUTFH starts.
+#[allow(dead_code)]
+pub fn third_op(args: &[u8]) -> usize {
+    let putfh = ops_at(args) + 4 + 4 + 32;
+    putfh + 8 + (u32_at(args, putfh + 4) as usize).div_ceil(4) * 4
+}
+
+/// A universal address (`a.b.c.d.p1.p2`) of `addr`, as a device names a data server.
+#[allow(dead_code)]
+pub fn netaddr(addr: std::net::SocketAddr) -> dbio_nfs::proto::nfs4::NetAddr {
+    let p = addr.port();
+    dbio_nfs::proto::nfs4::NetAddr {
+        netid: "tcp".into(),
+        uaddr: format!("{}.{}.{}", addr.ip(), p >> 8, p & 0xff),
+    }
+}
