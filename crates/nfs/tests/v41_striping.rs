@@ -244,13 +244,9 @@ fn assemble(data: ReadData, len: usize) -> Vec<u8> {
     v
 }
 
-#[test]
-fn an_io_across_stripe_units_goes_to_each_units_data_server_and_reads_back_exact() {
-    let served: [Served; 2] = Default::default();
-    let ds = [
-        data_server(served[0].clone()),
-        data_server(served[1].clone()),
-    ];
+/// A pool on the scripted metadata server naming data servers `ds`, the file's route
+/// fetched, a data path of 2 slots on it: the pool, the data path, the server's log.
+fn setup(ds: [SocketAddr; 2]) -> (Pool, DataPath, Arc<Mutex<Vec<&'static str>>>) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mds = metadata_server(ds, log.clone());
     let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
@@ -266,31 +262,49 @@ fn an_io_across_stripe_units_goes_to_each_units_data_server_and_reads_back_exact
     let route = pool
         .block_on(layouts.fetch(fh, "/export/f", "first I/O"))
         .unwrap();
-    assert_eq!(route.through_mds, None);
     assert_eq!(route.stripe_units(), Some((0, UNIT)));
     let mut path = pool.data_path(2, 64 << 10).unwrap();
     // One RPC would carry the whole I/O: only the stripe units cut it.
     assert!(path.transfer_sizes().1 >= 32 << 10);
     path.add_file(fh.as_bytes()).unwrap();
+    (pool, path, log)
+}
+
+/// 32 KiB of a pattern written at 8 KiB, FILE_SYNC; the data written.
+fn write_32k(pool: &Pool, path: &mut DataPath) -> Vec<u8> {
+    let data: Vec<u8> = (0..32u32 << 10).map(|i| (i * 7 % 251) as u8).collect();
+    let bytes = Bytes::from(data.clone());
+    path.write(0, FileId(0), 8 << 10, bytes, Stability::FileSync)
+        .unwrap();
+    path.flush();
+    let w = one(pool, path);
+    assert_eq!(w.result, Ok(32 << 10));
+    data
+}
+
+fn served_sorted(s: &Served) -> Vec<(&'static str, u64, u32)> {
+    let mut v = s.lock().unwrap().clone();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_io_across_stripe_units_goes_to_each_units_data_server_and_reads_back_exact() {
+    let served: [Served; 2] = Default::default();
+    let ds = [
+        data_server(served[0].clone()),
+        data_server(served[1].clone()),
+    ];
+    let (pool, mut path, log) = setup(ds);
 
     // 32 KiB at 8 KiB: units 0 (8..16K) and 2 (32..40K) on DS0, unit 1 on DS1.
-    let data: Vec<u8> = (0..32u32 << 10).map(|i| (i * 7 % 251) as u8).collect();
-    path.write(
-        0,
-        FileId(0),
-        8 << 10,
-        Bytes::from(data.clone()),
-        Stability::FileSync,
-    )
-    .unwrap();
-    path.flush();
-    let w = one(&pool, &mut path);
-    assert_eq!(w.result, Ok(32 << 10));
-    let mut ds0 = served[0].lock().unwrap().clone();
-    ds0.sort();
+    let data = write_32k(&pool, &mut path);
     let k = 1024;
-    assert_eq!(ds0, [("WRITE", 8 * k, 8 << 10), ("WRITE", 32 * k, 8 << 10)]);
-    assert_eq!(*served[1].lock().unwrap(), [("WRITE", 16 * k, 16 << 10)]);
+    assert_eq!(
+        served_sorted(&served[0]),
+        [("WRITE", 8 * k, 8 << 10), ("WRITE", 32 * k, 8 << 10)]
+    );
+    assert_eq!(served_sorted(&served[1]), [("WRITE", 16 * k, 16 << 10)]);
 
     path.read(1, FileId(0), 8 << 10, 32 << 10).unwrap();
     path.flush();
@@ -308,4 +322,29 @@ fn an_io_across_stripe_units_goes_to_each_units_data_server_and_reads_back_exact
         !l.contains(&"MDS I/O"),
         "through the metadata server: {l:?}"
     );
+}
+
+#[test]
+fn a_piece_whose_data_server_cannot_be_reached_goes_through_the_metadata_server() {
+    let served: Served = Default::default();
+    // The second data server refuses connections (nothing listens on its port).
+    let gone = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = gone.local_addr().unwrap();
+    drop(gone);
+    let (pool, mut path, log) = setup([data_server(served.clone()), dead]);
+
+    write_32k(&pool, &mut path);
+    let k = 1024;
+    // DS0's units still go to it; only unit 1 (DS1's) goes through the metadata server.
+    assert_eq!(
+        served_sorted(&served),
+        [("WRITE", 8 * k, 8 << 10), ("WRITE", 32 * k, 8 << 10)]
+    );
+    let mds_io = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| **e == "MDS I/O")
+        .count();
+    assert_eq!(mds_io, 1);
 }
