@@ -236,7 +236,16 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
         lab.host("1")
     );
     let base = ["--target", &url, "--size", "16MiB"];
-    let st = support::dbio(&[&["run"], &base[..], &["--workload", "single-block-read"]].concat());
+    // Written verifiable now, so that the timed run starts its I/O at once and the
+    // restart falls in it.
+    let prepare = [
+        "--workload",
+        "single-block-read",
+        "--verify",
+        "--loops",
+        "10",
+    ];
+    let st = support::dbio(&[&["run"], &base[..], &prepare[..]].concat());
     assert!(
         st.status.success(),
         "{}",
@@ -265,10 +274,16 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
     // `up` returns once the server answers.
     lab.run(&["up", "2"]);
     let answering = unix_now();
-    let st = run.wait().unwrap();
-    assert!(st.success(), "dbio run failed");
-
+    let done = run.wait_with_output().unwrap();
     let r = json(&out);
+    assert!(
+        done.status.success(),
+        "dbio run failed: {}\nfailed_ios {} verify {} events {}",
+        String::from_utf8_lossy(&done.stderr),
+        r["failed_ios"],
+        r["verify"],
+        r["nfs"]["events"]
+    );
     assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]);
     let events = path_events(&r);
     eprintln!("{events:?}\n{}", r["nfs"]["layout_events"]);
