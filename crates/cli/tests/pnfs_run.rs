@@ -259,7 +259,7 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
     }
     let ds = format!("{}:2049", lab.host("2"));
 
-    let mut run = Command::new(env!("CARGO_BIN_EXE_dbio"))
+    let run = Command::new(env!("CARGO_BIN_EXE_dbio"))
         .arg("run")
         .args(base)
         .args(["--profile", "mixed", "--outstanding", "8", "--verify"])
