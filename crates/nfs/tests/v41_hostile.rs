@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use std::sync::{Arc, Mutex};
 
-use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout, NetAddr,
     Nfsstat4, Opnum, Stateid, MINOR_VERSION,
@@ -19,11 +18,12 @@ use dbio_nfs::v41::pnfs::Layouts;
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
 use dbio_rpc::{AuthSys, Credential};
-use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
-use v41_script::{answer_session_op, sequence_ok, serve_calls, u32_at};
+use v41_script::{
+    answer_session_op, deviceinfo_ok, layoutget_ok, open_ok, sequence_ok, serve_calls, u32_at,
+};
 
 fn cred() -> Credential {
     Credential::sys(&AuthSys {
@@ -159,50 +159,33 @@ fn metadata_server(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
         RECLAIM_COMPLETE => encode_resop_status(out, Opnum::ReclaimComplete, ok),
         // GETDEVICEINFO: one stripe, one data server.
         47 => {
-            encode_resop_status(out, Opnum::Getdeviceinfo, ok);
-            out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
             let ds = DEVICE_DS.lock().unwrap().expect("data server set");
-            let mut body = Vec::new();
-            FileDsAddr {
-                stripe_indices: vec![0],
-                multipath_ds_list: vec![vec![netaddr(ds)]],
-            }
-            .encode(&mut body);
-            out.put_opaque(&body);
-            out.put_u32(0); // no notifications
+            deviceinfo_ok(
+                out,
+                FileDsAddr {
+                    stripe_indices: vec![0],
+                    multipath_ds_list: vec![vec![netaddr(ds)]],
+                },
+            );
         }
         22 => {
             encode_resop_status(out, Opnum::Putfh, ok);
             match u32_at(args, third_op(args)) {
                 18 => {
-                    encode_resop_status(out, Opnum::Open, ok);
-                    stateid.encode(out);
-                    out.put_u32(1); // change_info4: atomic, before, after
-                    out.put_u64(1);
-                    out.put_u64(2);
-                    out.put_u32(0x4); // OPEN4_RESULT_LOCKTYPE_POSIX
-                    out.put_u32(0); // attrset: empty bitmap
-                    out.put_u32(0); // OPEN_DELEGATE_NONE
+                    open_ok(out, stateid);
                 }
                 50 => {
-                    encode_resop_status(out, Opnum::Layoutget, ok);
-                    out.put_u32(0); // return on close: no
-                    stateid.encode(out);
-                    out.put_u32(1); // one layout
-                    out.put_u64(0);
-                    out.put_u64(u64::MAX);
-                    out.put_u32(2); // LAYOUTIOMODE4_RW
-                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
-                    let mut body = Vec::new();
-                    FileLayout {
-                        deviceid: [5; 16],
-                        util: 1 << 20,
-                        first_stripe_index: 0,
-                        pattern_offset: 0,
-                        fh_list: vec![Fh4::new(b"ds-file").unwrap()],
-                    }
-                    .encode(&mut body);
-                    out.put_opaque(&body);
+                    layoutget_ok(
+                        out,
+                        stateid,
+                        FileLayout {
+                            deviceid: [5; 16],
+                            util: 1 << 20,
+                            first_stripe_index: 0,
+                            pattern_offset: 0,
+                            fh_list: vec![Fh4::new(b"ds-file").unwrap()],
+                        },
+                    );
                 }
                 other => panic!("unexpected op {other} after PUTFH"),
             }

@@ -25,8 +25,8 @@ use dbio_xdr::{XdrEncode, XdrPut};
 #[path = "common/v41_script.rs"]
 mod v41_script;
 use v41_script::{
-    answer_session_op_with, netaddr, ops_at, second_op, sequence_ok, serve_with_callbacks,
-    third_op, u32_at, SID,
+    answer_session_op_with, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
+    sequence_ok, serve_with_callbacks, third_op, u32_at, SID,
 };
 
 const LAYOUT_STATEID: Stateid = Stateid {
@@ -210,50 +210,35 @@ impl Mds {
             match name {
                 "RECLAIM_COMPLETE" => encode_resop_status(out, Opnum::ReclaimComplete, ok),
                 "GETDEVICEINFO" => {
-                    encode_resop_status(out, Opnum::Getdeviceinfo, ok);
-                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
-                    let mut body = Vec::new();
-                    FileDsAddr {
-                        stripe_indices: vec![0],
-                        multipath_ds_list: vec![vec![netaddr(ds)]],
-                    }
-                    .encode(&mut body);
-                    out.put_opaque(&body);
-                    out.put_u32(0); // no notifications
+                    deviceinfo_ok(
+                        out,
+                        FileDsAddr {
+                            stripe_indices: vec![0],
+                            multipath_ds_list: vec![vec![netaddr(ds)]],
+                        },
+                    );
                 }
                 "OPEN" => {
-                    encode_resop_status(out, Opnum::Open, ok);
-                    Stateid {
-                        seqid: 1,
-                        other: [3; 12],
-                    }
-                    .encode(out);
-                    out.put_u32(1); // change_info4: atomic, before, after
-                    out.put_u64(1);
-                    out.put_u64(2);
-                    out.put_u32(0x4); // OPEN4_RESULT_LOCKTYPE_POSIX
-                    out.put_u32(0); // attrset: empty bitmap
-                    out.put_u32(0); // OPEN_DELEGATE_NONE
+                    open_ok(
+                        out,
+                        Stateid {
+                            seqid: 1,
+                            other: [3; 12],
+                        },
+                    );
                 }
                 "LAYOUTGET" => {
-                    encode_resop_status(out, Opnum::Layoutget, ok);
-                    out.put_u32(0); // return on close: no
-                    LAYOUT_STATEID.encode(out);
-                    out.put_u32(1); // one layout
-                    out.put_u64(0);
-                    out.put_u64(u64::MAX);
-                    out.put_u32(2); // LAYOUTIOMODE4_RW
-                    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
-                    let mut body = Vec::new();
-                    FileLayout {
-                        deviceid: [5; 16],
-                        util: 1 << 20,
-                        first_stripe_index: 0,
-                        pattern_offset: 0,
-                        fh_list: vec![Fh4::new(b"ds-file").unwrap()],
-                    }
-                    .encode(&mut body);
-                    out.put_opaque(&body);
+                    layoutget_ok(
+                        out,
+                        LAYOUT_STATEID,
+                        FileLayout {
+                            deviceid: [5; 16],
+                            util: 1 << 20,
+                            first_stripe_index: 0,
+                            pattern_offset: 0,
+                            fh_list: vec![Fh4::new(b"ds-file").unwrap()],
+                        },
+                    );
                 }
                 "LAYOUTRETURN" => {
                     encode_resop_status(out, Opnum::Layoutreturn, ok);

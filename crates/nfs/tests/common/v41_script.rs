@@ -201,3 +201,47 @@ pub fn netaddr(addr: std::net::SocketAddr) -> dbio_nfs::proto::nfs4::NetAddr {
         uaddr: format!("{}.{}.{}", addr.ip(), p >> 8, p & 0xff),
     }
 }
+
+/// OPEN's result: `stateid`, no delegation.
+#[allow(dead_code)]
+pub fn open_ok(out: &mut Vec<u8>, stateid: dbio_nfs::proto::nfs4::Stateid) {
+    encode_resop_status(out, Opnum::Open, Nfsstat4::Ok);
+    stateid.encode(out);
+    out.put_u32(1); // change_info4: atomic, before, after
+    out.put_u64(1);
+    out.put_u64(2);
+    out.put_u32(0x4); // OPEN4_RESULT_LOCKTYPE_POSIX
+    out.put_u32(0); // attrset: empty bitmap
+    out.put_u32(0); // OPEN_DELEGATE_NONE
+}
+
+/// LAYOUTGET's result: one read/write files layout of the whole file.
+#[allow(dead_code)]
+pub fn layoutget_ok(
+    out: &mut Vec<u8>,
+    stateid: dbio_nfs::proto::nfs4::Stateid,
+    layout: dbio_nfs::proto::nfs4::FileLayout,
+) {
+    encode_resop_status(out, Opnum::Layoutget, Nfsstat4::Ok);
+    out.put_u32(0); // return on close: no
+    stateid.encode(out);
+    out.put_u32(1); // one layout
+    out.put_u64(0);
+    out.put_u64(u64::MAX);
+    out.put_u32(2); // LAYOUTIOMODE4_RW
+    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+    let mut body = Vec::new();
+    layout.encode(&mut body);
+    out.put_opaque(&body);
+}
+
+/// GETDEVICEINFO's result: a files device.
+#[allow(dead_code)]
+pub fn deviceinfo_ok(out: &mut Vec<u8>, device: dbio_nfs::proto::nfs4::FileDsAddr) {
+    encode_resop_status(out, Opnum::Getdeviceinfo, Nfsstat4::Ok);
+    out.put_u32(1); // LAYOUT4_NFSV4_1_FILES
+    let mut body = Vec::new();
+    device.encode(&mut body);
+    out.put_opaque(&body);
+    out.put_u32(0); // no notifications
+}
