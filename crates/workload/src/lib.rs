@@ -10,6 +10,9 @@
 //! - [`generator`]: per-user generator that yields the next I/O cheaply.
 //! - [`rate`]: open-loop load: rates asked ([`Rates`]) and arrival
 //!   schedules (fixed or Poisson).
+//! - [`slob`]: SLOB 2.5's slob.conf read as it is written (bash
+//!   assignments, [`slob_shell`]) and mapped onto these knobs, every
+//!   variable accounted for.
 //! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
 //! - [`verify`], [`verify_scan`]: verified block content, the generation
 //!   map, and the pass that checks every block.
@@ -21,6 +24,8 @@ pub mod generator;
 pub mod namespace;
 pub mod prepare;
 pub mod rate;
+pub mod slob;
+pub mod slob_shell;
 pub mod units;
 pub mod verify;
 pub mod verify_scan;
@@ -31,3 +36,4 @@ pub use generator::{
     Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoStress, Think, WorkloadConfig,
 };
 pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
+pub use slob::{SlobConf, SlobError};
