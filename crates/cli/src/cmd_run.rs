@@ -57,6 +57,16 @@ pub struct Args {
     /// progress line, refreshed every second
     #[arg(long)]
     views: bool,
+    /// Take the workload from a SLOB 2.5 slob.conf, read as it is: UPDATE_PCT, SCAN_PCT,
+    /// RUN_TIME, WORK_LOOP, SCALE, SCAN_TABLE_SZ, WORK_UNIT, REDO_STRESS, THREADS_PER_SCHEMA,
+    /// DO_HOTSPOT and HOTSPOT_*, THINK_TM_*. A table shows what each became before the run.
+    /// Options given on the command line win over the file. --users then counts SLOB
+    /// schemas (runit.sh's argument), each running THREADS_PER_SCHEMA sessions on SCALE of
+    /// data; WORK_LOOP and THINK_TM_FREQUENCY count statements of WORK_UNIT blocks (I/Os).
+    /// Variables about connectivity or statistics are named as ignored, unknown ones in a
+    /// warning
+    #[arg(long, value_name = "FILE")]
+    pub slob_conf: Option<PathBuf>,
     /// Workload shortcut: oltp (single-block reads, 25% updates: DBWR and redo writes), olap
     /// (multiblock and direct-path reads), redo (heavy redo writes only), mixed (every class,
     /// 25% updates, 10% scans) [default: oltp, or custom with --workload]
@@ -207,6 +217,7 @@ impl Args {
             update_pct: self.update_pct,
             scan_pct: self.scan_pct,
             redo_stress: self.redo_stress,
+            multiblock_bytes: None,
             hotspot_mb: self.hotspot_mb,
             hotspot_offset_mb: self.hotspot_offset_mb,
             hotspot_frequency: self.hotspot_frequency,
@@ -246,7 +257,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     }
     args.output.check()?;
     // Every option is checked before the target is opened or anything written.
-    let plan = RunPlan::new(&args.options())?;
+    let mut options = args.options();
+    if let Some(conf) = &args.slob_conf {
+        crate::slob_conf::apply::<Args>(conf, &mut options, true)?;
+    }
+    let plan = RunPlan::new(&options)?;
     let name = args.target.clone().unwrap_or_else(common::default_target);
     let outputs = args.output.outputs();
     {

@@ -18,6 +18,7 @@ mod mpi_calibrate;
 mod mpi_run;
 mod nfs_target;
 mod provenance;
+mod slob_conf;
 
 use clap::{Parser, Subcommand};
 

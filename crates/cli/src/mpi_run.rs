@@ -43,6 +43,9 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     // The ranks' recorders are always gathered raw (exact merge); --no-raw
     // leaves the raw form out of the merged result only.
     let mut options = args.options();
+    if let Some(conf) = &args.slob_conf {
+        crate::slob_conf::apply::<Args>(conf, &mut options, world.is_root())?;
+    }
     options.raw = true;
     let plan = RunPlan::new(&options)?;
     let base = args.target.clone().unwrap_or_else(common::default_target);

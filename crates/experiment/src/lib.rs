@@ -8,6 +8,7 @@
 //!   to a [`RunSpec`] once the target is open.
 //! - [`OpenLoop`]: `--rate`, I/Os that arrive on a schedule whatever
 //!   became of the ones before, latency counted from the intended start.
+//! - [`SlobRow`]: `RunOptions::apply_slob`, a run's options from a slob.conf.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
@@ -21,6 +22,7 @@ pub mod matrix;
 mod pace;
 pub mod plan;
 mod run;
+mod slob_run;
 pub mod sweep;
 pub mod verify_map;
 
@@ -29,6 +31,7 @@ pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
 pub use run::{run, RunOutput, RunSpec};
+pub use slob_run::SlobRow;
 
 use dbio_engine::EngineError;
 use dbio_workload::verify::MapError;

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub update_pct: Option<u32>,
     pub scan_pct: Option<u32>,
     pub redo_stress: Option<RedoStress>,
+    /// Size of a multiblock read; None: the profile's (1 MiB). A slob.conf's
+    /// SCAN_TABLE_SZ sets it.
+    pub multiblock_bytes: Option<u32>,
     /// Hot spot in MiB (0: none), its offset in MiB, every Nth operation.
     pub hotspot_mb: u64,
     pub hotspot_offset_mb: u64,
@@ -71,6 +74,7 @@ impl Default for RunOptions {
             update_pct: None,
             scan_pct: None,
             redo_stress: None,
+            multiblock_bytes: None,
             hotspot_mb: 0,
             hotspot_offset_mb: 0,
             hotspot_frequency: 3,
@@ -144,6 +148,7 @@ impl RunPlan {
         workload.update_pct = o.update_pct.unwrap_or(workload.update_pct);
         workload.scan_pct = o.scan_pct.unwrap_or(workload.scan_pct);
         workload.redo_stress = o.redo_stress.unwrap_or(workload.redo_stress);
+        workload.multiblock_bytes = o.multiblock_bytes.unwrap_or(workload.multiblock_bytes);
         if o.hotspot_mb > 0 {
             workload.hotspot = Some(Hotspot {
                 offset: o.hotspot_offset_mb << 20,
