@@ -1,5 +1,6 @@
 //! `--slob-conf FILE`: a run's workload from a SLOB 2.5 slob.conf, shown as
-//! a table before the run. Options given on the command line win.
+//! a table before the run. Options given on the command line win. `dbio
+//! replay --slob-conf` calls [`apply`] with its own `Args` the same way.
 
 use std::collections::HashSet;
 use std::path::Path;

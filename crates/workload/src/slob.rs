@@ -26,13 +26,19 @@
 //! THREADS_PER_SCHEMA sessions, so the data set is SCALE x schemas and the
 //! sessions schemas x THREADS_PER_SCHEMA. A variable the file leaves out or
 //! empty keeps dbio's setting (runit.sh would use its own default).
+//! UPDATE_PCT and SCAN_PCT from 51 to 99, which runit.sh refuses as not
+//! repeatable, are taken: dbio draws its mix from a seeded generator. A hot
+//! spot is one region of the whole data set (SLOB has one per schema).
 //!
 //! **Use from a command** (`dbio run --slob-conf`, and `dbio replay`):
 //! [`SlobConf::parse`] reads the file; `RunOptions::apply_slob` (in
 //! dbio-experiment) sets a run's options from it, leaving alone the options
 //! the command line gave, and returns the rows of the table to show
 //! ([`Knob::describe`] words each); print [`SlobConf::not_io_notice`] and
-//! [`SlobConf::unsupported_warning`] beside it.
+//! [`SlobConf::unsupported_warning`] beside it. In the CLI,
+//! `slob_conf::apply::<Args>(path, &mut options, show)` does all of that for
+//! any command whose `Args` name options as `dbio run` does (it finds which
+//! ones the command line gave).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -318,3 +318,46 @@ fn knobs_describe_themselves_in_dbio_terms() {
     );
     assert_eq!(classes(0, 0), [IoClass::SingleBlockRead]);
 }
+
+#[test]
+fn any_bytes_give_a_conf_or_an_error_never_a_panic() {
+    // Shell punctuation, names, digits and bytes that are not UTF-8.
+    let alphabet: &[&[u8]] = &[
+        b"$",
+        b"{",
+        b"}",
+        b"(",
+        b")",
+        b"'",
+        b"\"",
+        b"\\",
+        b"`",
+        b"#",
+        b";",
+        b"=",
+        b":-",
+        b":=",
+        b" ",
+        b"\n",
+        b"export ",
+        b"UPDATE_PCT",
+        b"SCALE",
+        b"DO_HOTSPOT",
+        b"TRUE",
+        b"8",
+        b"M",
+        b".",
+        b"\xff",
+        b"\xc3",
+        b"\xa9",
+        b"x",
+    ];
+    let mut rng = crate::content::Rng::new(22);
+    for _ in 0..20_000 {
+        let mut text = Vec::new();
+        for _ in 0..rng.between(1, 40) {
+            text.extend_from_slice(alphabet[rng.below(alphabet.len() as u64) as usize]);
+        }
+        let _ = parse(&String::from_utf8_lossy(&text));
+    }
+}
