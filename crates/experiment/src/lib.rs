@@ -8,6 +8,8 @@
 //!   to a [`RunSpec`] once the target is open.
 //! - [`OpenLoop`]: `--rate`, I/Os that arrive on a schedule whatever
 //!   became of the ones before, latency counted from the intended start.
+//! - [`replay`]: a workload model (from an AWR report) as the plan of an
+//!   open-loop run at a scale of its rates.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
@@ -20,6 +22,7 @@ mod drive;
 pub mod matrix;
 mod pace;
 pub mod plan;
+pub mod replay;
 mod run;
 pub mod sweep;
 pub mod verify_map;

@@ -149,9 +149,21 @@ pub fn latency_us(s: &str) -> Option<f64> {
 
 /// A latency in the unit that reads best: "850us", "1.2ms", "2s".
 pub fn latency_text(us: f64) -> String {
+    // Three significant digits: what a latency is known to.
     let trim = |v: f64| {
-        let t = format!("{v:.3}");
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
+        let decimals = if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        };
+        let t = format!("{v:.decimals$}");
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        }
     };
     if us >= 1e6 {
         format!("{}s", trim(us / 1e6))
