@@ -175,12 +175,12 @@ pub fn judge(
         (Some(h), Some(f)) => format!(
             "serves {h:.1}x the production load ({:.1}x did not: {})",
             f.scale,
-            f.why.as_deref().unwrap_or("")
+            first_reason(f.why.as_deref())
         ),
         (None, f) => format!(
             "does not serve {:.1}x the production load: {}",
             order.first().map_or(1.0, |s| s.scale),
-            f.and_then(|f| f.why.as_deref()).unwrap_or("")
+            first_reason(f.and_then(|f| f.why.as_deref()))
         ),
     };
     let events = steps
@@ -201,6 +201,16 @@ pub fn judge(
         headroom,
         verdict,
         slo,
+    }
+}
+
+/// The first of a step's reasons, and how many more there are (all are in the step).
+fn first_reason(why: Option<&str>) -> String {
+    let mut parts = why.unwrap_or("").split("; ");
+    let first = parts.next().unwrap_or("").to_string();
+    match parts.count() {
+        0 => first,
+        n => format!("{first}, and {n} more"),
     }
 }
 
