@@ -8,7 +8,17 @@ use std::fmt::Write;
 use dbio_compare::replay::{EventComparison, ReplayReport, WorkloadModel};
 
 use crate::comparison_view::{size_text, BETTER, WORSE};
-use crate::fmt::{bytes, html_escape as esc, md_escape, us_short, Table};
+use crate::fmt::{bytes, html_escape as esc, md_escape, Table};
+
+/// A bucket bound as Oracle titles its power-of-two buckets: 512us, 1ms (1024 us),
+/// 32ms, 2s.
+fn us_short(us: u64) -> String {
+    match us {
+        0..1024 => format!("{us}us"),
+        1024..1_048_576 => format!("{}ms", us / 1024),
+        _ => format!("{}s", us / 1_048_576),
+    }
+}
 use crate::svg::{grouped_bars, BarSeries};
 
 /// A latency for a sentence: "585 µs", "1.2 ms", "2.3 s".
