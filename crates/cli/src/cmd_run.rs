@@ -8,6 +8,7 @@ use dbio_engine::EngineKind;
 use dbio_experiment::verify_map::prepare_map;
 use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
+use dbio_stats::slo::{evaluate, Slo};
 use dbio_stats::RunResult;
 use dbio_storage::Target;
 use dbio_workload::{Arrivals, IoClass, Profile, Rates, RedoStress};
@@ -175,10 +176,20 @@ pub struct Args {
     /// JSON result; without it, results of several runs cannot be merged exactly
     #[arg(long)]
     pub no_raw: bool,
+    /// Service-level objective, repeatable or comma-separated: CLASS=LATENCY[@pXX], e.g.
+    /// single-block-read=1ms@p99 or redo-write=500us (the mean without @). Each is judged
+    /// pass or fail in the output and the JSON; exit code 3 when any fails
+    #[arg(long, value_name = "CLASS=LATENCY[@pXX]", value_delimiter = ',', value_parser = slo_arg)]
+    pub slo: Vec<Slo>,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
     label: LabelArgs,
+}
+
+pub fn slo_arg(s: &str) -> Result<Slo, String> {
+    let names: Vec<&str> = IoClass::ALL.iter().map(|c| c.name()).collect();
+    Slo::parse(s, &names).map_err(|e| e.to_string())
 }
 
 fn profile_arg(s: &str) -> Result<Profile, String> {
@@ -273,12 +284,16 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         let outputs = outputs.clone();
         common::results_if_stuck(move || dbio_report::write_outputs(&result, &outputs).is_ok());
     }
-    let m = measure(&args, &plan, &name, &mut |stopped| Ok(stopped))?;
+    let mut m = measure(&args.setup(), &plan, &name, &mut |stopped| Ok(stopped))?;
     common::finishing();
     if m.before_start {
         return common::exit_interrupted(m.result, &outputs);
     }
-    let code = exit_code(&m.result);
+    m.result.slo = evaluate(&args.slo, &m.result.classes);
+    let code = match exit_code(&m.result) {
+        0 => dbio_stats::slo::exit_code(&m.result.slo),
+        c => c,
+    };
     let keeps = (args.target.is_none() && m.result.config.engine != EngineKind::Null.name())
         .then_some(m.result.config.dataset_bytes);
     let result = AnyResult::Run(m.result);
@@ -317,21 +332,43 @@ pub struct Measured {
     pub before_start: bool,
 }
 
+/// Where and how a plan runs: what `measure` takes of the command line
+/// (`dbio run`'s or `dbio replay`'s).
+pub struct Setup {
+    pub nfs: dbio_storage::NfsOptions,
+    pub engine: EngineKind,
+    pub labels: dbio_stats::Labels,
+    pub force_overwrite: bool,
+    pub views: bool,
+}
+
+impl Args {
+    pub fn setup(&self) -> Setup {
+        Setup {
+            nfs: self.nfs.options(),
+            engine: self.engine,
+            labels: self.label.labels(),
+            force_overwrite: self.force_overwrite,
+            views: self.views,
+        }
+    }
+}
+
 /// Opens `name`, prepares the data set, then calls `start` with whether a
 /// signal stopped the preparation; `start` says whether to stop (a run over
 /// several hosts waits there for every rank and stops when any rank was
 /// stopped). Then runs the plan.
 pub fn measure(
-    args: &Args,
+    args: &Setup,
     plan: &RunPlan,
     name: &Path,
     start: &mut dyn FnMut(bool) -> anyhow::Result<bool>,
 ) -> anyhow::Result<Measured> {
     let stop = common::stop_flag();
-    let target = Target::open(name, &args.nfs.options())?;
+    let target = Target::open(name, &args.nfs)?;
     let engine = target.engine(args.engine)?;
     let name = name.display().to_string();
-    let labels = args.label.labels();
+    let labels = args.labels.clone();
     let direct = plan.direct;
     let force = args.force_overwrite;
     let mut prepared = None;

@@ -9,6 +9,7 @@ mod cmd_doctor;
 mod cmd_frag;
 mod cmd_matrix;
 mod cmd_nfs;
+mod cmd_replay;
 mod cmd_report;
 mod cmd_run;
 mod cmd_sweep;
@@ -48,6 +49,7 @@ enum Command {
     Sweep(cmd_sweep::Args),
     Compare(cmd_compare::Args),
     Awr(cmd_awr::Args),
+    Replay(cmd_replay::Args),
     Matrix(cmd_matrix::Args),
     Age(cmd_age::Args),
     Report(cmd_report::Args),
@@ -89,6 +91,7 @@ fn main() {
         Command::Sweep(a) => cmd_sweep::main(a),
         Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
         Command::Awr(a) => cmd_awr::main(a),
+        Command::Replay(a) => cmd_replay::main(a),
         Command::Matrix(a) => cmd_matrix::main(a),
         Command::Age(a) => cmd_age::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),

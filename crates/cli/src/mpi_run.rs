@@ -54,7 +54,7 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     // All ranks meet once their data sets are ready, and stop together
     // when any was stopped while preparing.
     let mut start = |stopped: bool| -> anyhow::Result<bool> { Ok(world.any(stopped)?) };
-    let m = measure(args, &plan, &name, &mut start)?;
+    let m = measure(&args.setup(), &plan, &name, &mut start)?;
     let mut result = m.result;
     result.labels.insert("rank".into(), rank.to_string());
     result.labels.insert("host".into(), host);

@@ -10,6 +10,7 @@ pub mod comparison;
 pub mod inputs;
 pub mod observation;
 pub mod provenance;
+pub mod replay;
 pub mod statistics;
 
 pub use comparison::{compare, Comparison, Effect, Options, Verdict};

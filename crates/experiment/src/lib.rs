@@ -9,6 +9,8 @@
 //! - [`OpenLoop`]: `--rate`, I/Os that arrive on a schedule whatever
 //!   became of the ones before, latency counted from the intended start.
 //! - [`SlobRow`]: `RunOptions::apply_slob`, a run's options from a slob.conf.
+//! - [`replay`]: a workload model (from an AWR report) as the plan of an
+//!   open-loop run at a scale of its rates.
 //! - [`verify_map`]: the verify policy (which generation map a run needs).
 //! - [`matrix`]: Orion's grid of small against large I/O load.
 //! - [`sweep`]: a planned experiment of many runs, interleaved, resumable.
@@ -21,6 +23,7 @@ mod drive;
 pub mod matrix;
 mod pace;
 pub mod plan;
+pub mod replay;
 mod run;
 mod slob_run;
 pub mod sweep;

@@ -38,6 +38,7 @@ pub mod comparison;
 mod comparison_charts;
 mod comparison_view;
 pub mod matrix;
+pub mod replay;
 
 pub use fmt::{Align, Table};
 
@@ -66,6 +67,9 @@ pub use markdown::markdown;
 pub use terminal::terminal;
 
 /// A result of either kind, as read back from JSON.
+// One result is made per command: the size of a variant costs nothing worth a box,
+// which every reader would then have to see through.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {
     Run(RunResult),

@@ -145,6 +145,16 @@ fn run(r: &RunResult) -> String {
         out.push_str(&format!("\n  {title}\n"));
         out.push_str(&t.text("  "));
     }
+    if !r.slo.is_empty() {
+        let pass = r.slo.iter().all(|o| o.pass);
+        out.push_str(&format!(
+            "\n  objectives: {}\n",
+            if pass { "all pass" } else { "FAIL" }
+        ));
+        for o in &r.slo {
+            out.push_str(&format!("    {}\n", o.line));
+        }
+    }
     out
 }
 

@@ -69,6 +69,7 @@ pub mod open_loop;
 pub mod raw;
 pub mod recorder;
 pub mod schema;
+pub mod slo;
 mod upgrade;
 
 pub use age::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
@@ -80,6 +81,7 @@ pub use open_loop::{ClassLateness, Lateness, OpenLoopClass, OpenLoopSection};
 pub use raw::{RawClass, RawError, RawFile, RawHistogram, RawRecorder, RawSecond};
 pub use recorder::{cpu_us_per_io, ClassDesc, Recorder};
 pub use schema::*;
+pub use slo::{Slo, SloOutcome, SloStat};
 pub use upgrade::upgrade_json;
 
 /// Errors of this crate; each names the file it concerns.

@@ -97,6 +97,10 @@ pub struct RunResult {
     /// Optional: older results read as before (no format change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Box<Provenance>>,
+    /// Service-level objectives (`--slo`) judged against this run, one per
+    /// objective; left out when none was set. Optional: no format change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<crate::slo::SloOutcome>,
 }
 
 /// The facts of a run beyond its options: which build ran it, on what.

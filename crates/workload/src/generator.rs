@@ -21,6 +21,9 @@ pub enum RedoStress {
     Lite,
     /// 64 KiB to 1 MiB per write (SLOB REDO_STRESS=HEAVY).
     Heavy,
+    /// Every write this many 512-byte sectors (a replayed report's mean
+    /// redo write: redo size over redo writes).
+    Sized(u32),
 }
 
 impl RedoStress {
@@ -35,6 +38,7 @@ impl RedoStress {
         match self {
             Self::Lite => "lite",
             Self::Heavy => "heavy",
+            Self::Sized(_) => "sized",
         }
     }
     /// Smallest and largest redo write, in 512-byte sectors.
@@ -42,6 +46,7 @@ impl RedoStress {
         match self {
             Self::Lite => (1, 32),
             Self::Heavy => (128, 2048),
+            Self::Sized(n) => (u64::from(n.max(1)), u64::from(n.max(1))),
         }
     }
 }

@@ -84,6 +84,7 @@ fn redo_is_sequential_sync_and_sized_by_stress() {
     for (stress, lo, hi) in [
         (RedoStress::Lite, 512, 16384),
         (RedoStress::Heavy, 65536, 1 << 20),
+        (RedoStress::Sized(24), 12288, 12288),
     ] {
         let mut cfg = Profile::Redo.config(8192);
         cfg.redo_stress = stress;

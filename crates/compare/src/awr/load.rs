@@ -57,13 +57,24 @@ pub(crate) fn load_profile(doc: &Doc) -> Result<LoadProfile, AwrError> {
 /// Instance Activity Stats (every page, and 12c+'s Key and Other tables): statistic
 /// name to its per-second figure.
 fn activity(doc: &Doc) -> BTreeMap<String, f64> {
+    activity_column(doc, "persecond")
+}
+
+/// Instance Activity Stats: statistic name (as printed: a text report cuts it to 33
+/// characters) to its total over the interval, which keeps the digits that a rare
+/// statistic's per-second figure (0.0) loses.
+pub(crate) fn activity_totals(doc: &Doc) -> BTreeMap<String, f64> {
+    activity_column(doc, "total")
+}
+
+fn activity_column(doc: &Doc, column: &str) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     for t in doc
         .tables
         .iter()
         .filter(|t| t.title.contains("Instance Activity Stats"))
     {
-        let Some(c) = t.column(|h| h == "persecond") else {
+        let Some(c) = t.column(|h| h == column) else {
             continue;
         };
         if squeeze(t.headers.first().map_or("", |h| h.as_str())) != "Statistic" {

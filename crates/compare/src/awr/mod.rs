@@ -125,6 +125,7 @@ pub fn parse(text: &str) -> Result<AwrReport, AwrError> {
         histograms: histogram::histograms(&doc),
         tablespaces,
         files,
+        activity: load::activity_totals(&doc),
     })
 }
 

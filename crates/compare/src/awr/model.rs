@@ -53,6 +53,23 @@ pub struct AwrReport {
     /// File IO Stats, one row per data or temp file.
     #[serde(default)]
     pub files: Vec<FileIo>,
+    /// Instance Activity Stats: statistic name as printed (a text report cuts it to
+    /// 33 characters) to its total over the interval.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub activity: BTreeMap<String, f64>,
+}
+
+impl AwrReport {
+    /// An Instance Activity statistic's total, found by its whole name or, in a text
+    /// report that cut it, by the part printed.
+    pub fn activity_total(&self, name: &str) -> Option<f64> {
+        self.activity.get(name).copied().or_else(|| {
+            self.activity
+                .iter()
+                .find(|(k, _)| k.len() >= 24 && name.starts_with(k.as_str()))
+                .map(|(_, v)| *v)
+        })
+    }
 }
 
 /// How a report was printed.

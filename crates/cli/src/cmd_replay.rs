@@ -1,0 +1,274 @@
+//! `dbio replay`: an AWR report's I/O run open loop against this storage, and the
+//! report's own figures set beside what this storage did.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use dbio_compare::replay::{judge, model_of, WorkloadModel};
+use dbio_engine::EngineKind;
+use dbio_experiment::plan::DEFAULT_SIZE;
+use dbio_experiment::replay::replay_plan;
+use dbio_experiment::RunOptions;
+use dbio_stats::slo::Slo;
+use dbio_workload::units::format_size;
+use dbio_workload::Arrivals;
+
+use crate::cmd_run::{measure, slo_arg, Setup};
+use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
+
+#[derive(clap::Args)]
+#[command(
+    about = "Replay an AWR report's I/O against this storage and compare, event by event",
+    long_about = "Turn an Oracle AWR report (text or HTML, 11.2 to 19c) into a workload model \
+        (per I/O class: the rate and size production asked, and the section of the report each \
+        figure came from), run it open loop against --target, and set the report's own figures \
+        beside this storage's, per wait event: mean, histogram, rate asked and achieved, and \
+        how many times better or worse (as `dbio compare` says it).\n\n\
+        --scale 1,1.5,2,3 runs a ramp: the headroom is the largest scale at which every class \
+        keeps its rate (within 2%) and its mean latency within 2x of its own at 1x, e.g. \
+        \"serves 2.0x the production load\".\n\n\
+        Objectives: by default each class's mean must not exceed production's own (the \
+        report's mean wait); --slo CLASS=LATENCY[@pXX] sets a class's own. Exit code 3 when \
+        any fails, 0 when all pass.\n\n\
+        The model can be saved (--save-model m.toml), edited, and run again (--model \
+        m.toml). AWR prints no database size: the data set is --size (default 1 GiB).\n\n\
+        Examples:\n  dbio replay awrrpt_1_100_101.html --target /data/dbio --time 30s\n  \
+        dbio replay awrrpt.txt --target nfs://filer/export/dbio?version=3 --scale 1,1.5,2,3 \
+        --html replay.html\n  dbio replay awrrpt.txt --save-model m.toml --dry-run"
+)]
+pub struct Args {
+    /// The AWR report (awrrpt.sql output, text or HTML)
+    #[arg(
+        value_name = "AWR_REPORT",
+        required_unless_present = "model",
+        conflicts_with = "model"
+    )]
+    report: Option<PathBuf>,
+    /// Run this workload model (TOML, as --save-model writes it) instead of a report's
+    #[arg(long, value_name = "FILE.toml")]
+    model: Option<PathBuf>,
+    /// Write the workload model to FILE as an editable TOML profile
+    #[arg(long, value_name = "FILE.toml")]
+    save_model: Option<PathBuf>,
+    /// Show (and save) the model, run nothing
+    #[arg(long)]
+    dry_run: bool,
+    /// Directory of the data set, or an nfs:// URL as `dbio run` takes [default:
+    /// /var/tmp/dbio-<uid>]
+    #[arg(long, value_name = "PATH")]
+    target: Option<PathBuf>,
+    #[command(flatten)]
+    nfs: crate::nfs_target::NfsArgs,
+    /// Times production's rates, one step or a ramp: 1.5, or 1,1.5,2,3
+    #[arg(long, value_name = "X[,X...]", value_delimiter = ',', default_value = "1", value_parser = scale_arg)]
+    scale: Vec<f64>,
+    /// How long each step runs
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    time: Duration,
+    /// Load before each step's measurement, not recorded
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration_arg)]
+    warmup: Duration,
+    /// I/O engine: io_uring, psync, null
+    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
+    engine: EngineKind,
+    /// Users the rates are spread over (sessions, one thread each)
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    users: u32,
+    /// The most I/Os each user has in flight; arrivals beyond wait, and the wait counts
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    outstanding: u32,
+    /// How arrivals are spaced: poisson or fixed
+    #[arg(long, value_name = "KIND", default_value = "poisson", value_parser = arrivals_arg)]
+    arrivals: Arrivals,
+    /// Data-set size (AWR reports do not give the database's)
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    size: Option<u64>,
+    /// Go through the page cache instead of O_DIRECT
+    #[arg(long)]
+    buffered: bool,
+    /// Let dbio overwrite files in --target that it did not create
+    #[arg(long)]
+    force_overwrite: bool,
+    /// Seed of the arrivals and offsets (the same seed, the same I/O)
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Objective per class, CLASS=LATENCY[@pXX] (e.g. single-block-read=1ms@p99,
+    /// redo-write=500us), over the default (production's own mean per class)
+    #[arg(long, value_name = "CLASS=LATENCY[@pXX]", value_delimiter = ',', value_parser = slo_arg)]
+    slo: Vec<Slo>,
+    /// Write the replay as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the replay as Markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    md: Option<PathBuf>,
+    /// Write the replay as one HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    #[command(flatten)]
+    label: LabelArgs,
+}
+
+fn scale_arg(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('x').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!("{s:?} is not a scale (a number above 0, e.g. 1.5)")),
+    }
+}
+
+fn arrivals_arg(s: &str) -> Result<Arrivals, String> {
+    Arrivals::parse(s).ok_or_else(|| format!("unknown arrivals {s:?} (poisson or fixed)"))
+}
+
+/// Largest report read (AWR reports are a few hundred KiB).
+const REPORT_MAX: u64 = 64 << 20;
+
+fn read_text(path: &PathBuf) -> anyhow::Result<String> {
+    let size = std::fs::metadata(path)
+        .with_context(|| path.display().to_string())?
+        .len();
+    if size > REPORT_MAX {
+        bail!(
+            "{}: {size} bytes, larger than an AWR report",
+            path.display()
+        );
+    }
+    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Production's wait histograms by event.
+type Histograms = std::collections::BTreeMap<String, dbio_compare::awr::WaitHistogram>;
+
+/// The model: from the report, or from a saved profile; the report's histograms.
+fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
+    if let Some(path) = &args.model {
+        let text = read_text(path)?;
+        let m = WorkloadModel::from_toml(&text, &path.display().to_string())?;
+        return Ok((m, Histograms::new()));
+    }
+    let Some(path) = &args.report else {
+        bail!("give an AWR report or --model FILE.toml");
+    };
+    let text = read_text(path)?;
+    let report =
+        dbio_compare::awr::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let block = dbio_compare::awr::parameters(&text)
+        .into_iter()
+        .find(|(n, _)| n == "db_block_size")
+        .and_then(|(_, v)| v.parse::<u32>().ok());
+    let name = path
+        .file_name()
+        .map_or(path.display().to_string(), |n| n.to_string_lossy().into());
+    let m = model_of(&report, &name, block);
+    if m.classes.is_empty() {
+        bail!(
+            "{}: the report shows no I/O dbio can replay (no db file, direct path or redo \
+             figures)",
+            path.display()
+        );
+    }
+    Ok((m, report.histograms))
+}
+
+pub fn main(args: Args) -> anyhow::Result<i32> {
+    let (mut model, histograms) = model(&args)?;
+    let (size, size_from) = match (args.size, model.dataset_bytes) {
+        (Some(s), _) => (s, "--size".to_string()),
+        (None, Some(s)) => (
+            s,
+            model
+                .dataset_source
+                .clone()
+                .unwrap_or_else(|| "the model".into()),
+        ),
+        (None, None) => (
+            DEFAULT_SIZE,
+            "dbio's default (AWR gives no database size; set --size)".into(),
+        ),
+    };
+    print!(
+        "{}",
+        dbio_report::replay::model_text(&model, &format!("{} ({size_from})", format_size(size)))
+    );
+    if let Some(path) = &args.save_model {
+        dbio_report::write_atomic(path, model.to_toml().as_bytes())?;
+        common::wrote(vec![path.clone()]);
+    }
+    let base = RunOptions {
+        users: args.users,
+        outstanding: args.outstanding,
+        time: Some(args.time),
+        warmup: args.warmup,
+        seed: args.seed,
+        direct: !args.buffered,
+        raw: false,
+        arrivals: args.arrivals,
+        size: Some(size),
+        ..RunOptions::default()
+    };
+    // Every step is planned (and so checked) before anything is written.
+    let mut plans = Vec::new();
+    for &scale in &args.scale {
+        plans.push((scale, replay_plan(&model, scale, &base)?));
+    }
+    if args.dry_run {
+        return Ok(0);
+    }
+    model.dataset_bytes = Some(size);
+    model.dataset_source = Some(size_from);
+    let setup = Setup {
+        nfs: args.nfs.options(),
+        engine: args.engine,
+        labels: args.label.labels(),
+        force_overwrite: args.force_overwrite,
+        views: false,
+    };
+    let name = args.target.clone().unwrap_or_else(common::default_target);
+    let mut runs = Vec::new();
+    for (i, (scale, plan)) in plans.iter().enumerate() {
+        eprintln!(
+            "step {}/{}: {scale}x production for {:?}",
+            i + 1,
+            plans.len(),
+            args.time
+        );
+        let m = measure(&setup, plan, &name, &mut |stopped| Ok(stopped))?;
+        common::finishing();
+        let stopped = m.before_start || m.result.interrupted;
+        if !m.before_start {
+            runs.push((*scale, m.result));
+        }
+        if let Some(e) = m.error {
+            return Err(e.into());
+        }
+        if stopped {
+            eprintln!("dbio: replay interrupted; reporting the steps measured");
+            break;
+        }
+    }
+    if runs.is_empty() {
+        return Ok(common::EXIT_INTERRUPTED);
+    }
+    let steps: Vec<(f64, &dbio_stats::RunResult)> = runs.iter().map(|(s, r)| (*s, r)).collect();
+    let replay = judge(&model, &histograms, &steps, &args.slo);
+    print!("{}", dbio_report::replay::terminal(&replay));
+    let mut wrote = Vec::new();
+    let version = env!("CARGO_PKG_VERSION");
+    for (path, text) in [
+        (&args.json, dbio_report::replay::json(&replay)),
+        (&args.md, dbio_report::replay::markdown(&replay)),
+        (&args.html, dbio_report::replay::html(&replay, version)),
+    ] {
+        if let Some(p) = path {
+            dbio_report::write_atomic(p, text.as_bytes())?;
+            wrote.push(p.clone());
+        }
+    }
+    common::wrote(wrote);
+    if runs.iter().any(|(_, r)| r.interrupted) {
+        return Ok(common::EXIT_INTERRUPTED);
+    }
+    Ok(dbio_stats::slo::exit_code(&replay.slo))
+}

@@ -1,0 +1,276 @@
+//! `dbio replay` of the real AWR reports in `../shared/awr-real/` (see its
+//! SOURCES.md; the tests fail when they are missing) against a local target, and
+//! `--slo` on `dbio run` and `dbio replay`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use support::{dbio, json, s, scratch};
+
+fn real(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/awr-real")
+        .join(name);
+    assert!(
+        p.is_file(),
+        "{}: missing (the real AWR reports are test data)",
+        p.display()
+    );
+    p
+}
+
+const R12201: &str = "12.2.0.1-pcambell-awrrptanalyzor-awrrpt_1_56288_56289.html";
+const R11201: &str = "11.2.0.1-fabioprado-blogcopy.txt";
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `dbio replay ARGS`; (exit code, stdout, stderr).
+fn replay(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    let out = dbio(&all);
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+/// The 12.2.0.1 report at 1x for 8 s on a page-cache target (buffered: a target that
+/// keeps up with its 380 I/Os per second whatever disk the build is on): each class
+/// reaches its model rate, within 2% when it did 10,000 I/Os or more, else within its
+/// Poisson spread (four standard deviations of the count asked, plus one).
+#[test]
+fn a_real_report_at_1x_reaches_the_model_rates() {
+    let dir = scratch();
+    let out = dir.path().join("r.json");
+    let (code, stdout, stderr) = replay(&[
+        s(&real(R12201)),
+        "--target",
+        s(&dir.path().join("ds")),
+        "--size",
+        "64MiB",
+        "--buffered",
+        "--time",
+        "8s",
+        "--seed",
+        "7",
+        "--json",
+        s(&out),
+        "--md",
+        s(&dir.path().join("r.md")),
+        "--html",
+        s(&dir.path().join("r.html")),
+    ]);
+    assert!(code == 0 || code == 3, "exit {code}: {stderr}");
+    // The model comes first, each rate with its source.
+    assert!(stdout.starts_with("workload model of "), "{stdout}");
+    assert!(stdout.contains("Wait Events: db file sequential read, 1007625 waits in 3598 s"));
+    assert!(
+        stdout.contains("db file sequential read: production 220 µs, here "),
+        "{stdout}"
+    );
+    for f in ["r.json", "r.md", "r.html"] {
+        assert!(
+            stderr.contains(&format!("wrote {}", s(&dir.path().join(f)))),
+            "{stderr}"
+        );
+    }
+    let r = json(&out);
+    assert_eq!(r["kind"], "replay");
+    let model = r["model"]["classes"].as_array().unwrap();
+    let step = &r["steps"][0];
+    let elapsed = step["elapsed_s"].as_f64().unwrap();
+    for (m, c) in model.iter().zip(step["classes"].as_array().unwrap()) {
+        let asked = c["asked_iops"].as_f64().unwrap();
+        assert!((asked - m["rate"].as_f64().unwrap()).abs() < 1e-9, "{c}");
+        let achieved = c["achieved_iops"].as_f64().unwrap();
+        let expected = asked * elapsed;
+        let got = achieved * elapsed;
+        if expected >= 10_000.0 {
+            assert!((achieved / asked - 1.0).abs() <= 0.02, "{c}");
+        } else {
+            assert!(
+                (got - expected).abs() <= 4.0 * expected.sqrt() + 1.0,
+                "{c}: {got} I/Os of {expected}"
+            );
+        }
+    }
+    assert_eq!(r["headroom"], 1.0, "{}", r["verdict"]);
+    assert_eq!(r["verdict"], "serves 1.0x the production load");
+    // Every objective is production's own mean.
+    assert_eq!(r["slo"].as_array().unwrap().len(), 3);
+}
+
+/// A ramp to a scale no target here can serve (20000x: millions of I/Os per second
+/// from one user with one I/O in flight): that step falls behind, the ramp's
+/// headroom is the step before it.
+#[test]
+fn a_scale_the_target_cannot_serve_falls_behind_and_the_ramp_gives_the_headroom() {
+    let dir = scratch();
+    let out = dir.path().join("r.json");
+    let (code, stdout, stderr) = replay(&[
+        s(&real(R12201)),
+        "--target",
+        s(&dir.path().join("ds")),
+        "--size",
+        "64MiB",
+        "--buffered",
+        "--engine",
+        "psync",
+        "--users",
+        "1",
+        "--outstanding",
+        "1",
+        "--time",
+        "2s",
+        "--scale",
+        "1,20000",
+        "--slo",
+        "single-block-read=10s,multiblock-read=10s,direct-read=10s",
+        "--json",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("at 20000.00x: storage fell behind"),
+        "{stdout}"
+    );
+    let r = json(&out);
+    assert_eq!(r["steps"][1]["behind"], true);
+    assert_eq!(r["steps"][1]["kept"], false);
+    assert_eq!(r["headroom"], 1.0);
+    let verdict = r["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("serves 1.0x the production load (20000.0x did not: "),
+        "{verdict}"
+    );
+    assert!(stdout.contains(&format!("verdict: {verdict}")));
+}
+
+/// One line on stderr, exit 2.
+fn refused(args: &[&str]) -> String {
+    let (code, _, stderr) = replay(args);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    stderr
+}
+
+#[test]
+fn malformed_and_truncated_reports_are_named_with_their_line() {
+    let dir = scratch();
+    let whole = std::fs::read_to_string(real(R11201)).unwrap();
+    // Cut inside the Load Profile: the Top events are never reached.
+    let cut: String = whole.lines().take(45).map(|l| format!("{l}\n")).collect();
+    let truncated = dir.path().join("cut.txt");
+    std::fs::write(&truncated, cut).unwrap();
+    let e = refused(&[s(&truncated), "--dry-run"]);
+    assert!(
+        e.starts_with(&format!("dbio: {}: line ", s(&truncated))),
+        "{e}"
+    );
+    let garbage = dir.path().join("notes.txt");
+    std::fs::write(&garbage, "some notes\nnot a report\n").unwrap();
+    let e = refused(&[s(&garbage), "--dry-run"]);
+    assert_eq!(
+        e.trim_end(),
+        format!(
+            "dbio: {}: line 1: not an AWR text report (no \"WORKLOAD REPOSITORY ... report\" title)",
+            s(&garbage)
+        )
+    );
+}
+
+#[test]
+fn the_model_round_trips_through_toml_and_a_bad_line_is_named() {
+    let dir = scratch();
+    let m1 = dir.path().join("m1.toml");
+    let m2 = dir.path().join("m2.toml");
+    let (code, _, stderr) = replay(&[s(&real(R11201)), "--save-model", s(&m1), "--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains(&format!("wrote {}", s(&m1))));
+    let (code, stdout, stderr) = replay(&["--model", s(&m1), "--save-model", s(&m2), "--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("single-block-read"));
+    let saved = std::fs::read_to_string(&m1).unwrap();
+    assert_eq!(saved, std::fs::read_to_string(&m2).unwrap());
+    // An edit runs as edited; a bad value is named by file and line.
+    let line = saved
+        .lines()
+        .position(|l| l.starts_with("rate = "))
+        .unwrap()
+        + 1;
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, saved.replacen("\nrate = ", "\nrate = \"fast\" #", 1)).unwrap();
+    let e = refused(&["--model", s(&bad), "--dry-run"]);
+    assert!(
+        e.starts_with(&format!("dbio: {} line {line}: ", s(&bad))),
+        "{e}"
+    );
+}
+
+fn run_slo(dir: &Path, slo: &str) -> (i32, Value, String) {
+    let out = dir.join(format!("{}.json", slo.len()));
+    let o = dbio(&[
+        "run",
+        "--engine",
+        "null",
+        "--target",
+        s(&dir.join("ds")),
+        "--size",
+        "16MiB",
+        "--workload",
+        "single-block-read",
+        "--time",
+        "300ms",
+        "--slo",
+        slo,
+        "--json",
+        s(&out),
+    ]);
+    (o.status.code().unwrap_or(-1), json(&out), text(&o.stdout))
+}
+
+#[test]
+fn objectives_pass_with_exit_0_and_fail_with_exit_3() {
+    let dir = scratch();
+    let (code, r, stdout) = run_slo(dir.path(), "single-block-read=10s@p99");
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(r["slo"][0]["pass"], true);
+    assert!(stdout.contains("objectives: all pass"), "{stdout}");
+    // 1 ns: no I/O, not even the null engine's, is that fast.
+    let (code, r, stdout) = run_slo(dir.path(), "single-block-read=1ns");
+    assert_eq!(code, 3, "{stdout}");
+    assert_eq!(r["slo"][0]["pass"], false);
+    assert!(
+        stdout.contains("single-block-read mean ") && stdout.contains(": FAIL"),
+        "{stdout}"
+    );
+    // On replay too: production's objectives, one made impossible.
+    let m = dir.path().join("m.toml");
+    let (code, _, e) = replay(&[s(&real(R11201)), "--save-model", s(&m), "--dry-run"]);
+    assert_eq!(code, 0, "{e}");
+    let (code, stdout, e) = replay(&[
+        "--model",
+        s(&m),
+        "--engine",
+        "null",
+        "--target",
+        s(&dir.path().join("ds")),
+        "--size",
+        "16MiB",
+        "--time",
+        "300ms",
+        "--slo",
+        "redo-write=1ns",
+    ]);
+    assert_eq!(code, 3, "{e}");
+    assert!(
+        stdout.contains("redo-write mean ") && stdout.contains(": FAIL"),
+        "{stdout}"
+    );
+}

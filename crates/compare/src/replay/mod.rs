@@ -1,0 +1,20 @@
+//! Replay of production: an AWR report's I/O as a workload model (classes, rates,
+//! sizes; an editable TOML profile), and the judgement of an open-loop run of it
+//! against the report's own figures (per event, the headroom, the objectives).
+//!
+//! The run itself is `dbio run`'s machinery; this module only builds what it is asked
+//! to run ([`model_of`]) and compares what it measured ([`judge`]).
+
+mod from_awr;
+mod model;
+mod outcome;
+
+pub use from_awr::model_of;
+pub use model::{ModelClass, ModelError, WorkloadModel, CLASSES};
+pub use outcome::{
+    judge, objectives, production_slos, EventComparison, HistogramRow, ReplayReport, ReplayStep,
+    StepClass, LATENCY_GROWTH, RATE_TOLERANCE, REPLAY_KIND,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,257 @@
+//! The workload model a replay runs: per I/O class, the rate and size production asked
+//! of its storage, where each figure came from, and the latency production saw. Built
+//! from an AWR report ([`super::from_awr`]) or read from a TOML profile a user edited.
+
+use serde::{Deserialize, Serialize};
+
+/// Classes a model may name (dbio's I/O classes).
+pub const CLASSES: [&str; 5] = [
+    "single-block-read",
+    "multiblock-read",
+    "direct-read",
+    "dbwr-write",
+    "redo-write",
+];
+
+/// The I/O a database did, as rates per class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadModel {
+    /// What it was built from: "awrrpt_1_36006_36007.html: XYDB (xydb), snapshots
+    /// 36006-36007, 3605 s".
+    pub source: String,
+    /// Database block size, bytes (single-block reads and DBWR writes are one block).
+    #[serde(default = "default_block")]
+    pub block_size: u32,
+    /// Data-set size in bytes, where known; else `--size` or dbio's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_bytes: Option<u64>,
+    /// Where `dataset_bytes` came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_source: Option<String>,
+    /// The classes replayed, in dbio's class order.
+    pub classes: Vec<ModelClass>,
+    /// I/O the report shows that dbio does not replay, and why (control file I/O,
+    /// direct path writes, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_replayed: Vec<String>,
+}
+
+fn default_block() -> u32 {
+    8192
+}
+
+/// One class of the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelClass {
+    /// dbio class: single-block-read, multiblock-read, direct-read, dbwr-write,
+    /// redo-write.
+    pub class: String,
+    /// The Oracle wait event production's latency is compared with.
+    pub event: String,
+    /// I/Os per second at 1x.
+    pub rate: f64,
+    /// Bytes per I/O.
+    pub size: u32,
+    /// Where the rate and size came from (section and figures).
+    pub source: String,
+    /// I/Os of this class over the report's interval (for the expected spread of a
+    /// short run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_ios: Option<f64>,
+    /// Production's mean wait of `event`, microseconds (the default objective).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_mean_us: Option<f64>,
+    /// Where `production_mean_us` came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_source: Option<String>,
+}
+
+/// A model that cannot be used: the file, the line where known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}{}: {what}", line.map_or(String::new(), |l| format!(" line {l}")))]
+pub struct ModelError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub what: String,
+}
+
+/// Largest single I/O a model may ask (dbio's largest multiblock read).
+const MAX_SIZE: u32 = 64 << 20;
+
+impl WorkloadModel {
+    /// The model as an editable TOML profile, with a header saying what each field is.
+    pub fn to_toml(&self) -> String {
+        let body = toml::to_string(self).unwrap_or_default();
+        format!(
+            "# dbio workload model: edit and run with `dbio replay --model FILE`.\n\
+             # Per class: rate = I/Os per second at 1x, size = bytes per I/O, event = the\n\
+             # Oracle wait event it is compared with, production_mean_us = the latency\n\
+             # production saw (the default objective), source = where the figures came from.\n\
+             {body}"
+        )
+    }
+
+    /// Reads a TOML profile; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<WorkloadModel, ModelError> {
+        let m: WorkloadModel = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            ModelError {
+                file: file.to_string(),
+                line,
+                what: e.message().lines().next().unwrap_or("").trim().to_string(),
+            }
+        })?;
+        m.check().map_err(|(i, what)| ModelError {
+            file: file.to_string(),
+            // The line of the class's `[[classes]]` header.
+            line: i.and_then(|i| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| l.trim() == "[[classes]]")
+                    .nth(i)
+                    .map(|(n, _)| n + 1)
+            }),
+            what,
+        })?;
+        Ok(m)
+    }
+
+    /// What a run cannot do with this model: (index of the class, what is wrong).
+    pub fn check(&self) -> Result<(), (Option<usize>, String)> {
+        if !self.block_size.is_power_of_two() || !(2048..=32768).contains(&self.block_size) {
+            return Err((
+                None,
+                format!(
+                    "block_size {}: a power of two from 2048 to 32768",
+                    self.block_size
+                ),
+            ));
+        }
+        if self.classes.is_empty() {
+            return Err((None, "no [[classes]]: nothing to replay".into()));
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            let at = |what: String| Err((Some(i), format!("class {:?}: {what}", c.class)));
+            if !CLASSES.contains(&c.class.as_str()) {
+                return at(format!("unknown class (one of {})", CLASSES.join(", ")));
+            }
+            if self.classes[..i].iter().any(|o| o.class == c.class) {
+                return at("given twice".into());
+            }
+            if !(c.rate.is_finite() && c.rate > 0.0) {
+                return at(format!("rate {} must be above 0 I/Os per second", c.rate));
+            }
+            let block = matches!(c.class.as_str(), "single-block-read" | "dbwr-write");
+            if block && c.size != self.block_size {
+                return at(format!(
+                    "size {} must be the block size ({}): dbio issues these one block at a time",
+                    c.size, self.block_size
+                ));
+            }
+            if c.class == "redo-write" && (c.size < 512 || c.size % 512 != 0 || c.size > MAX_SIZE) {
+                return at(format!(
+                    "size {} must be a multiple of 512 up to {MAX_SIZE}",
+                    c.size
+                ));
+            }
+            let extent = matches!(c.class.as_str(), "multiblock-read" | "direct-read");
+            if extent
+                && (c.size < self.block_size || c.size % self.block_size != 0 || c.size > MAX_SIZE)
+            {
+                return at(format!(
+                    "size {} must be a whole number of {}-byte blocks up to {MAX_SIZE}",
+                    c.size, self.block_size
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The class named `name`.
+    pub fn class(&self, name: &str) -> Option<&ModelClass> {
+        self.classes.iter().find(|c| c.class == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> WorkloadModel {
+        WorkloadModel {
+            source: "r.txt: DB (db), snapshots 1-2, 3600 s".into(),
+            block_size: 8192,
+            dataset_bytes: None,
+            dataset_source: None,
+            classes: vec![
+                ModelClass {
+                    class: "single-block-read".into(),
+                    event: "db file sequential read".into(),
+                    rate: 538.25,
+                    size: 8192,
+                    source: "Wait Events: 1938901 waits / 3605 s".into(),
+                    production_ios: Some(1_938_901.0),
+                    production_mean_us: Some(21.0),
+                    mean_source: Some("time/waits (Top events)".into()),
+                },
+                ModelClass {
+                    class: "redo-write".into(),
+                    event: "log file parallel write".into(),
+                    rate: 30.61,
+                    size: 169_984,
+                    source: "IOStat by Function: LGWR".into(),
+                    production_ios: None,
+                    production_mean_us: None,
+                    mean_source: None,
+                },
+            ],
+            not_replayed: vec!["control file parallel write: 0.7/s".into()],
+        }
+    }
+
+    #[test]
+    fn toml_round_trip() {
+        let m = model();
+        let text = m.to_toml();
+        assert!(text.starts_with("# dbio workload model"));
+        assert_eq!(WorkloadModel::from_toml(&text, "m.toml").unwrap(), m);
+        // An edit reads back as edited.
+        let edited = text.replace("rate = 538.25", "rate = 1000.0");
+        let e = WorkloadModel::from_toml(&edited, "m.toml").unwrap();
+        assert_eq!(e.classes[0].rate, 1000.0);
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let text = model().to_toml();
+        let line_of = |needle: &str| text.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
+        let bad = text.replace("rate = 538.25", "rate = fast");
+        let e = WorkloadModel::from_toml(&bad, "m.toml").unwrap_err();
+        assert_eq!(e.line, Some(line_of("rate = 538.25")));
+        assert!(e.to_string().starts_with("m.toml line "), "{e}");
+        let bad = text.replace("size = 169984", "size = 1000");
+        let e = WorkloadModel::from_toml(&bad, "m.toml").unwrap_err();
+        let second = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| *l == "[[classes]]")
+            .nth(1)
+            .unwrap()
+            .0
+            + 1;
+        assert_eq!(e.line, Some(second));
+        assert!(e.what.contains("multiple of 512"), "{e}");
+        let bad = text.replace("rate = 30.61", "rate = 30.61\nspeed = 3");
+        let e = WorkloadModel::from_toml(&bad, "m.toml").unwrap_err();
+        assert!(e.what.contains("unknown field `speed`"), "{e}");
+        let bad = text.replace("\"single-block-read\"", "\"sbr\"");
+        assert!(WorkloadModel::from_toml(&bad, "m.toml")
+            .unwrap_err()
+            .what
+            .contains("unknown class"));
+    }
+}

@@ -1,0 +1,346 @@
+//! What a replay found: per event, production's figures beside this storage's (mean,
+//! histogram, rate asked and achieved), per step of the ramp whether every class kept
+//! its rate and latency, and the headroom, the largest scale that did.
+
+use std::collections::BTreeMap;
+
+use dbio_stats::slo::{evaluate, Slo, SloOutcome, SloStat};
+use dbio_stats::RunResult;
+use serde::{Deserialize, Serialize};
+
+use super::model::WorkloadModel;
+use crate::awr::WaitHistogram;
+
+/// `kind` of a replay's JSON.
+pub const REPLAY_KIND: &str = "replay";
+
+/// A class keeps its asked rate when it achieves at least this share of it (or its
+/// Poisson spread, for a class too rare to be held to 2% in a short step).
+pub const RATE_TOLERANCE: f64 = 0.02;
+/// A step keeps its latency when each class's mean stays within this factor of its
+/// own mean at the reference scale.
+pub const LATENCY_GROWTH: f64 = 2.0;
+
+/// The result of `dbio replay`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayReport {
+    /// Always "replay".
+    pub kind: String,
+    pub format_version: u32,
+    /// The model run (rates at 1x).
+    pub model: WorkloadModel,
+    /// The scale production is compared at: 1 when the ramp has it, else its first.
+    pub reference_scale: f64,
+    /// Each step of the ramp, in the order run.
+    pub steps: Vec<ReplayStep>,
+    /// Per replayed event at the reference scale: production beside this storage.
+    pub events: Vec<EventComparison>,
+    /// The largest scale at which this and every smaller step kept every class's
+    /// rate (within 2%) and mean latency (within 2x of the reference step's); none
+    /// when the first step did not.
+    pub headroom: Option<f64>,
+    /// One line: "serves 2.0x the production load".
+    pub verdict: String,
+    /// Objectives judged at the reference scale (production's own mean latencies
+    /// unless `--slo` says otherwise).
+    pub slo: Vec<SloOutcome>,
+}
+
+/// One step of a ramp.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayStep {
+    /// Times the production rates.
+    pub scale: f64,
+    pub elapsed_s: f64,
+    /// The run's own open-loop verdict: whether the storage fell behind.
+    pub behind: bool,
+    pub pace: String,
+    /// Every class kept its rate and latency.
+    pub kept: bool,
+    /// Why not, where it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub classes: Vec<StepClass>,
+}
+
+/// One class in one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepClass {
+    pub class: String,
+    pub asked_iops: f64,
+    pub achieved_iops: f64,
+    pub ios: u64,
+    pub mean_us: f64,
+    pub p99_us: f64,
+}
+
+/// One event: production against this storage at the reference scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventComparison {
+    /// Oracle wait event.
+    pub event: String,
+    /// dbio class replaying it.
+    pub class: String,
+    pub production_mean_us: Option<f64>,
+    pub here_mean_us: Option<f64>,
+    pub here_p99_us: Option<f64>,
+    /// Times better here (production mean over this mean): above 1 faster here.
+    pub factor: Option<f64>,
+    /// Change of the mean against production's, percent.
+    pub change_pct: Option<f64>,
+    /// Production's rate at the reference scale, asked, and achieved here.
+    pub asked_iops: f64,
+    pub achieved_iops: f64,
+    /// Histogram in production's buckets, where production printed one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histogram: Vec<HistogramRow>,
+}
+
+/// One bucket of an event's histogram: shares of waits in `[lower_us, upper_us)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistogramRow {
+    pub lower_us: u64,
+    pub upper_us: u64,
+    pub production_pct: f64,
+    pub here_pct: f64,
+}
+
+/// The default objectives of a replay: each class's mean no slower than production's.
+pub fn production_slos(model: &WorkloadModel) -> Vec<Slo> {
+    model
+        .classes
+        .iter()
+        .filter_map(|c| {
+            Some(Slo {
+                class: c.class.clone(),
+                limit_us: c.production_mean_us.filter(|m| *m > 0.0)?,
+                stat: SloStat::Mean,
+            })
+        })
+        .collect()
+}
+
+/// `slos` over the defaults: a class given its own objective drops production's.
+pub fn objectives(model: &WorkloadModel, slos: &[Slo]) -> Vec<Slo> {
+    let mut out: Vec<Slo> = production_slos(model)
+        .into_iter()
+        .filter(|d| !slos.iter().any(|s| s.class == d.class))
+        .collect();
+    out.extend(slos.iter().cloned());
+    out
+}
+
+/// Judges a ramp: `steps` are (scale, run) in the order run.
+pub fn judge(
+    model: &WorkloadModel,
+    histograms: &BTreeMap<String, WaitHistogram>,
+    steps: &[(f64, &RunResult)],
+    slos: &[Slo],
+) -> ReplayReport {
+    let reference = steps
+        .iter()
+        .position(|(s, _)| (*s - 1.0).abs() < 1e-9)
+        .unwrap_or(0);
+    let reference_scale = steps.get(reference).map_or(1.0, |s| s.0);
+    let base: Vec<StepClass> = steps
+        .get(reference)
+        .map(|(_, r)| step_classes(model, r))
+        .unwrap_or_default();
+    let mut judged = Vec::new();
+    for (scale, run) in steps {
+        let classes = step_classes(model, run);
+        let why = shortfall(&classes, &base, run);
+        let ol = run.open_loop.as_deref();
+        judged.push(ReplayStep {
+            scale: *scale,
+            elapsed_s: run.elapsed_s,
+            behind: ol.is_some_and(|o| o.behind),
+            pace: ol.map_or(String::new(), |o| o.verdict.clone()),
+            kept: why.is_none(),
+            why,
+            classes,
+        });
+    }
+    // Headroom: the last of the leading steps (in ascending scale) that all kept.
+    let mut order: Vec<&ReplayStep> = judged.iter().collect();
+    order.sort_by(|a, b| a.scale.total_cmp(&b.scale));
+    let headroom = order.iter().take_while(|s| s.kept).last().map(|s| s.scale);
+    let largest = order.last().map_or(1.0, |s| s.scale);
+    let verdict = match (headroom, order.iter().find(|s| !s.kept)) {
+        (Some(h), None) if order.len() > 1 => format!(
+            "serves at least {h:.1}x the production load (every step kept its rates and latency; \
+             the largest tried was {largest:.1}x)"
+        ),
+        (Some(h), None) => format!("serves {h:.1}x the production load"),
+        (Some(h), Some(f)) => format!(
+            "serves {h:.1}x the production load ({:.1}x did not: {})",
+            f.scale,
+            first_reason(f.why.as_deref())
+        ),
+        (None, f) => format!(
+            "does not serve {:.1}x the production load: {}",
+            order.first().map_or(1.0, |s| s.scale),
+            first_reason(f.and_then(|f| f.why.as_deref()))
+        ),
+    };
+    let events = steps
+        .get(reference)
+        .map(|(_, run)| events(model, histograms, run))
+        .unwrap_or_default();
+    let slo = steps
+        .get(reference)
+        .map(|(_, run)| {
+            // Production's own objectives only for classes that did I/O here: a class
+            // too rare to come up in a short step is not failed for it.
+            let ran = |c: &str| run.classes.iter().any(|x| x.class == c && x.ios > 0);
+            let set: Vec<Slo> = objectives(model, slos)
+                .into_iter()
+                .filter(|o| ran(&o.class) || slos.iter().any(|s| s.class == o.class))
+                .collect();
+            evaluate(&set, &run.classes)
+        })
+        .unwrap_or_default();
+    ReplayReport {
+        kind: REPLAY_KIND.into(),
+        format_version: 1,
+        model: model.clone(),
+        reference_scale,
+        steps: judged,
+        events,
+        headroom,
+        verdict,
+        slo,
+    }
+}
+
+/// The first of a step's reasons, and how many more there are (all are in the step).
+fn first_reason(why: Option<&str>) -> String {
+    let mut parts = why.unwrap_or("").split("; ");
+    let first = parts.next().unwrap_or("").to_string();
+    match parts.count() {
+        0 => first,
+        n => format!("{first}, and {n} more"),
+    }
+}
+
+fn step_classes(model: &WorkloadModel, run: &RunResult) -> Vec<StepClass> {
+    let ol = run.open_loop.as_deref();
+    model
+        .classes
+        .iter()
+        .map(|m| {
+            let done = run.classes.iter().find(|c| c.class == m.class);
+            let asked = ol
+                .and_then(|o| o.classes.iter().find(|c| c.class == m.class))
+                .map_or(0.0, |c| c.asked_iops);
+            StepClass {
+                class: m.class.clone(),
+                asked_iops: asked,
+                achieved_iops: done.map_or(0.0, |c| c.iops),
+                ios: done.map_or(0, |c| c.ios),
+                mean_us: done.map_or(0.0, |c| c.mean_us),
+                p99_us: done.map_or(0.0, |c| c.p99_us),
+            }
+        })
+        .collect()
+}
+
+/// Why a step did not keep its load, or none when it did.
+fn shortfall(classes: &[StepClass], base: &[StepClass], run: &RunResult) -> Option<String> {
+    let mut why = Vec::new();
+    if run.interrupted {
+        why.push("interrupted".to_string());
+    }
+    for c in classes {
+        let expected = c.asked_iops * run.elapsed_s;
+        // 2%, or three standard deviations of a Poisson count of that size.
+        let slack = RATE_TOLERANCE.max(3.0 / expected.max(1.0).sqrt());
+        if c.achieved_iops < c.asked_iops * (1.0 - slack) {
+            why.push(format!(
+                "{} achieved {:.1} of {:.1} I/Os per second",
+                c.class, c.achieved_iops, c.asked_iops
+            ));
+            continue;
+        }
+        let own = base.iter().find(|b| b.class == c.class && b.ios > 0);
+        if let Some(b) = own.filter(|_| c.ios > 0) {
+            if c.mean_us > b.mean_us * LATENCY_GROWTH {
+                why.push(format!(
+                    "{} mean {:.0} us, over {LATENCY_GROWTH}x its {:.0} us at the reference scale",
+                    c.class, c.mean_us, b.mean_us
+                ));
+            }
+        }
+    }
+    if why.is_empty() && run.open_loop.as_deref().is_some_and(|o| o.behind) {
+        why.push("the storage fell behind (backlog)".into());
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+fn events(
+    model: &WorkloadModel,
+    histograms: &BTreeMap<String, WaitHistogram>,
+    run: &RunResult,
+) -> Vec<EventComparison> {
+    let ol = run.open_loop.as_deref();
+    model
+        .classes
+        .iter()
+        .map(|m| {
+            let done = run.classes.iter().find(|c| c.class == m.class && c.ios > 0);
+            let here = done.map(|c| c.mean_us);
+            let prod = m.production_mean_us.filter(|p| *p > 0.0);
+            let (factor, change_pct) = match (prod, here) {
+                (Some(p), Some(h)) if h > 0.0 => (Some(p / h), Some((h - p) / p * 100.0)),
+                _ => (None, None),
+            };
+            let histogram = match (histograms.get(&m.event), done) {
+                (Some(h), Some(c)) => rebucket(h, &c.histogram),
+                _ => Vec::new(),
+            };
+            EventComparison {
+                event: m.event.clone(),
+                class: m.class.clone(),
+                production_mean_us: prod,
+                here_mean_us: here,
+                here_p99_us: done.map(|c| c.p99_us),
+                factor,
+                change_pct,
+                asked_iops: ol
+                    .and_then(|o| o.classes.iter().find(|c| c.class == m.class))
+                    .map_or(0.0, |c| c.asked_iops),
+                achieved_iops: done.map_or(0.0, |c| c.iops),
+                histogram,
+            }
+        })
+        .collect()
+}
+
+/// dbio's buckets summed into production's (both are powers of two of microseconds,
+/// so each of dbio's falls inside one of production's).
+fn rebucket(prod: &WaitHistogram, here: &[dbio_stats::HistogramBucket]) -> Vec<HistogramRow> {
+    let total: u64 = here.iter().map(|b| b.count).sum();
+    if total == 0 || prod.buckets.is_empty() {
+        return Vec::new();
+    }
+    prod.buckets
+        .iter()
+        .map(|p| {
+            let n: u64 = here
+                .iter()
+                .filter(|b| {
+                    let mid = b.lower_us.saturating_add(b.upper_us) / 2;
+                    mid >= p.lower_us && mid < p.upper_us
+                })
+                .map(|b| b.count)
+                .sum();
+            HistogramRow {
+                lower_us: p.lower_us,
+                upper_us: p.upper_us,
+                production_pct: p.pct,
+                here_pct: 100.0 * n as f64 / total as f64,
+            }
+        })
+        .collect()
+}

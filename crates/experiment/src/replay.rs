@@ -1,0 +1,104 @@
+//! Replay: a workload model's rates and sizes as the plan of an open-loop run, at a
+//! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
+
+use dbio_compare::replay::WorkloadModel;
+use dbio_workload::{IoClass, Rates, RedoStress};
+
+use crate::{ExperimentError, RunOptions, RunPlan};
+
+/// The plan of `model` at `scale` times its rates, over `base` (users, outstanding,
+/// time, target size, arrivals, ...). The model decides the classes, their rates and
+/// sizes and the block size; the data-set size is `base.size`, else the model's.
+pub fn replay_plan(
+    model: &WorkloadModel,
+    scale: f64,
+    base: &RunOptions,
+) -> Result<RunPlan, ExperimentError> {
+    let bad = |s: String| ExperimentError::Config(s);
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(bad(format!("--scale {scale}: must be above 0")));
+    }
+    model
+        .check()
+        .map_err(|(_, what)| bad(format!("model: {what}")))?;
+    let mut rates = Vec::new();
+    for c in &model.classes {
+        let class = IoClass::parse(&c.class)
+            .ok_or_else(|| bad(format!("model: unknown class {:?}", c.class)))?;
+        rates.push((class, c.rate * scale));
+    }
+    let rates = Rates::per_class(&rates).map_err(|e| bad(format!("--scale {scale}: {e}")))?;
+    let options = RunOptions {
+        profile: None,
+        classes: Vec::new(),
+        block_size: u64::from(model.block_size),
+        size: base.size.or(model.dataset_bytes),
+        rate: Some(rates),
+        ..base.clone()
+    };
+    let mut plan = RunPlan::new(&options)?;
+    plan.profile = "replay".into();
+    for c in &model.classes {
+        match c.class.as_str() {
+            "multiblock-read" => plan.workload.multiblock_bytes = c.size,
+            "direct-read" => plan.workload.direct_read_bytes = c.size,
+            "redo-write" => plan.workload.redo_stress = RedoStress::Sized(c.size / 512),
+            _ => {}
+        }
+    }
+    // DBWR writes come one by one at their own rate: no batches.
+    plan.workload.dbwr_batch = 1;
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbio_compare::replay::ModelClass;
+
+    fn class(name: &str, rate: f64, size: u32) -> ModelClass {
+        ModelClass {
+            class: name.into(),
+            event: String::new(),
+            rate,
+            size,
+            source: String::new(),
+            production_ios: None,
+            production_mean_us: None,
+            mean_source: None,
+        }
+    }
+
+    #[test]
+    fn rates_scale_and_sizes_follow_the_model() {
+        let model = WorkloadModel {
+            source: "m".into(),
+            block_size: 8192,
+            dataset_bytes: Some(256 << 20),
+            dataset_source: None,
+            classes: vec![
+                class("single-block-read", 500.0, 8192),
+                class("multiblock-read", 10.0, 64 * 8192),
+                class("redo-write", 30.0, 6144),
+            ],
+            not_replayed: Vec::new(),
+        };
+        let p = replay_plan(&model, 1.5, &RunOptions::default()).unwrap();
+        let ol = p.open_loop.as_ref().unwrap();
+        let rates: Vec<(IoClass, f64)> = ol.rates.classes().collect();
+        assert_eq!(
+            rates,
+            vec![
+                (IoClass::SingleBlockRead, 750.0),
+                (IoClass::MultiblockRead, 15.0),
+                (IoClass::RedoWrite, 45.0)
+            ]
+        );
+        assert_eq!(p.workload.multiblock_bytes, 64 * 8192);
+        assert_eq!(p.workload.redo_stress, RedoStress::Sized(12));
+        assert_eq!(p.dataset.data_bytes, 256 << 20);
+        assert_eq!(p.profile, "replay");
+        let e = replay_plan(&model, 0.0, &RunOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), "--scale 0: must be above 0");
+    }
+}
