@@ -273,6 +273,42 @@ impl Client {
         self.session.compound(&c, path).await.map(drop)
     }
 
+    /// LAYOUTCOMMIT (RFC 8881 §18.42) of a granted files layout: the byte range of the
+    /// grant, its layout stateid, the last byte written through data servers
+    /// (`loca_last_write_offset`, so that the metadata server learns a new size), no
+    /// time (the server sets it), and the files layout's empty `layoutupdate4` body.
+    /// The new size, if the server says it changed it.
+    pub async fn layoutcommit(
+        &self,
+        fh: Fh4,
+        grant: &FileLayoutGrant,
+        last_write_offset: u64,
+        path: &str,
+    ) -> Result<Option<u64>, NfsError> {
+        let c = Compound::new("layoutcommit", MINOR_VERSION).putfh(fh).op(
+            crate::proto::nfs4::ArgOp::Layoutcommit {
+                offset: grant.offset,
+                length: grant.length,
+                reclaim: false,
+                stateid: grant.stateid,
+                last_write_offset: Some(last_write_offset),
+                time_modify: None,
+                layout_type: LayoutType::NfsV41Files,
+                body: &[],
+            },
+        );
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match res.results.last() {
+            Some(OpResult::Layoutcommit { new_size }) => Ok(*new_size),
+            _ => Err(bad(
+                &self.server,
+                path,
+                "LAYOUTCOMMIT reply without its result",
+            )),
+        }
+    }
+
     /// A session to a data server: the first address of its multipath list that
     /// accepts one (addresses of another transport than TCP are skipped). The error,
     /// if none does, is the last address's. The session's client owner is
@@ -420,6 +456,26 @@ impl<'a> StripeMap<'a> {
             });
         }
         Ok(StripeMap { layout, device })
+    }
+
+    /// Each stripe index's data server (index into the device's multipath list) and
+    /// the handle it is sent (`None`: the metadata server's), as [`StripeMap::locate`]
+    /// picks them: where a COMMIT to the data servers goes.
+    pub fn targets(&self) -> impl Iterator<Item = (u32, Option<Fh4>)> + '_ {
+        let l = self.layout;
+        self.device
+            .stripe_indices
+            .iter()
+            .enumerate()
+            .map(move |(j, &idx)| {
+                let fh = match l.fh_list.len() {
+                    0 => None,
+                    1 => Some(l.fh_list[0]),
+                    _ if l.dense() => l.fh_list.get(j).copied(),
+                    _ => l.fh_list.get(idx as usize).copied(),
+                };
+                (idx, fh)
+            })
     }
 
     /// Where the byte at file offset `offset` lives.
