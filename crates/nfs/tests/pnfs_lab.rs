@@ -5,7 +5,9 @@
 //! the named data server and reads the file through it. Then the lab moves the file's
 //! brick to the other host: a fresh layout must name that host, and the old data
 //! server and the other ganesha still read the file right. The VFS ganesha of
-//! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout".
+//! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout". A write
+//! through the data server past the end is followed by a LAYOUTCOMMIT the metadata
+//! server takes.
 //! Skips without root, GlusterFS or ganesha unless DBIO_REQUIRE_PEERS=1.
 
 mod common;
@@ -230,5 +232,66 @@ fn vfs_ganesha_gives_no_layout() {
         assert_eq!(reply, LayoutReply::NoLayout(NoLayout::Unavailable));
         c.layout_close(fh, open, "plain.bin").await.unwrap();
         c.close().await.unwrap();
+    });
+}
+
+#[test]
+fn the_metadata_server_takes_a_layoutcommit_after_a_write_through_the_data_server() {
+    let Some(lab) = Lab::start() else {
+        return;
+    };
+    let data = content(8192, 0x1a70);
+    let local = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(local.path(), &data).unwrap();
+    lab.run(&["put", local.path().to_str().unwrap(), "grow.bin"]);
+    let path = "/gv0/grow.bin";
+    rt().block_on(async {
+        let mds = connect(&lab.hosts[0], "/gv0").await;
+        let (fh, _) = mds.lookup_path(path).await.unwrap();
+        let open = mds.layout_open(fh, LayoutIomode::Rw, path).await.unwrap();
+        let LayoutReply::Files(grant) = mds
+            .layoutget(fh, open, LayoutIomode::Rw, 0, u64::MAX, path)
+            .await
+            .unwrap()
+        else {
+            panic!("no read/write layout from the metadata server")
+        };
+        let device = mds
+            .getdeviceinfo(grant.layout.deviceid, path)
+            .await
+            .unwrap();
+        // 8 KiB more, past the end, through the data server.
+        let end = 2 * data.len() as u64;
+        let t = StripeMap::new(&grant.layout, &device)
+            .unwrap()
+            .locate(end - 8192)
+            .unwrap();
+        let opts = ClientOptions::default();
+        let ds = Client::connect_data_server(t.addrs, &opts, SessionOptions::default())
+            .await
+            .unwrap();
+        let w = ds
+            .write_stateid(
+                t.fh.unwrap_or(fh),
+                open,
+                t.ds_offset,
+                &data,
+                dbio_nfs::proto::nfs4::StableHow::Unstable,
+                path,
+            )
+            .await
+            .unwrap();
+        eprintln!("data server WRITE: {w:?}");
+        assert_eq!(w.count, 8192);
+        ds.commit(t.fh.unwrap_or(fh), 0, 0, path).await.unwrap();
+        ds.close().await.unwrap();
+        // The metadata server takes the LAYOUTCOMMIT of the new end.
+        let new_size = mds.layoutcommit(fh, &grant, end - 1, path).await.unwrap();
+        eprintln!("LAYOUTCOMMIT: new size {new_size:?}");
+        let attr = mds.getattr(fh, path).await.unwrap();
+        assert_eq!(attr.size, end);
+        mds.layoutreturn(fh, &grant, path).await.unwrap();
+        mds.layout_close(fh, open, path).await.unwrap();
+        mds.close().await.unwrap();
     });
 }

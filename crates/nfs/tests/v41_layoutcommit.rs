@@ -1,9 +1,11 @@
 //! LAYOUTCOMMIT and COMMIT after WRITEs through data servers (RFC 8881 §18.42, §13.7),
 //! against a scripted metadata server and a scripted pair of data servers on loopback:
-//! no server here needs a LAYOUTCOMMIT (the lab's ganesha answers FILE_SYNC and knows
-//! the size through its own file system), so the scripts answer UNSTABLE, DATA_SYNC or
-//! FILE_SYNC as a test asks, and say what they were sent. The layout stripes the file
-//! in 16 KiB units over both data servers; 32 KiB written at 8 KiB reach both.
+//! the lab's ganesha takes a LAYOUTCOMMIT (tests/pnfs_lab.rs) but gives one kind of
+//! answer (UNSTABLE, COMMIT to the data servers) and never needs one for the size, so
+//! the scripts answer UNSTABLE, DATA_SYNC or FILE_SYNC, with or without
+//! NFL4_UFLG_COMMIT_THRU_MDS, as a test asks, and say what they were sent. The layout
+//! stripes the file in 16 KiB units over both data servers; 32 KiB written at 8 KiB
+//! reach both.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
