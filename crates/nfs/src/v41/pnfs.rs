@@ -694,12 +694,40 @@ impl Layouts {
             // After a recovery: the open's stateid of now.
             return Ok(self.mds.current_stateid(*s));
         }
-        let s = self.mds.layout_open(fh, LayoutIomode::Rw, path).await?;
+        let s = match self.mds.layout_open(fh, LayoutIomode::Rw, path).await {
+            Ok(s) => s,
+            Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+            // Some servers refuse OPEN by handle: by name in the file's directory.
+            Err(by_handle) => self
+                .open_by_name(fh, path)
+                .await
+                .map_err(|e| NfsError::Invalid {
+                    path: path.to_string(),
+                    reason: format!("no open for a layout: by handle {by_handle}; by name {e}"),
+                })?,
+        };
         self.opens
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(fh, s);
         Ok(s)
+    }
+
+    /// OPEN of `fh` by its name in its directory, both from `path` (from the server's
+    /// root).
+    async fn open_by_name(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
+        let trimmed = path.trim_end_matches('/');
+        let (dir, name) = trimmed.rsplit_once('/').unwrap_or(("", trimmed));
+        if name.is_empty() {
+            return Err(NfsError::Invalid {
+                path: path.to_string(),
+                reason: "no file name to open by".into(),
+            });
+        }
+        let (dir_fh, _) = self.mds.lookup_path(dir).await?;
+        self.mds
+            .layout_open_by_name(fh, dir_fh, name, LayoutIomode::Rw, path)
+            .await
     }
 
     /// The pool index of the data server at `addrs` (the first TCP address that
