@@ -251,10 +251,11 @@ fn mds_answer(
 }
 
 /// The metadata server's log and each data server's, after 32 KiB written at 8 KiB
-/// (units 0 and 2 on data server 0, unit 1 on data server 1) with UNSTABLE asked;
-/// `end` runs on the pool before it is dropped.
+/// (units 0 and 2 on data server 0, unit 1 on data server 1) with UNSTABLE asked, by a
+/// data path of `depth` slots that stays while `end` runs on the pool.
 fn write_then<T>(
     script: Script,
+    depth: u32,
     end: impl FnOnce(&Pool) -> T,
 ) -> (T, Vec<String>, [Vec<String>; 2]) {
     let ds_logs: [Log; 2] = Default::default();
@@ -276,19 +277,18 @@ fn write_then<T>(
     let fh = Fh4::new(b"file").unwrap();
     pool.block_on(layouts.fetch(fh, "/export/f", "first I/O"))
         .unwrap();
-    {
-        let mut path = pool.data_path(2, 64 << 10).unwrap();
-        path.add_file(fh.as_bytes()).unwrap();
-        let data = Bytes::from(vec![0x5a; 32 << 10]);
-        path.write(0, FileId(0), 8 << 10, data, Stability::Unstable)
-            .unwrap();
-        path.flush();
-        let mut out = Vec::new();
-        pool.block_on(path.wait(1, Duration::from_secs(5), &mut out));
-        assert_eq!(out.len(), 1, "the WRITE never finished");
-        assert_eq!(out[0].result, Ok(32 << 10));
-    }
+    let mut path = pool.data_path(depth, 64 << 10).unwrap();
+    path.add_file(fh.as_bytes()).unwrap();
+    let data = Bytes::from(vec![0x5a; 32 << 10]);
+    path.write(0, FileId(0), 8 << 10, data, Stability::Unstable)
+        .unwrap();
+    path.flush();
+    let mut out = Vec::new();
+    pool.block_on(path.wait(1, Duration::from_secs(5), &mut out));
+    assert_eq!(out.len(), 1, "the WRITE never finished");
+    assert_eq!(out[0].result, Ok(32 << 10));
     let t = end(&pool);
+    drop(path);
     drop(pool);
     let take = |l: &Log| l.lock().unwrap().clone();
     (t, take(&log), [take(&ds_logs[0]), take(&ds_logs[1])])
@@ -309,8 +309,10 @@ fn unstable_writes_are_committed_on_each_data_server_then_layoutcommit_at_the_po
         flags: 0,
         mds_size: 0,
     };
-    // The pool's end (what a run's end does): commit, then return the layout.
-    let (closed, mds, ds) = write_then(script, |pool| pool.close());
+    // The pool's end (what a run's end does): commit, then return the layout; the data
+    // path still holds every slot of the data servers' sessions (8): the COMMITs go on
+    // a session made for them.
+    let (closed, mds, ds) = write_then(script, 8, |pool| pool.close());
     closed.unwrap();
     assert_eq!(
         ds[0],
@@ -338,7 +340,7 @@ fn with_commit_through_the_metadata_server_the_commit_goes_there_and_none_to_dat
         mds_size: 0,
     };
     let fh = Fh4::new(b"file").unwrap();
-    let (done, mds, ds) = write_then(script, |pool| {
+    let (done, mds, ds) = write_then(script, 2, |pool| {
         let l = pool.layouts().unwrap();
         let first = pool.block_on(l.layoutcommit(fh)).unwrap();
         // Nothing written since: nothing to commit.
@@ -369,7 +371,7 @@ fn data_sync_answers_need_a_layoutcommit_and_no_commit() {
         mds_size: 1 << 20,
     };
     let fh = Fh4::new(b"file").unwrap();
-    let (done, mds, ds) = write_then(script, |pool| {
+    let (done, mds, ds) = write_then(script, 2, |pool| {
         pool.block_on(pool.layouts().unwrap().layoutcommit(fh))
             .unwrap()
     });
@@ -386,7 +388,7 @@ fn file_sync_answers_within_the_known_size_need_neither_commit_nor_layoutcommit(
         flags: 0,
         mds_size: 1 << 20,
     };
-    let (closed, mds, ds) = write_then(script, |pool| pool.close());
+    let (closed, mds, ds) = write_then(script, 2, |pool| pool.close());
     closed.unwrap();
     assert_eq!(
         count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),
@@ -407,7 +409,7 @@ fn file_sync_answers_that_extend_the_file_need_a_layoutcommit_with_the_new_end()
         flags: 0,
         mds_size: 8 << 10, // short of the 40 KiB written
     };
-    let (closed, mds, ds) = write_then(script, |pool| pool.close());
+    let (closed, mds, ds) = write_then(script, 2, |pool| pool.close());
     closed.unwrap();
     assert_eq!(
         count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),

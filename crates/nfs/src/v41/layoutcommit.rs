@@ -224,11 +224,13 @@ impl Layouts {
 
 impl super::DataServer {
     /// COMMIT of the whole file `fh` (the handle the layout gives for this server) on
-    /// the server's first session; the write verifier.
+    /// a session with a free slot (data paths may hold every slot of the others: one
+    /// more session is made then, rather than wait for theirs); the write verifier.
     pub async fn commit(&self, fh: Fh4, path: &str) -> Result<Verifier, NfsError> {
+        self.reserve(1).await?;
         let session = {
             let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            s.first().cloned()
+            s.iter().find(|s| s.free_slots() > 0).or(s.first()).cloned()
         };
         let Some(session) = session else {
             return Err(NfsError::Invalid {
