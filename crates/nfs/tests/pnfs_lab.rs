@@ -7,11 +7,17 @@
 //! server and the other ganesha still read the file right. The VFS ganesha of
 //! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout". A write
 //! through the data server past the end is followed by a LAYOUTCOMMIT the metadata
-//! server takes.
+//! server takes, sent by the pool's layouts after their own WRITEs (COMMIT to the data
+//! server, which answers UNSTABLE).
 //! Skips without root, GlusterFS or ganesha unless DBIO_REQUIRE_PEERS=1.
 
 mod common;
 
+use std::time::Duration;
+
+use bytes::Bytes;
+use dbio_nfs::datapath::Stability;
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{Fh4, LayoutIomode};
 use dbio_nfs::v41::layout::{FileLayoutGrant, LayoutReply, NoLayout, StripeMap};
 use dbio_nfs::v41::{Client, SessionOptions};
@@ -294,4 +300,44 @@ fn the_metadata_server_takes_a_layoutcommit_after_a_write_through_the_data_serve
         mds.layout_close(fh, open, path).await.unwrap();
         mds.close().await.unwrap();
     });
+
+    // The same through a pool's data path: its WRITEs reach the data server, which
+    // answers UNSTABLE, so the layouts COMMIT there and send a LAYOUTCOMMIT, taken.
+    let url = NfsUrl::parse(&format!("nfs://{}/gv0?version=pnfs", lab.hosts[0])).unwrap();
+    let opts = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let layouts = pool.layouts().unwrap().clone();
+    let client = pool.v41().unwrap().client();
+    let (fh, _) = pool.block_on(client.lookup_path(path)).unwrap();
+    let route = pool.block_on(layouts.fetch(fh, path, "first use")).unwrap();
+    assert!(route.through_mds.is_none(), "{:?}", route.through_mds);
+    let mut dp = pool.data_path(4, 64 << 10).unwrap();
+    let file = dp.add_file(fh.as_bytes()).unwrap();
+    let more = Bytes::from(content(65536, 0x2b));
+    dp.write(0, file, 16384, more.clone(), Stability::Unstable)
+        .unwrap();
+    dp.flush();
+    let mut out = Vec::new();
+    pool.block_on(dp.wait(1, Duration::from_secs(10), &mut out));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].result, Ok(65536));
+    let done = pool.block_on(layouts.layoutcommit(fh)).unwrap();
+    eprintln!("pool's LAYOUTCOMMIT: {done:?}");
+    assert!(done.commits == 1 && done.layoutcommit, "{done:?}");
+    let ds_io: u64 = layouts
+        .servers()
+        .iter()
+        .filter(|s| s.0 != "MDS")
+        .map(|s| s.1)
+        .sum();
+    assert_eq!(ds_io, 1, "{:?}", layouts.servers());
+    let (b, _) = pool.block_on(client.read(fh, 16384, 65536, path)).unwrap();
+    assert!(b[..] == more[..], "read back through the metadata server");
+    drop(dp);
+    pool.close().unwrap();
 }
