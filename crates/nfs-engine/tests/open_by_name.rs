@@ -2,7 +2,10 @@
 //! (ganesha never does; some servers do): the target opens each data file by name in
 //! its directory instead, with no warning, and the run's I/O carries that open's
 //! stateid. A server that refuses OPEN by name as well leaves the file's I/O anonymous
-//! with one warning line that says so.
+//! with one warning line that says so. Over pNFS (the same script as metadata server
+//! and as data server), the layout is asked with the open by name, and at the run's
+//! end the data server's UNSTABLE writes are COMMITted and LAYOUTCOMMITted before the
+//! open is closed.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +20,7 @@ use dbio_nfs_engine::{NfsTarget, TargetOptions};
 mod v41_open_script;
 #[path = "../../nfs/tests/common/v41_script.rs"]
 mod v41_script;
-use v41_open_script::{shown, Log, BY_NAME, FILE_SIZE};
+use v41_open_script::{shown, Log, Options, BY_NAME, FILE_SIZE, LAYOUT};
 
 fn target(refuse_by_name: bool) -> (Arc<NfsTarget>, Log) {
     let log = Log::default();
@@ -43,15 +46,20 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
     NfsEngine::open(t.clone(), &cfg).unwrap()
 }
 
-/// One 8 KiB I/O: its result.
+/// One 8 KiB I/O (a WRITE asked FILE_SYNC): its result.
 fn io(e: &mut NfsEngine, dir: IoDir) -> Result<u32, String> {
+    io_as(e, dir, true)
+}
+
+/// One 8 KiB I/O, a WRITE asked FILE_SYNC if `sync`, else UNSTABLE.
+fn io_as(e: &mut NfsEngine, dir: IoDir, sync: bool) -> Result<u32, String> {
     let req = IoRequest {
         file: 0,
         offset: 8192,
         len: 8192,
         dir,
         slot: 0,
-        sync: true,
+        sync,
         tag: 1,
     };
     e.submit(req).map_err(|e| e.to_string())?;
@@ -115,4 +123,58 @@ fn open_refused_by_handle_and_by_name_goes_anonymous_with_one_warning() {
         entries(&log, "WRITE"),
         [format!("WRITE {}", shown(Stateid::ANONYMOUS))]
     );
+}
+
+#[test]
+fn pnfs_run_end_commits_the_data_servers_writes_before_closing_the_open() {
+    let ds_log = Log::default();
+    let ds = v41_open_script::start_with(
+        Options {
+            committed: Some(0), // UNSTABLE4
+            ..Options::default()
+        },
+        ds_log.clone(),
+    );
+    let log = Log::default();
+    let mds = v41_open_script::start_with(
+        Options {
+            data_server: Some(ds),
+            ..Options::default()
+        },
+        log.clone(),
+    );
+    let url = format!("nfs://{mds}/export?version=pnfs");
+    let t = NfsTarget::open(&url, &TargetOptions::default()).unwrap();
+    let mut e = engine(&t);
+    assert_eq!(e.stateid(0), Some(BY_NAME));
+    assert!(t.warnings().is_empty(), "{:?}", t.warnings());
+    // The layout was asked with the open by name.
+    assert!(
+        entries(&log, "LAYOUTGET") == [format!("LAYOUTGET {}", shown(BY_NAME))],
+        "{:?}",
+        log.lock().unwrap()
+    );
+    assert_eq!(io_as(&mut e, IoDir::Write, false), Ok(8192));
+    assert_eq!(
+        entries(&ds_log, "WRITE"),
+        [format!("WRITE {}", shown(BY_NAME))]
+    );
+    assert!(
+        entries(&log, "WRITE").is_empty(),
+        "through the metadata server"
+    );
+    drop(e);
+    drop(t);
+    assert_eq!(entries(&ds_log, "COMMIT"), ["COMMIT"]);
+    let l = log.lock().unwrap().clone();
+    let at = |what: &str| l.iter().position(|e| e.starts_with(what));
+    // 8 KiB at 8 KiB: the last byte written is 16383; the layout's own stateid.
+    let want = format!("LAYOUTCOMMIT {} last=Some(16383)", shown(LAYOUT));
+    assert_eq!(
+        at("LAYOUTCOMMIT").map(|i| l[i].clone()),
+        Some(want),
+        "{l:?}"
+    );
+    assert!(at("LAYOUTCOMMIT") < at("CLOSE"), "{l:?}");
+    assert!(at("CLOSE") < at("LAYOUTRETURN"), "{l:?}");
 }

@@ -2,9 +2,12 @@
 //! as some servers do and ganesha never does, and answers OPEN by name (CLAIM_NULL)
 //! unless told to refuse that too. It walks each COMPOUND op by op: SEQUENCE,
 //! PUTROOTFH, PUTFH, LOOKUP, GETFH, GETATTR (type and size), OPEN, CLOSE, LAYOUTGET
-//! (NFS4ERR_LAYOUTUNAVAILABLE), READ, WRITE, RECLAIM_COMPLETE; anything else gets
-//! NFS4ERR_NOTSUPP. What matters to a test goes to its log: each OPEN with its claim,
-//! and the stateid each LAYOUTGET, READ and WRITE carried.
+//! (a files layout of one stripe on the data server given, else
+//! NFS4ERR_LAYOUTUNAVAILABLE), GETDEVICEINFO, LAYOUTCOMMIT, LAYOUTRETURN, READ, WRITE,
+//! COMMIT, RECLAIM_COMPLETE; anything else gets NFS4ERR_NOTSUPP. The same script serves
+//! as that data server. What matters to a test goes to its log: each OPEN with its
+//! claim, the stateid each LAYOUTGET, READ and WRITE carried, COMMIT, LAYOUTCOMMIT
+//! with its last byte written, LAYOUTRETURN and CLOSE.
 
 #![allow(dead_code)]
 
@@ -13,11 +16,15 @@ use std::sync::{Arc, Mutex};
 
 use bytes::BufMut;
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, session_flags, Nfsstat4, Opnum, Stateid,
+    encode_compound_header, encode_resop_status, session_flags, FileDsAddr, FileLayout, Nfsstat4,
+    Opnum, Stateid,
 };
 use dbio_xdr::{XdrEncode, XdrPut};
 
-use super::v41_script::{answer_session_op_with, ops_at, sequence_ok, serve_calls, u32_at, SID};
+use super::v41_script::{
+    answer_session_op_with, deviceinfo_ok, layoutget_ok, netaddr, ops_at, sequence_ok, serve_calls,
+    u32_at, SID,
+};
 
 /// The stateid an OPEN by name grants.
 pub const BY_NAME: Stateid = Stateid {
@@ -35,9 +42,35 @@ pub fn shown(s: Stateid) -> String {
     format!("({}, {})", s.seqid, s.other[0])
 }
 
+/// How the script answers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// OPEN by name is refused as well (NFS4ERR_ACCESS).
+    pub refuse_by_name: bool,
+    /// LAYOUTGET gives a layout on this data server.
+    pub data_server: Option<SocketAddr>,
+    /// `stable_how4` of WRITE replies (0: UNSTABLE4); FILE_SYNC4 when `None`.
+    pub committed: Option<u32>,
+}
+
+/// The layout stateid LAYOUTGET grants.
+pub const LAYOUT: Stateid = Stateid {
+    seqid: 1,
+    other: [0x4c; 12],
+};
+
 /// Starts the server on 4 connections; `refuse_by_name`: OPEN by name is refused as
 /// well (NFS4ERR_ACCESS).
 pub fn start(refuse_by_name: bool, log: Log) -> SocketAddr {
+    let opts = Options {
+        refuse_by_name,
+        ..Options::default()
+    };
+    start_with(opts, log)
+}
+
+/// [`start`] with all its options.
+pub fn start_with(opts: Options, log: Log) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     for _ in 0..4 {
@@ -46,7 +79,7 @@ pub fn start(refuse_by_name: bool, log: Log) -> SocketAddr {
             serve_calls(l, |proc_, args, out| {
                 // NULL (procedure 0) has no results.
                 if proc_ != 0 {
-                    answer(args, out, refuse_by_name, &log)
+                    answer(args, out, opts, &log)
                 }
             })
         });
@@ -69,7 +102,7 @@ fn stateid_at(b: &[u8], at: usize) -> Stateid {
     }
 }
 
-fn answer(args: &[u8], out: &mut Vec<u8>, refuse_by_name: bool, log: &Mutex<Vec<String>>) {
+fn answer(args: &[u8], out: &mut Vec<u8>, opts: Options, log: &Mutex<Vec<String>>) {
     let start = ops_at(args);
     let count = u32_at(args, start) as usize;
     let ok = Nfsstat4::Ok;
@@ -144,7 +177,7 @@ fn answer(args: &[u8], out: &mut Vec<u8>, refuse_by_name: bool, log: &Mutex<Vec<
                         at = next + 12 + padded(len);
                         current = name.to_vec();
                         let name = String::from_utf8_lossy(name);
-                        let no = refuse_by_name.then_some(Nfsstat4::Access);
+                        let no = opts.refuse_by_name.then_some(Nfsstat4::Access);
                         (format!("OPEN by name {name}"), no)
                     }
                     other => panic!("OPEN claim {other}"),
@@ -175,10 +208,67 @@ fn answer(args: &[u8], out: &mut Vec<u8>, refuse_by_name: bool, log: &Mutex<Vec<
             50 => {
                 let s = stateid_at(args, at + 36);
                 log.lock().unwrap().push(format!("LAYOUTGET {}", shown(s)));
-                let no = Nfsstat4::Layoutunavailable;
-                encode_resop_status(&mut res, opnum, no);
-                status = no;
-                break;
+                at += 56;
+                if opts.data_server.is_none() {
+                    let no = Nfsstat4::Layoutunavailable;
+                    encode_resop_status(&mut res, opnum, no);
+                    status = no;
+                    break;
+                }
+                let layout = FileLayout {
+                    deviceid: [5; 16],
+                    util: 1 << 20, // one stripe: no unit needed
+                    first_stripe_index: 0,
+                    pattern_offset: 0,
+                    fh_list: Vec::new(),
+                };
+                layoutget_ok(&mut res, LAYOUT, layout);
+            }
+            47 => {
+                // deviceid, layout type, maxcount, notification bitmap.
+                at += 24;
+                at += 4 + 4 * u32_at(args, at) as usize;
+                let Some(ds) = opts.data_server else {
+                    panic!("GETDEVICEINFO without a layout")
+                };
+                let device = FileDsAddr {
+                    stripe_indices: vec![0],
+                    multipath_ds_list: vec![vec![netaddr(ds)]],
+                };
+                deviceinfo_ok(&mut res, device);
+            }
+            49 => {
+                // offset, length, reclaim, stateid, newoffset4, newtime4, layoutupdate4.
+                let s = stateid_at(args, at + 20);
+                let mut next = at + 36;
+                let last = if u32_at(args, next) == 1 {
+                    next += 8;
+                    Some(u64_at(args, next - 4))
+                } else {
+                    None
+                };
+                next += 4;
+                next += if u32_at(args, next) == 1 { 16 } else { 4 };
+                at = next + 8 + padded(u32_at(args, next + 4));
+                log.lock()
+                    .unwrap()
+                    .push(format!("LAYOUTCOMMIT {} last={last:?}", shown(s)));
+                encode_resop_status(&mut res, opnum, ok);
+                res.put_u32(0); // size not changed
+            }
+            51 => {
+                // reclaim, type, iomode, LAYOUTRETURN4_FILE: offset, length, stateid, body.
+                let body = u32_at(args, at + 48);
+                at += 52 + padded(body);
+                log.lock().unwrap().push("LAYOUTRETURN".into());
+                encode_resop_status(&mut res, opnum, ok);
+                res.put_u32(0); // no layout left
+            }
+            5 => {
+                at += 12;
+                log.lock().unwrap().push("COMMIT".into());
+                encode_resop_status(&mut res, opnum, ok);
+                res.put_u64(7);
             }
             38 | 25 => {
                 let s = stateid_at(args, at);
@@ -189,7 +279,7 @@ fn answer(args: &[u8], out: &mut Vec<u8>, refuse_by_name: bool, log: &Mutex<Vec<
                 encode_resop_status(&mut res, opnum, ok);
                 if op == 38 {
                     res.put_u32(len);
-                    res.put_u32(2); // FILE_SYNC4
+                    res.put_u32(opts.committed.unwrap_or(2));
                     res.put_u64(7);
                 } else {
                     let offset = u64_at(args, at + 16);
