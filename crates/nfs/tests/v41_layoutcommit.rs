@@ -256,7 +256,7 @@ fn mds_answer(
 fn write_then<T>(
     script: Script,
     depth: u32,
-    end: impl FnOnce(&Pool) -> T,
+    end: impl FnOnce(&Pool, &Log) -> T,
 ) -> (T, Vec<String>, [Vec<String>; 2]) {
     let ds_logs: [Log; 2] = Default::default();
     let ds = [
@@ -287,7 +287,7 @@ fn write_then<T>(
     pool.block_on(path.wait(1, Duration::from_secs(5), &mut out));
     assert_eq!(out.len(), 1, "the WRITE never finished");
     assert_eq!(out[0].result, Ok(32 << 10));
-    let t = end(&pool);
+    let t = end(&pool, &log);
     drop(path);
     drop(pool);
     let take = |l: &Log| l.lock().unwrap().clone();
@@ -312,7 +312,7 @@ fn unstable_writes_are_committed_on_each_data_server_then_layoutcommit_at_the_po
     // The pool's end (what a run's end does): commit, then return the layout; the data
     // path still holds every slot of the data servers' sessions (8): the COMMITs go on
     // a session made for them.
-    let (closed, mds, ds) = write_then(script, 8, |pool| pool.close());
+    let (closed, mds, ds) = write_then(script, 8, |pool, _| pool.close());
     closed.unwrap();
     assert_eq!(
         ds[0],
@@ -330,6 +330,11 @@ fn unstable_writes_are_committed_on_each_data_server_then_layoutcommit_at_the_po
     );
     assert!(lc < lr, "LAYOUTCOMMIT after LAYOUTRETURN: {mds:?}");
     assert_eq!(count(&mds, "LAYOUTCOMMIT"), 1, "{mds:?}");
+    assert_eq!(
+        count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),
+        2,
+        "{ds:?}"
+    );
 }
 
 #[test]
@@ -340,7 +345,7 @@ fn with_commit_through_the_metadata_server_the_commit_goes_there_and_none_to_dat
         mds_size: 0,
     };
     let fh = Fh4::new(b"file").unwrap();
-    let (done, mds, ds) = write_then(script, 2, |pool| {
+    let (done, mds, ds) = write_then(script, 2, |pool, _| {
         let l = pool.layouts().unwrap();
         let first = pool.block_on(l.layoutcommit(fh)).unwrap();
         // Nothing written since: nothing to commit.
@@ -371,7 +376,7 @@ fn data_sync_answers_need_a_layoutcommit_and_no_commit() {
         mds_size: 1 << 20,
     };
     let fh = Fh4::new(b"file").unwrap();
-    let (done, mds, ds) = write_then(script, 2, |pool| {
+    let (done, mds, ds) = write_then(script, 2, |pool, _| {
         pool.block_on(pool.layouts().unwrap().layoutcommit(fh))
             .unwrap()
     });
@@ -388,7 +393,7 @@ fn file_sync_answers_within_the_known_size_need_neither_commit_nor_layoutcommit(
         flags: 0,
         mds_size: 1 << 20,
     };
-    let (closed, mds, ds) = write_then(script, 2, |pool| pool.close());
+    let (closed, mds, ds) = write_then(script, 2, |pool, _| pool.close());
     closed.unwrap();
     assert_eq!(
         count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),
@@ -409,7 +414,7 @@ fn file_sync_answers_that_extend_the_file_need_a_layoutcommit_with_the_new_end()
         flags: 0,
         mds_size: 8 << 10, // short of the 40 KiB written
     };
-    let (closed, mds, ds) = write_then(script, 2, |pool| pool.close());
+    let (closed, mds, ds) = write_then(script, 2, |pool, _| pool.close());
     closed.unwrap();
     assert_eq!(
         count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),
@@ -418,4 +423,72 @@ fn file_sync_answers_that_extend_the_file_need_a_layoutcommit_with_the_new_end()
     );
     assert_eq!(count(&mds, "COMMIT"), 0, "{mds:?}");
     assert!(mds.iter().any(|e| e == WANT_LAYOUTCOMMIT), "{mds:?}");
+}
+
+#[test]
+fn a_copy_is_done_only_once_its_data_servers_writes_are_committed() {
+    use dbio_nfs::copy::{self, CopyOptions};
+    use dbio_nfs::fs::{Handle, OpenFile, Stable};
+    let script = Script {
+        committed: 0,
+        flags: 0,
+        mds_size: 0,
+    };
+    let source: Vec<u8> = (0..48u32 << 10).map(|i| (i % 251) as u8).collect();
+    // Nothing more to do at the pool's end: the copy committed before it returned.
+    let (at_return, mds, ds) = write_then(script, 4, |pool, log| {
+        let mut dp = pool.data_path(4, 64 << 10).unwrap();
+        let file = dp.add_file(b"file").unwrap();
+        let open = OpenFile {
+            handle: Handle::new(b"file").unwrap(),
+            stateid: None,
+            attr: None,
+            rel: "export/f".into(),
+        };
+        let opts = CopyOptions {
+            depth: 4,
+            io_size: 16 << 10,
+            stable: Stable::Unstable,
+            ..CopyOptions::default()
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let read = |at: u64, buf: &mut [u8]| -> std::io::Result<usize> {
+            let from = (at as usize).min(source.len());
+            let n = buf.len().min(source.len() - from);
+            buf[..n].copy_from_slice(&source[from..from + n]);
+            Ok(n)
+        };
+        let fs = pool.fs();
+        let up = pool
+            .block_on(copy::upload(
+                &fs,
+                &mut dp,
+                file,
+                &open,
+                &opts,
+                &stop,
+                read,
+                "src",
+                |_| {},
+            ))
+            .unwrap();
+        assert_eq!(up.bytes, source.len() as u64);
+        let at_return = log.lock().unwrap().clone();
+        at_return
+    });
+    // At the copy's return, a LAYOUTCOMMIT of the copy's end (the pending 32 KiB at
+    // 8 KiB written before it included), after a COMMIT on each data server; none
+    // is left for the pool's end.
+    assert!(
+        at_return
+            .iter()
+            .any(|e| e.starts_with("LAYOUTCOMMIT") && e.ends_with("last=Some(49151)")),
+        "{at_return:?}"
+    );
+    assert_eq!(count(&mds, "LAYOUTCOMMIT"), 1, "{mds:?}");
+    assert_eq!(
+        count(&ds[0], "COMMIT") + count(&ds[1], "COMMIT"),
+        2,
+        "{ds:?}"
+    );
 }

@@ -275,6 +275,20 @@ impl super::DataPath {
         self
     }
 
+    /// pNFS: commits what `file`'s data servers hold of this and other data paths'
+    /// WRITEs (COMMIT and LAYOUTCOMMIT as the layout and their answers require:
+    /// `Layouts::layoutcommit`); nothing without pNFS.
+    pub async fn layoutcommit(&self, file: FileId) -> Result<(), crate::error::NfsError> {
+        let Some(p) = &self.pnfs else {
+            return Ok(());
+        };
+        let Some(fh) = p.handles.get(file.0 as usize).copied() else {
+            return Ok(());
+        };
+        let layouts = p.layouts.clone();
+        layouts.layoutcommit(fh).await.map(drop)
+    }
+
     /// pNFS: a reply from data server `server` on channel `ch`. A failure sends the
     /// part through the metadata server: a transport failure takes the server's path
     /// down until the probe finds it answering; a lost session is made anew; another
