@@ -192,6 +192,8 @@ impl Layouts {
             } else {
                 let map = StripeMap::new(&grant.layout, device)
                     .map_err(|e| invalid(format!("COMMIT to data servers: {e}")))?;
+                // The servers the layout names now: one whose layout changed since it
+                // was written to is not reached here (its handle is no longer known).
                 let mut sent: Vec<(usize, Fh4)> = Vec::new();
                 for (idx, ds_fh) in map.targets() {
                     let Some(&Some(server)) = route.servers.get(idx as usize) else {
