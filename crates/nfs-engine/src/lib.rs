@@ -337,17 +337,23 @@ fn is_connection(e: &NfsError) -> bool {
 impl Drop for NfsTarget {
     /// Gives back the run's opens, within [`CLOSE_TIMEOUT`] in all: a server that does
     /// not answer drops them with the lease, and the run's outcome stands either way.
+    /// pNFS: the writes through data servers are committed first (LAYOUTCOMMIT where
+    /// needed), while the opens, and layouts that go with them, are still held.
     fn drop(&mut self) {
         let opens: Vec<OpenFile> = match self.opens.get_mut() {
             Ok(o) => o.drain().filter_map(|(_, open)| open).collect(),
             Err(_) => return,
         };
-        if opens.is_empty() {
+        let layouts = self.pool.layouts().cloned();
+        if opens.is_empty() && layouts.is_none() {
             return;
         }
         let fs = self.fs.clone();
         let _ = self.pool.block_on(async move {
             tokio::time::timeout(CLOSE_TIMEOUT, async {
+                if let Some(l) = layouts {
+                    l.layoutcommit_all().await;
+                }
                 for open in opens {
                     let _ = fs.close(open).await;
                 }

@@ -329,6 +329,9 @@ pub async fn upload(
             }
             if at_end || commit_due {
                 if at_end {
+                    // pNFS: what the data servers hold is committed before the copy
+                    // is said to be done.
+                    dp.layoutcommit(file).await?;
                     return Ok(up);
                 }
                 continue;

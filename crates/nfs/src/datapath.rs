@@ -124,11 +124,22 @@ pub(crate) enum PartReply {
     Resend,
     /// READ data (at most what was asked).
     Read(Bytes),
-    /// Bytes a WRITE wrote.
-    Written(u32),
+    /// Bytes a WRITE wrote, and how durably the server says they are (pNFS keeps
+    /// what a data server said: it decides on COMMIT and LAYOUTCOMMIT later).
+    Written(u32, Stability),
     /// NFSv4.1: the session or the client's state is lost; the part goes again once
     /// it is recovered.
     Lost(crate::proto::nfs4::Nfsstat4),
+}
+
+/// The stability a WRITE reply names (`stable_how`: the same numbers in NFSv3 and
+/// NFSv4.1); an unknown value counts as the least durable.
+fn stability_of(committed: u32) -> Stability {
+    match committed {
+        2 => Stability::FileSync,
+        1 => Stability::DataSync,
+        _ => Stability::Unstable,
+    }
 }
 
 /// The files of a data path, in the protocol's terms.
@@ -766,7 +777,7 @@ impl DataPath {
                 }
                 Ok(PartResult::Done)
             }
-            Ok(PartReply::Written(count)) => {
+            Ok(PartReply::Written(count, _)) => {
                 procs.write_bytes.fetch_add(u64::from(count), Relaxed);
                 if count < want {
                     return Err(DataError::Short {

@@ -5,11 +5,19 @@
 //! the named data server and reads the file through it. Then the lab moves the file's
 //! brick to the other host: a fresh layout must name that host, and the old data
 //! server and the other ganesha still read the file right. The VFS ganesha of
-//! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout".
+//! scripts/nfs-server has no layouts: LAYOUTGET gives the typed "no layout". A write
+//! through the data server past the end is followed by a LAYOUTCOMMIT the metadata
+//! server takes, sent by the pool's layouts after their own WRITEs (COMMIT to the data
+//! server, which answers UNSTABLE).
 //! Skips without root, GlusterFS or ganesha unless DBIO_REQUIRE_PEERS=1.
 
 mod common;
 
+use std::time::Duration;
+
+use bytes::Bytes;
+use dbio_nfs::datapath::Stability;
+use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs4::{Fh4, LayoutIomode};
 use dbio_nfs::v41::layout::{FileLayoutGrant, LayoutReply, NoLayout, StripeMap};
 use dbio_nfs::v41::{Client, SessionOptions};
@@ -231,4 +239,105 @@ fn vfs_ganesha_gives_no_layout() {
         c.layout_close(fh, open, "plain.bin").await.unwrap();
         c.close().await.unwrap();
     });
+}
+
+#[test]
+fn the_metadata_server_takes_a_layoutcommit_after_a_write_through_the_data_server() {
+    let Some(lab) = Lab::start() else {
+        return;
+    };
+    let data = content(8192, 0x1a70);
+    let local = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(local.path(), &data).unwrap();
+    lab.run(&["put", local.path().to_str().unwrap(), "grow.bin"]);
+    let path = "/gv0/grow.bin";
+    rt().block_on(async {
+        let mds = connect(&lab.hosts[0], "/gv0").await;
+        let (fh, _) = mds.lookup_path(path).await.unwrap();
+        let open = mds.layout_open(fh, LayoutIomode::Rw, path).await.unwrap();
+        let LayoutReply::Files(grant) = mds
+            .layoutget(fh, open, LayoutIomode::Rw, 0, u64::MAX, path)
+            .await
+            .unwrap()
+        else {
+            panic!("no read/write layout from the metadata server")
+        };
+        let device = mds
+            .getdeviceinfo(grant.layout.deviceid, path)
+            .await
+            .unwrap();
+        // 8 KiB more, past the end, through the data server.
+        let end = 2 * data.len() as u64;
+        let t = StripeMap::new(&grant.layout, &device)
+            .unwrap()
+            .locate(end - 8192)
+            .unwrap();
+        let opts = ClientOptions::default();
+        let ds = Client::connect_data_server(t.addrs, &opts, SessionOptions::default())
+            .await
+            .unwrap();
+        let w = ds
+            .write_stateid(
+                t.fh.unwrap_or(fh),
+                open,
+                t.ds_offset,
+                &data,
+                dbio_nfs::proto::nfs4::StableHow::Unstable,
+                path,
+            )
+            .await
+            .unwrap();
+        eprintln!("data server WRITE: {w:?}");
+        assert_eq!(w.count, 8192);
+        ds.commit(t.fh.unwrap_or(fh), 0, 0, path).await.unwrap();
+        ds.close().await.unwrap();
+        // The metadata server takes the LAYOUTCOMMIT of the new end.
+        let new_size = mds.layoutcommit(fh, &grant, end - 1, path).await.unwrap();
+        eprintln!("LAYOUTCOMMIT: new size {new_size:?}");
+        let attr = mds.getattr(fh, path).await.unwrap();
+        assert_eq!(attr.size, end);
+        mds.layoutreturn(fh, &grant, path).await.unwrap();
+        mds.layout_close(fh, open, path).await.unwrap();
+        mds.close().await.unwrap();
+    });
+
+    // The same through a pool's data path: its WRITEs reach the data server, which
+    // answers UNSTABLE, so the layouts COMMIT there and send a LAYOUTCOMMIT, taken.
+    let url = NfsUrl::parse(&format!("nfs://{}/gv0?version=pnfs", lab.hosts[0])).unwrap();
+    let opts = PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let layouts = pool.layouts().unwrap().clone();
+    let client = pool.v41().unwrap().client();
+    let (fh, _) = pool.block_on(client.lookup_path(path)).unwrap();
+    let route = pool.block_on(layouts.fetch(fh, path, "first use")).unwrap();
+    assert!(route.through_mds.is_none(), "{:?}", route.through_mds);
+    let mut dp = pool.data_path(4, 64 << 10).unwrap();
+    let file = dp.add_file(fh.as_bytes()).unwrap();
+    let more = Bytes::from(content(65536, 0x2b));
+    dp.write(0, file, 16384, more.clone(), Stability::Unstable)
+        .unwrap();
+    dp.flush();
+    let mut out = Vec::new();
+    pool.block_on(dp.wait(1, Duration::from_secs(10), &mut out));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].result, Ok(65536));
+    let done = pool.block_on(layouts.layoutcommit(fh)).unwrap();
+    eprintln!("pool's LAYOUTCOMMIT: {done:?}");
+    assert!(done.commits == 1 && done.layoutcommit, "{done:?}");
+    let ds_io: u64 = layouts
+        .servers()
+        .iter()
+        .filter(|s| s.0 != "MDS")
+        .map(|s| s.1)
+        .sum();
+    assert_eq!(ds_io, 1, "{:?}", layouts.servers());
+    let (b, _) = pool.block_on(client.read(fh, 16384, 65536, path)).unwrap();
+    assert!(b[..] == more[..], "read back through the metadata server");
+    drop(dp);
+    pool.close().unwrap();
 }

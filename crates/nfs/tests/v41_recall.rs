@@ -188,6 +188,7 @@ impl Mds {
                 (22, 18) => "OPEN",
                 (22, 50) => "LAYOUTGET",
                 (22, 51) => "LAYOUTRETURN",
+                (22, 49) => "LAYOUTCOMMIT",
                 (22, 4) => "CLOSE",
                 _ => {
                     // Anything else (the lease renewal's look-ups): not here.
@@ -243,6 +244,10 @@ impl Mds {
                 "LAYOUTRETURN" => {
                     encode_resop_status(out, Opnum::Layoutreturn, ok);
                     out.put_u32(0); // no layout left
+                }
+                "LAYOUTCOMMIT" => {
+                    encode_resop_status(out, Opnum::Layoutcommit, ok);
+                    out.put_u32(0); // size not changed
                 }
                 _ => {
                     encode_resop_status(out, Opnum::Close, ok);
@@ -495,6 +500,10 @@ fn a_layout_recall_from_a_scripted_server_is_answered_returned_and_fetched_again
         .position(|n| *n == "LAYOUTRETURN")
         .expect("LAYOUTRETURN");
     assert!(l[back..].contains(&"LAYOUTGET"), "{l:?}");
+    // What was written through the data server is committed under the layout before
+    // it goes (the script gives no size, so the metadata server's is not known).
+    assert!(l[..back].contains(&"LAYOUTCOMMIT"), "{l:?}");
+    assert_eq!(s.count("LAYOUTCOMMIT"), 1, "{l:?}");
     assert!(
         l[back..].contains(&"MDS I/O") || l[..back].contains(&"MDS I/O"),
         "{l:?}"

@@ -10,10 +10,10 @@ use bytes::Bytes;
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 
 use super::v41::{File, Wire};
-use super::{tag, untag, Dir, Outcome, PartError, Stability};
+use super::{tag, untag, Dir, Outcome, PartError, PartReply, Stability};
 use crate::proto::nfs4::{Fh4, Nfsstat4, Stateid};
 use crate::router::{FileId, ProcId, Route, Router};
-use crate::v41::pnfs::{DataServer, FileRoute, IoCount, Layouts, Placement};
+use crate::v41::pnfs::{DataServer, FileRoute, IoCount, Layouts, PendingWrites, Placement};
 
 /// A data path's link to one data server: slots of the server's session and the
 /// server's channel.
@@ -36,6 +36,8 @@ pub struct PnfsPath {
     /// Per file: the route (`None`: through the metadata server until fetched again).
     routes: Vec<Option<Arc<FileRoute>>>,
     handles: Vec<Fh4>,
+    /// Per file, what its data servers said of its writes (for LAYOUTCOMMIT).
+    pending: Vec<Arc<PendingWrites>>,
     links: Vec<Option<DsLink>>,
     /// Per data server: more slots were asked for (the ones it had were taken).
     asked: Vec<u64>,
@@ -50,6 +52,7 @@ impl PnfsPath {
             layouts,
             routes: Vec::new(),
             handles: Vec::new(),
+            pending: Vec::new(),
             links: Vec::new(),
             asked: Vec::new(),
             counters: HashMap::new(),
@@ -59,6 +62,7 @@ impl PnfsPath {
 
     pub fn add_file(&mut self, fh: Fh4) {
         self.routes.push(self.layouts.route(&fh));
+        self.pending.push(self.layouts.pending(&fh));
         self.handles.push(fh);
     }
 
@@ -271,6 +275,20 @@ impl super::DataPath {
         self
     }
 
+    /// pNFS: commits what `file`'s data servers hold of this and other data paths'
+    /// WRITEs (COMMIT and LAYOUTCOMMIT as the layout and their answers require:
+    /// `Layouts::layoutcommit`); nothing without pNFS.
+    pub async fn layoutcommit(&self, file: FileId) -> Result<(), crate::error::NfsError> {
+        let Some(p) = &self.pnfs else {
+            return Ok(());
+        };
+        let Some(fh) = p.handles.get(file.0 as usize).copied() else {
+            return Ok(());
+        };
+        let layouts = p.layouts.clone();
+        layouts.layoutcommit(fh).await.map(drop)
+    }
+
     /// pNFS: a reply from data server `server` on channel `ch`. A failure sends the
     /// part through the metadata server: a transport failure takes the server's path
     /// down until the probe finds it answering; a lost session is made anew; another
@@ -285,7 +303,8 @@ impl super::DataPath {
         self.router.done(ch);
         let (slot, part, sslot, _) = untag(t);
         let io = self.ops.get(slot as usize).and_then(|op| op.io);
-        let want = io.map(|io| self.span(&io, part).1);
+        let span = io.map(|io| self.span(&io, part));
+        let want = span.map(|s| s.1);
         let p = self.pnfs.as_mut()?;
         let link = p.links.get_mut(server)?.as_mut()?;
         link.in_flight = link.in_flight.saturating_sub(1);
@@ -307,6 +326,13 @@ impl super::DataPath {
         let io = io?;
         let why = match decoded {
             Ok(reply) => {
+                if let (PartReply::Written(n @ 1.., how), Some((start, _))) = (&reply, span) {
+                    // Kept until the layout is committed (LAYOUTCOMMIT, COMMIT).
+                    let end = io.offset + u64::from(start) + u64::from(*n);
+                    if let Some(w) = p.pending.get(io.file.0 as usize) {
+                        w.wrote(server, end, *how);
+                    }
+                }
                 let outcome = self.apply(slot, part, io, Ok(reply));
                 return self.settle(t, io, outcome);
             }

@@ -66,7 +66,10 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
             Err(e) => Err(malformed(&e)),
         },
         Dir::Write => match decode_res::<WriteOk>(res.bytes()) {
-            Ok(Ok(ok)) => Ok(Reply::Written(ok.count)),
+            Ok(Ok(ok)) => Ok(Reply::Written(
+                ok.count,
+                super::stability_of(ok.committed as u32),
+            )),
             Ok(Err(status)) => Err(PartError::Status3(status)),
             Err(e) => Err(malformed(&e)),
         },

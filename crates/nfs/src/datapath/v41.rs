@@ -233,7 +233,15 @@ impl Wire {
                 let got = data.len().min(want as usize);
                 Ok(PartReply::Read(results.share(&data[..got])))
             }
-            (Dir::Write, Some(OpResult::Write { count, .. })) => Ok(PartReply::Written(*count)),
+            (
+                Dir::Write,
+                Some(OpResult::Write {
+                    count, committed, ..
+                }),
+            ) => Ok(PartReply::Written(
+                *count,
+                super::stability_of(*committed as u32),
+            )),
             _ => Err(PartError::Malformed(
                 "reply without the READ or WRITE result".into(),
             )),

@@ -105,15 +105,44 @@ impl Client {
         iomode: LayoutIomode,
         path: &str,
     ) -> Result<Stateid, NfsError> {
+        self.layout_open_claim(fh, OpenClaim::Fh, fh, iomode, path)
+            .await
+    }
+
+    /// [`Client::layout_open`] by name (CLAIM_NULL) in directory `dir`, for servers that
+    /// refuse OPEN by handle: the file it opens must be `fh` (else the name names
+    /// another file now, and that open is closed again).
+    pub async fn layout_open_by_name(
+        &self,
+        fh: Fh4,
+        dir: Fh4,
+        name: &str,
+        iomode: LayoutIomode,
+        path: &str,
+    ) -> Result<Stateid, NfsError> {
+        self.layout_open_claim(dir, OpenClaim::Null(name.into()), fh, iomode, path)
+            .await
+    }
+
+    async fn layout_open_claim(
+        &self,
+        on: Fh4,
+        claim: OpenClaim<'_>,
+        fh: Fh4,
+        iomode: LayoutIomode,
+        path: &str,
+    ) -> Result<Stateid, NfsError> {
         // No delegation: a recall of it would only cost the I/O a round trip.
         let access = share::ACCESS_WANT_NO_DELEG
             | match iomode {
                 LayoutIomode::Rw => share::ACCESS_BOTH,
                 _ => share::ACCESS_READ,
             };
+        // By name: GETFH says which file the name opened.
+        let by_name = !matches!(claim, OpenClaim::Fh);
         let c =
             Compound::new("open", MINOR_VERSION)
-                .putfh(fh)
+                .putfh(on)
                 .op(crate::proto::nfs4::ArgOp::Open {
                     seqid: 0,
                     share_access: access,
@@ -121,17 +150,30 @@ impl Client {
                     clientid: self.session.clientid(),
                     owner: LAYOUT_OPEN_OWNER,
                     how: OpenHow::NoCreate,
-                    claim: OpenClaim::Fh,
+                    claim,
                 });
+        let c = if by_name { c.getfh() } else { c };
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
-        match res.results.last() {
-            Some(OpResult::Open(ok)) => {
-                self.opens.add(fh, access, true, ok.stateid, path);
-                Ok(ok.stateid)
+        let (mut stateid, mut opened) = (None, None);
+        for op in &res.results {
+            match op {
+                OpResult::Open(ok) => stateid = Some(ok.stateid),
+                OpResult::Getfh(h) => opened = Some(*h),
+                _ => {}
             }
-            _ => Err(bad(&self.server, path, "OPEN reply without a stateid")),
         }
+        let Some(stateid) = stateid else {
+            return Err(bad(&self.server, path, "OPEN reply without a stateid"));
+        };
+        if opened.is_some_and(|o| o != fh) {
+            let _ = self
+                .close_stateid(opened.unwrap_or(fh), stateid, path)
+                .await;
+            return Err(bad(&self.server, path, "the name now names another file"));
+        }
+        self.opens.add(fh, access, true, stateid, path);
+        Ok(stateid)
     }
 
     /// CLOSE of an open from [`Client::layout_open`].
@@ -271,6 +313,42 @@ impl Client {
             },
         );
         self.session.compound(&c, path).await.map(drop)
+    }
+
+    /// LAYOUTCOMMIT (RFC 8881 §18.42) of a granted files layout: the byte range of the
+    /// grant, its layout stateid, the last byte written through data servers
+    /// (`loca_last_write_offset`, so that the metadata server learns a new size), no
+    /// time (the server sets it), and the files layout's empty `layoutupdate4` body.
+    /// The new size, if the server says it changed it.
+    pub async fn layoutcommit(
+        &self,
+        fh: Fh4,
+        grant: &FileLayoutGrant,
+        last_write_offset: u64,
+        path: &str,
+    ) -> Result<Option<u64>, NfsError> {
+        let c = Compound::new("layoutcommit", MINOR_VERSION).putfh(fh).op(
+            crate::proto::nfs4::ArgOp::Layoutcommit {
+                offset: grant.offset,
+                length: grant.length,
+                reclaim: false,
+                stateid: grant.stateid,
+                last_write_offset: Some(last_write_offset),
+                time_modify: None,
+                layout_type: LayoutType::NfsV41Files,
+                body: &[],
+            },
+        );
+        let r = self.session.compound(&c, path).await?;
+        let res = r.res()?;
+        match res.results.last() {
+            Some(OpResult::Layoutcommit { new_size }) => Ok(*new_size),
+            _ => Err(bad(
+                &self.server,
+                path,
+                "LAYOUTCOMMIT reply without its result",
+            )),
+        }
     }
 
     /// A session to a data server: the first address of its multipath list that
@@ -420,6 +498,26 @@ impl<'a> StripeMap<'a> {
             });
         }
         Ok(StripeMap { layout, device })
+    }
+
+    /// Each stripe index's data server (index into the device's multipath list) and
+    /// the handle it is sent (`None`: the metadata server's), as [`StripeMap::locate`]
+    /// picks them: where a COMMIT to the data servers goes.
+    pub fn targets(&self) -> impl Iterator<Item = (u32, Option<Fh4>)> + '_ {
+        let l = self.layout;
+        self.device
+            .stripe_indices
+            .iter()
+            .enumerate()
+            .map(move |(j, &idx)| {
+                let fh = match l.fh_list.len() {
+                    0 => None,
+                    1 => Some(l.fh_list[0]),
+                    _ if l.dense() => l.fh_list.get(j).copied(),
+                    _ => l.fh_list.get(idx as usize).copied(),
+                };
+                (idx, fh)
+            })
     }
 
     /// Where the byte at file offset `offset` lives.

@@ -24,6 +24,11 @@ use crate::router::Router;
 use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
+pub use layoutcommit::{LayoutCommitted, PendingWrites};
+
+/// LAYOUTCOMMIT and the COMMITs of data written through data servers.
+#[path = "layoutcommit.rs"]
+mod layoutcommit;
 
 /// How long a data server may stay silent before its calls fail (and go through the
 /// metadata server).
@@ -252,6 +257,8 @@ pub struct Layouts {
     /// handle): layouts are asked with them instead of an open of their own.
     lent: Mutex<HashMap<Fh4, Stateid>>,
     servers: RwLock<Vec<Arc<DataServer>>>,
+    /// Per file, its writes through data servers not yet committed (LAYOUTCOMMIT).
+    pending: Mutex<HashMap<Fh4, Arc<PendingWrites>>>,
     /// Bumped whenever a route changes: data paths look their routes up again.
     generation: AtomicU64,
     events: Mutex<Vec<LayoutEvent>>,
@@ -277,6 +284,7 @@ impl Layouts {
             opens: Mutex::new(HashMap::new()),
             lent: Mutex::new(HashMap::new()),
             servers: RwLock::new(Vec::new()),
+            pending: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             events: Mutex::new(Vec::new()),
             counts: Mutex::new(HashMap::new()),
@@ -517,8 +525,9 @@ impl Layouts {
         }
     }
 
-    /// LAYOUTRETURN of every layout and CLOSE of the opens that asked for them (the
-    /// end of the pool); errors are left: the server drops them with the lease.
+    /// LAYOUTCOMMIT where writes through data servers need it, then LAYOUTRETURN of
+    /// every layout and CLOSE of the opens that asked for them (the end of the pool);
+    /// errors are left: the server drops them with the lease.
     pub async fn release(&self) {
         let files: Vec<(Fh4, String, Arc<FileRoute>)> = {
             let mut f = self.files.lock().unwrap_or_else(|e| e.into_inner());
@@ -526,6 +535,7 @@ impl Layouts {
         };
         for (fh, path, route) in &files {
             if let Some((grant, _)) = &route.layout {
+                let _ = self.commit_route(path, route).await;
                 let _ = self.mds.layoutreturn(*fh, grant, path).await;
             }
         }
@@ -582,6 +592,13 @@ impl Layouts {
         let until = Instant::now() + drain;
         while old.iter().any(|(_, _, r)| Arc::strong_count(r) > 1) && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for (_, path, r) in &old {
+            // What was written under the layout is committed before it goes.
+            if let Err(e) = self.commit_route(path, r).await {
+                let why = format!("committing the writes before a recall failed: {e}");
+                self.event(path, MDS.into(), MDS.into(), why);
+            }
         }
         if let Recall::File(_) = which {
             for (fh, path, r) in &old {
@@ -677,12 +694,40 @@ impl Layouts {
             // After a recovery: the open's stateid of now.
             return Ok(self.mds.current_stateid(*s));
         }
-        let s = self.mds.layout_open(fh, LayoutIomode::Rw, path).await?;
+        let s = match self.mds.layout_open(fh, LayoutIomode::Rw, path).await {
+            Ok(s) => s,
+            Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+            // Some servers refuse OPEN by handle: by name in the file's directory.
+            Err(by_handle) => self
+                .open_by_name(fh, path)
+                .await
+                .map_err(|e| NfsError::Invalid {
+                    path: path.to_string(),
+                    reason: format!("no open for a layout: by handle {by_handle}; by name {e}"),
+                })?,
+        };
         self.opens
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(fh, s);
         Ok(s)
+    }
+
+    /// OPEN of `fh` by its name in its directory, both from `path` (from the server's
+    /// root).
+    async fn open_by_name(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
+        let trimmed = path.trim_end_matches('/');
+        let (dir, name) = trimmed.rsplit_once('/').unwrap_or(("", trimmed));
+        if name.is_empty() {
+            return Err(NfsError::Invalid {
+                path: path.to_string(),
+                reason: "no file name to open by".into(),
+            });
+        }
+        let (dir_fh, _) = self.mds.lookup_path(dir).await?;
+        self.mds
+            .layout_open_by_name(fh, dir_fh, name, LayoutIomode::Rw, path)
+            .await
     }
 
     /// The pool index of the data server at `addrs` (the first TCP address that
@@ -739,89 +784,5 @@ impl Layouts {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proto::nfs4::{FileLayout, NetAddr};
-
-    fn route(stripes: u32, unit: u32, servers: Vec<Option<usize>>) -> FileRoute {
-        let n = servers.len();
-        let addr = |i: usize| NetAddr {
-            netid: "tcp".into(),
-            uaddr: format!("10.0.0.{}.8.1", i + 1),
-        };
-        let fh = Fh4::new(&[9; 8]).unwrap();
-        FileRoute {
-            fh,
-            open: Stateid::ANONYMOUS,
-            layout: Some((
-                FileLayoutGrant {
-                    stateid: Stateid::ANONYMOUS,
-                    return_on_close: false,
-                    offset: 0,
-                    length: u64::MAX,
-                    iomode: LayoutIomode::Rw,
-                    layout: FileLayout {
-                        deviceid: [0; 16],
-                        util: unit,
-                        first_stripe_index: 0,
-                        pattern_offset: 0,
-                        fh_list: vec![Fh4::new(&[7; 8]).unwrap()],
-                    },
-                },
-                FileDsAddr {
-                    stripe_indices: (0..stripes).map(|j| j % n as u32).collect(),
-                    multipath_ds_list: (0..n).map(|i| vec![addr(i)]).collect(),
-                },
-            )),
-            servers,
-            through_mds: None,
-        }
-    }
-
-    #[test]
-    fn parts_go_to_the_stripes_server_or_through_the_metadata_server() {
-        let unit = 64 << 10;
-        let r = route(2, unit, vec![Some(4), Some(5)]);
-        let p = r.place(0, 8192).unwrap();
-        assert_eq!((p.server, p.offset), (4, 0));
-        assert_eq!(p.fh, Fh4::new(&[7; 8]).unwrap());
-        assert_eq!(r.place(u64::from(unit), 8192).unwrap().server, 5);
-        assert_eq!(r.place(2 * u64::from(unit) + 100, 8192).unwrap().server, 4);
-        // Across two stripe units of different servers: the metadata server.
-        assert!(r.place(u64::from(unit) - 4096, 8192).is_none());
-        // A data server that could not be reached: the metadata server.
-        let r = route(2, unit, vec![Some(4), None]);
-        assert!(r.place(u64::from(unit), 8192).is_none());
-        assert_eq!(r.place(0, 8192).unwrap().server, 4);
-        // One stripe (what the lab's servers give): every offset, any length.
-        let r = route(1, 1 << 20, vec![Some(0)]);
-        assert_eq!(r.place((1 << 20) - 4096, 1 << 20).unwrap().server, 0);
-        // Striped over two indices: cut at 64 KiB units; one stripe: never cut.
-        assert_eq!(
-            route(2, unit, vec![Some(4), Some(5)]).stripe_units(),
-            Some((0, u64::from(unit)))
-        );
-        assert_eq!(route(1, 1 << 20, vec![Some(0)]).stripe_units(), None);
-        // No layout: the metadata server.
-        let none = FileRoute {
-            layout: None,
-            servers: Vec::new(),
-            ..route(1, 1 << 20, vec![Some(0)])
-        };
-        assert!(none.place(0, 8192).is_none());
-        assert_eq!(none.stripe_units(), None);
-    }
-
-    #[test]
-    fn io_counts_keep_first_and_last() {
-        let c = IoCount::default();
-        c.add(8192, 0);
-        c.add(8192, 1500);
-        assert_eq!(c.ios.load(Relaxed), 2);
-        assert_eq!(c.bytes.load(Relaxed), 16384);
-        assert_eq!(
-            (c.first_ms.load(Relaxed), c.last_ms.load(Relaxed)),
-            (1, 1501)
-        );
-    }
-}
+#[path = "pnfs_tests.rs"]
+mod tests;
