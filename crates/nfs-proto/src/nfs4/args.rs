@@ -23,6 +23,8 @@ pub mod share {
     pub const ACCESS_READ: u32 = 1;
     pub const ACCESS_WRITE: u32 = 2;
     pub const ACCESS_BOTH: u32 = 3;
+    /// Ask the server for a read delegation (RFC 8881 section 18.16.3).
+    pub const ACCESS_WANT_READ_DELEG: u32 = 0x0100;
     /// Ask the server for no delegation (RFC 8881 section 18.16.3).
     pub const ACCESS_WANT_NO_DELEG: u32 = 0x0400;
     pub const DENY_NONE: u32 = 0;

@@ -10,8 +10,8 @@ use bytes::Bytes;
 use super::{attr_mask, bad, Attr, Client};
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    bit, share, ArgOp, Bitmap4, Compound, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs, SetTime,
-    StableHow, Stateid, Verifier, MINOR_VERSION,
+    bit, share, ArgOp, Bitmap4, Compound, Delegation, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs,
+    SetTime, StableHow, Stateid, Verifier, MINOR_VERSION,
 };
 
 /// `OPEN4_RESULT_CONFIRM`: the open-owner must be confirmed (NFSv4.0 only).
@@ -148,14 +148,48 @@ impl Client {
         how: OpenHow,
         path: &str,
     ) -> Result<OpenFile, NfsError> {
+        // No delegation: a recall of it would only cost the I/O a round trip (one
+        // granted anyway is returned when recalled: v41::callback).
+        let want = share::ACCESS_WANT_NO_DELEG;
+        Ok(self
+            .open_wanting(fh, claim, access, want, how, path)
+            .await?
+            .0)
+    }
+
+    /// Opens the existing file `name` of directory `dir` for reading and asks for a
+    /// read delegation (`OPEN4_SHARE_ACCESS_WANT_READ_DELEG`): the open and the
+    /// delegation's stateid if the server granted one. A recall of it is answered by
+    /// the session's back channel (DELEGRETURN), so the session must have one.
+    pub async fn open_read_delegated(
+        &self,
+        dir: Fh4,
+        name: &str,
+        path: &str,
+    ) -> Result<(OpenFile, Option<Stateid>), NfsError> {
+        let claim = OpenClaim::Null(name.into());
+        let want = share::ACCESS_WANT_READ_DELEG;
+        self.open_wanting(dir, claim, Access::Read, want, OpenHow::NoCreate, path)
+            .await
+    }
+
+    /// OPEN with the delegation wish `want` (`OPEN4_SHARE_ACCESS_WANT_*`): the open and
+    /// the stateid of a read or write delegation if one was granted.
+    async fn open_wanting(
+        &self,
+        fh: Fh4,
+        claim: OpenClaim<'_>,
+        access: Access,
+        want: u32,
+        how: OpenHow,
+        path: &str,
+    ) -> Result<(OpenFile, Option<Stateid>), NfsError> {
         let owner = self.open_owner();
         let c = Compound::new("open", MINOR_VERSION)
             .putfh(fh)
             .op(ArgOp::Open {
                 seqid: 0,
-                // No delegation: a recall of it would only cost the I/O a round trip
-                // (one granted anyway is returned when recalled: v41::callback).
-                share_access: access.share() | share::ACCESS_WANT_NO_DELEG,
+                share_access: access.share() | want,
                 share_deny: share::DENY_NONE,
                 clientid: self.session.clientid(),
                 owner: &owner,
@@ -188,10 +222,11 @@ impl Client {
                 "OPEN asks for OPEN_CONFIRM, which NFSv4.1 does not have",
             ));
         }
-        let delegated = !matches!(
-            open.delegation,
-            crate::proto::nfs4::Delegation::None | crate::proto::nfs4::Delegation::NoneExt { .. }
-        );
+        let delegation = match open.delegation {
+            Delegation::Read { stateid, .. } | Delegation::Write { stateid, .. } => Some(stateid),
+            Delegation::None | Delegation::NoneExt { .. } => None,
+        };
+        let delegated = delegation.is_some();
         self.opens
             .add(fh, access.share(), false, open.stateid, path);
         let mut file = OpenFile {
@@ -214,7 +249,7 @@ impl Client {
                 file.attr = Attr::from_fattr(a);
             }
         }
-        Ok(file)
+        Ok((file, delegation))
     }
 
     /// Opens the existing file `name` of directory `dir` (OPEN, CLAIM_NULL, share deny

@@ -22,6 +22,11 @@ pub struct Lab {
 
 impl Lab {
     pub fn start() -> Option<Lab> {
+        Lab::start_with(&[])
+    }
+
+    /// A lab started with `env` set for the script (e.g. DBIO_PNFS_DELEGATIONS=1).
+    pub fn start_with(env: &[(&str, &str)]) -> Option<Lab> {
         // One lab per test: tests of one process run side by side.
         static LABS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let pid = std::process::id().to_string();
@@ -29,6 +34,7 @@ impl Lab {
         let name = format!("t{pid}n{n}");
         let out = Command::new(script())
             .args(["start", "--name", &name, "--owner", &pid])
+            .envs(env.iter().copied())
             .output();
         let mut lab = Lab {
             name,
