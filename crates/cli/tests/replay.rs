@@ -107,6 +107,14 @@ fn a_real_report_at_1x_reaches_the_model_rates() {
             "{stderr}"
         );
     }
+    // The model's long source column wraps instead of widening the page.
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(page.contains("table.wrap-last td:last-child{white-space:normal;"));
+    let model_table = &page[page.find("<h2>Workload model</h2>").unwrap()..];
+    assert!(
+        model_table.starts_with("<h2>Workload model</h2>\n<table class=\"wrap-last\">"),
+        "{model_table}"
+    );
     let r = json(&out);
     assert_eq!(r["kind"], "replay");
     let model = r["model"]["classes"].as_array().unwrap();
