@@ -33,6 +33,8 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         any fails, 0 when all pass.\n\n\
         The model can be saved (--save-model m.toml), edited, and run again (--model \
         m.toml). AWR prints no database size: the data set is --size (default 1 GiB).\n\n\
+        --slob-conf slob.conf takes SLOB 2.5's sessions, RUN_TIME, SCALE and hot spot; \
+        the model decides the mix.\n\n\
         Examples:\n  dbio replay awrrpt_1_100_101.html --target /data/dbio --time 30s\n  \
         dbio replay awrrpt.txt --target nfs://filer/export/dbio?version=3 --scale 1,1.5,2,3 \
         --html replay.html\n  dbio replay awrrpt.txt --save-model m.toml --dry-run"
@@ -97,6 +99,11 @@ pub struct Args {
     /// redo-write=500us), over the default (production's own mean per class)
     #[arg(long, value_name = "CLASS=LATENCY[@pXX]", value_delimiter = ',', value_parser = slo_arg)]
     slo: Vec<Slo>,
+    /// Sessions, RUN_TIME, SCALE and hot spot from a SLOB 2.5 slob.conf (the model
+    /// decides the mix: UPDATE_PCT, SCAN_PCT and the like are named and not taken);
+    /// --users counts SLOB schemas, options given here win
+    #[arg(long, value_name = "FILE")]
+    slob_conf: Option<PathBuf>,
     /// Write the replay as JSON to FILE
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -174,29 +181,7 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let (mut model, histograms) = model(&args)?;
-    let (size, size_from) = match (args.size, model.dataset_bytes) {
-        (Some(s), _) => (s, "--size".to_string()),
-        (None, Some(s)) => (
-            s,
-            model
-                .dataset_source
-                .clone()
-                .unwrap_or_else(|| "the model".into()),
-        ),
-        (None, None) => (
-            DEFAULT_SIZE,
-            "dbio's default (AWR gives no database size; set --size)".into(),
-        ),
-    };
-    print!(
-        "{}",
-        dbio_report::replay::model_text(&model, &format!("{} ({size_from})", format_size(size)))
-    );
-    if let Some(path) = &args.save_model {
-        dbio_report::write_atomic(path, model.to_toml().as_bytes())?;
-        common::wrote(vec![path.clone()]);
-    }
-    let base = RunOptions {
+    let mut base = RunOptions {
         users: args.users,
         outstanding: args.outstanding,
         time: Some(args.time),
@@ -205,9 +190,38 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         direct: !args.buffered,
         raw: false,
         arrivals: args.arrivals,
-        size: Some(size),
+        size: args.size,
+        block_size: u64::from(model.block_size),
         ..RunOptions::default()
     };
+    if let Some(conf) = &args.slob_conf {
+        crate::slob_conf::apply_to_replay::<Args>(conf, &mut base, true)?;
+    }
+    let (size, size_from) = match (args.size, base.size, model.dataset_bytes) {
+        (Some(s), _, _) => (s, "--size".to_string()),
+        (None, Some(s), _) => (s, "SCALE of --slob-conf".to_string()),
+        (None, None, Some(s)) => (
+            s,
+            model
+                .dataset_source
+                .clone()
+                .unwrap_or_else(|| "the model".into()),
+        ),
+        (None, None, None) => (
+            DEFAULT_SIZE,
+            "dbio's default (AWR gives no database size; set --size)".into(),
+        ),
+    };
+    base.size = Some(size);
+    let step_time = base.time.unwrap_or(args.time);
+    print!(
+        "{}",
+        dbio_report::replay::model_text(&model, &format!("{} ({size_from})", format_size(size)))
+    );
+    if let Some(path) = &args.save_model {
+        dbio_report::write_atomic(path, model.to_toml().as_bytes())?;
+        common::wrote(vec![path.clone()]);
+    }
     // Every step is planned (and so checked) before anything is written.
     let mut plans = Vec::new();
     for &scale in &args.scale {
@@ -232,7 +246,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
             "step {}/{}: {scale}x production for {:?}",
             i + 1,
             plans.len(),
-            args.time
+            step_time
         );
         let m = measure(&setup, plan, &name, &mut |stopped| Ok(stopped))?;
         common::finishing();

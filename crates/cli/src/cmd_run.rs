@@ -27,7 +27,8 @@ use crate::nfs_target::views_printer;
         (up to 1 MiB, \"db file scattered read\"), direct-read (large asynchronous reads, \
         \"direct path read\"), dbwr-write (random block writes in batches, \"db file parallel \
         write\"), redo-write (sequential synchronous writes of 512 B to 1 MiB, \"log file \
-        parallel write\").\n\nClosed loop (the default): a user issues its next I/O when one completes, so a \
+        parallel write\"), direct-write (large asynchronous writes that bypass the buffer \
+        cache, \"direct path write\"; in a mix, a share of --scan-pct).\n\nClosed loop (the default): a user issues its next I/O when one completes, so a \
         stalled storage is simply asked for less and the stall hides from the latencies.\nOpen \
         loop (--rate): I/Os arrive on schedule whatever became of earlier ones, and latency \
         counts from each I/O's intended start, so waits behind a stall are measured.\n\nThe data set is created in --target on first use (or reused when \
@@ -69,12 +70,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub slob_conf: Option<PathBuf>,
     /// Workload shortcut: oltp (single-block reads, 25% updates: DBWR and redo writes), olap
-    /// (multiblock and direct-path reads), redo (heavy redo writes only), mixed (every class,
-    /// 25% updates, 10% scans) [default: oltp, or custom with --workload]
+    /// (multiblock and direct-path reads), redo (heavy redo writes only), mixed (every class but
+    /// direct-write, 25% updates, 10% scans) [default: oltp, or custom with --workload]
     #[arg(long, value_name = "NAME", value_parser = profile_arg)]
     profile: Option<Profile>,
     /// I/O classes to run, repeatable or comma-separated: single-block-read, multiblock-read,
-    /// direct-read, dbwr-write, redo-write (overrides the profile's classes)
+    /// direct-read, dbwr-write, redo-write, direct-write (overrides the profile's classes)
     #[arg(long, value_name = "CLASS", value_delimiter = ',', value_parser = class_arg)]
     workload: Vec<IoClass>,
     /// I/O engine: io_uring (many outstanding I/Os per thread), psync (pread/pwrite, one I/O

@@ -21,14 +21,45 @@ pub fn apply<A: clap::Args>(
     let rows = options.apply_slob(&conf, &|o| given.contains(o))?;
     if show {
         eprint!("{}", table(&conf, &rows));
-        if let Some(n) = conf.not_io_notice() {
-            eprintln!("note: {n}");
-        }
-        if let Some(w) = conf.unsupported_warning() {
-            eprintln!("warning: {w}");
-        }
+        notices(&conf);
     }
     Ok(())
+}
+
+/// As [`apply`] for `dbio replay`, whose workload model decides the mix:
+/// the settings it overrides are named in one notice line. Replay's
+/// `--scale` multiplies production's load, so only `--size` wins over SCALE.
+pub fn apply_to_replay<A: clap::Args>(
+    path: &Path,
+    options: &mut RunOptions,
+    show: bool,
+) -> anyhow::Result<()> {
+    let conf = SlobConf::parse(path)?;
+    let mut given = given_on_command_line::<A>();
+    given.remove("--scale");
+    let (rows, not_taken) = options.apply_slob_to_replay(&conf, &|o| given.contains(o))?;
+    if show {
+        eprint!("{}", table(&conf, &rows));
+        if !not_taken.is_empty() {
+            eprintln!(
+                "note: {}: the workload model's rates and sizes decide the mix and pace \
+                 the arrivals; not taken: {}",
+                conf.path.display(),
+                not_taken.join(", ")
+            );
+        }
+        notices(&conf);
+    }
+    Ok(())
+}
+
+fn notices(conf: &SlobConf) {
+    if let Some(n) = conf.not_io_notice() {
+        eprintln!("note: {n}");
+    }
+    if let Some(w) = conf.unsupported_warning() {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// The long options (`--update-pct`) the command line gave to the command

@@ -63,7 +63,7 @@ const CASES: &[(&[&str], &str)] = &[
     (&["run", "--target", "{S}/ds", "--profile", "nosuch"],
      "dbio: invalid value 'nosuch' for '--profile <NAME>': unknown profile \"nosuch\" (one of oltp, olap, redo, mixed) (see dbio run --help)"),
     (&["run", "--target", "{S}/ds", "--workload", "nope"],
-     "dbio: invalid value 'nope' for '--workload <CLASS>': unknown workload \"nope\" (one of single-block-read, multiblock-read, direct-read, dbwr-write, redo-write) (see dbio run --help)"),
+     "dbio: invalid value 'nope' for '--workload <CLASS>': unknown workload \"nope\" (one of single-block-read, multiblock-read, direct-read, dbwr-write, redo-write, direct-write) (see dbio run --help)"),
     (&["run", "--target", "{S}/ds", "--engine", "aio"],
      "dbio: invalid value 'aio' for '--engine <ENGINE>': unknown engine \"aio\" (one of psync, io_uring, null) (see dbio run --help)"),
     (&["run", "--target", "{S}/ds", "--size", "8MiB", "--hotspot-mb", "100"],

@@ -42,6 +42,7 @@ pub fn replay_plan(
         match c.class.as_str() {
             "multiblock-read" => plan.workload.multiblock_bytes = c.size,
             "direct-read" => plan.workload.direct_read_bytes = c.size,
+            "direct-write" => plan.workload.direct_write_bytes = c.size,
             "redo-write" => plan.workload.redo_stress = RedoStress::Sized(c.size / 512),
             _ => {}
         }

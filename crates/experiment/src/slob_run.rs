@@ -28,17 +28,63 @@ impl RunOptions {
         conf: &SlobConf,
         given: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<SlobRow>, ExperimentError> {
+        let mut rows = self.apply_settings(conf, given, &|_| false)?;
+        let per_class_rate = self.rate.as_ref().is_some_and(|r| !r.is_total());
+        if self.profile.is_none() && self.classes.is_empty() && !per_class_rate {
+            // oltp's (and runit.sh's) 25% updates when the file gives none.
+            let classes = slob::classes(self.update_pct.unwrap_or(25), self.scan_pct.unwrap_or(0));
+            let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
+            rows.push(SlobRow {
+                slob: "(UPDATE_PCT, SCAN_PCT)".into(),
+                dbio: format!("--workload {}", names.join(",")),
+                overridden_by: None,
+            });
+            self.classes = classes;
+        }
+        Ok(rows)
+    }
+
+    /// As [`RunOptions::apply_slob`], for a replay of a workload model: the
+    /// model's rates and sizes decide the mix (UPDATE_PCT, SCAN_PCT,
+    /// REDO_STRESS, SCAN_TABLE_SZ, BLOCK_SZ), and its rates pace the
+    /// arrivals, so neither SLOB's think time nor a fixed number of
+    /// statements (WORK_LOOP, WORK_UNIT) applies. Sessions, hot spot,
+    /// RUN_TIME and SCALE do. Returns the rows of the table and the settings
+    /// not taken, as the file spells them.
+    pub fn apply_slob_to_replay(
+        &mut self,
+        conf: &SlobConf,
+        given: &dyn Fn(&str) -> bool,
+    ) -> Result<(Vec<SlobRow>, Vec<String>), ExperimentError> {
+        let rows = self.apply_settings(conf, given, &model_decides)?;
+        let not_taken = conf
+            .settings
+            .iter()
+            .filter(|s| model_decides(&s.knob))
+            .map(|s| s.slob.clone())
+            .collect();
+        Ok((rows, not_taken))
+    }
+
+    /// Sets the options of the settings but those `skip` names; the rows
+    /// of those set or won over by the command line.
+    fn apply_settings(
+        &mut self,
+        conf: &SlobConf,
+        given: &dyn Fn(&str) -> bool,
+        skip: &dyn Fn(&Knob) -> bool,
+    ) -> Result<Vec<SlobRow>, ExperimentError> {
         let schemas = self.users;
         // First the block size: SCALE and SCAN_TABLE_SZ in blocks depend on it.
         for s in &conf.settings {
             if let Knob::BlockSize(b) = s.knob {
-                if !given("--block-size") {
+                if !given("--block-size") && !skip(&s.knob) {
                     self.block_size = u64::from(b);
                 }
             }
         }
         let mut rows = Vec::new();
-        for s in &conf.settings {
+        for s in conf.settings.iter().filter(|s| !skip(&s.knob)) {
             let wins = s.knob.options().iter().copied().find(|o| given(o));
             rows.push(SlobRow {
                 slob: s.slob.clone(),
@@ -55,18 +101,6 @@ impl RunOptions {
                     ))
                 })?;
             }
-        }
-        let per_class_rate = self.rate.as_ref().is_some_and(|r| !r.is_total());
-        if self.profile.is_none() && self.classes.is_empty() && !per_class_rate {
-            // oltp's (and runit.sh's) 25% updates when the file gives none.
-            let classes = slob::classes(self.update_pct.unwrap_or(25), self.scan_pct.unwrap_or(0));
-            let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
-            rows.push(SlobRow {
-                slob: "(UPDATE_PCT, SCAN_PCT)".into(),
-                dbio: format!("--workload {}", names.join(",")),
-                overridden_by: None,
-            });
-            self.classes = classes;
         }
         Ok(rows)
     }
@@ -112,6 +146,21 @@ impl RunOptions {
         }
         Ok(())
     }
+}
+
+/// Whether a replayed model, not the slob.conf, decides what `knob` sets.
+fn model_decides(knob: &Knob) -> bool {
+    matches!(
+        knob,
+        Knob::UpdatePct(_)
+            | Knob::ScanPct(_)
+            | Knob::RedoStress(_)
+            | Knob::Multiblock(_)
+            | Knob::BlockSize(_)
+            | Knob::Loops(Some(_))
+            | Knob::WorkUnit(_)
+            | Knob::Think(Some(_))
+    )
 }
 
 #[cfg(test)]
@@ -184,6 +233,39 @@ mod tests {
         assert_eq!(o.scan_pct, Some(10), "not given: from the file");
         let won: Vec<_> = rows.iter().filter_map(|r| r.overridden_by).collect();
         assert_eq!(won, ["--update-pct", "--time", "--hotspot-mb"]);
+    }
+
+    #[test]
+    fn under_a_replayed_model_the_mix_is_not_taken() {
+        let mut o = RunOptions {
+            users: 2,
+            block_size: 4096,
+            ..RunOptions::default()
+        };
+        let (rows, not_taken) = o.apply_slob_to_replay(&conf(), &|_| false).unwrap();
+        assert_eq!(
+            not_taken,
+            [
+                "UPDATE_PCT=40",
+                "SCAN_PCT=10",
+                "WORK_LOOP=100 WORK_UNIT=16",
+                "SCAN_TABLE_SZ=32",
+                "WORK_UNIT=16",
+                "REDO_STRESS=HEAVY"
+            ]
+        );
+        assert!(rows.iter().all(|r| !not_taken.contains(&r.slob)));
+        assert_eq!(
+            (o.update_pct, o.scan_pct, o.redo_stress),
+            (None, None, None)
+        );
+        assert_eq!((o.loops, o.multiblock_bytes), (None, None));
+        assert!(o.classes.is_empty(), "the model names the classes");
+        // Sessions, run time, hot spot and SCALE (in the model's blocks) apply.
+        assert_eq!(o.users, 6);
+        assert_eq!(o.time, Some(Duration::from_secs(60)));
+        assert_eq!(o.hotspot_mb, 4);
+        assert_eq!(o.size, Some(2 * 2048 * 4096));
     }
 
     #[test]

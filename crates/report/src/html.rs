@@ -34,6 +34,8 @@ th,td{padding:4px 10px;border-bottom:1px solid #e3e7eb;text-align:left;white-spa
 th{background:#eef2f6;font-weight:600}
 tbody tr:nth-child(even){background:#f9fafb}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+table.wrap-last{width:100%}
+table.wrap-last td:last-child{white-space:normal;overflow-wrap:anywhere;font-size:12px;color:#3c4650}
 .kv td:first-child{color:#5c6770}
 svg.chart{width:100%;max-width:1000px;height:auto;display:block;margin:8px 0 4px;font-family:inherit}
 svg .ct{font-size:14px;font-weight:600;fill:#1d2329}

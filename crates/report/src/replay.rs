@@ -311,7 +311,10 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
         );
     }
     b += "<h2>Workload model</h2>\n";
-    b += &model_table(&r.model).html();
+    // The sources are long sentences: that column wraps, in smaller type.
+    b += &model_table(&r.model)
+        .html()
+        .replacen("<table>", "<table class=\"wrap-last\">", 1);
     if !r.model.not_replayed.is_empty() {
         b += "<ul>\n";
         for n in &r.model.not_replayed {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use dbio_engine::IoDir;
 
-use crate::class::IoClass;
+use crate::class::{IoClass, COUNT};
 use crate::content::Rng;
 use crate::dataset::{Dataset, FileKind};
 
@@ -110,7 +110,18 @@ impl Profile {
             ),
             Profile::Olap => (vec![MultiblockRead, DirectRead], 0, 100, RedoStress::Lite),
             Profile::Redo => (vec![RedoWrite], 100, 0, RedoStress::Heavy),
-            Profile::Mixed => (IoClass::ALL.to_vec(), 25, 10, RedoStress::Lite),
+            Profile::Mixed => (
+                vec![
+                    SingleBlockRead,
+                    MultiblockRead,
+                    DirectRead,
+                    DbwrWrite,
+                    RedoWrite,
+                ],
+                25,
+                10,
+                RedoStress::Lite,
+            ),
         };
         WorkloadConfig {
             classes,
@@ -142,6 +153,8 @@ pub struct WorkloadConfig {
     pub multiblock_random: bool,
     /// Size of a direct-path read.
     pub direct_read_bytes: u32,
+    /// Size of a direct-path write.
+    pub direct_write_bytes: u32,
     /// DBWR writes issued together.
     pub dbwr_batch: u32,
 }
@@ -160,6 +173,7 @@ impl WorkloadConfig {
             multiblock_bytes: 1 << 20,
             multiblock_random: false,
             direct_read_bytes: 1 << 20,
+            direct_write_bytes: 1 << 20,
             dbwr_batch: 8,
         }
     }
@@ -173,6 +187,7 @@ impl WorkloadConfig {
                 IoClass::SingleBlockRead | IoClass::DbwrWrite => self.block_size,
                 IoClass::MultiblockRead => self.multiblock_bytes,
                 IoClass::DirectRead => self.direct_read_bytes,
+                IoClass::DirectWrite => self.direct_write_bytes,
                 IoClass::RedoWrite => redo,
             })
             .max()
@@ -186,7 +201,7 @@ impl WorkloadConfig {
 
     /// The share of each class in the I/Os the mix issues (indexed by
     /// [`IoClass::index`], summing to 1): a DBWR draw issues a whole batch.
-    pub fn shares(&self) -> [f64; 5] {
+    pub fn shares(&self) -> [f64; COUNT] {
         let mut w = self.weights().map(|x| x as f64);
         w[IoClass::DbwrWrite.index()] *= f64::from(self.dbwr_batch.max(1));
         let sum: f64 = w.iter().sum();
@@ -194,16 +209,23 @@ impl WorkloadConfig {
     }
 
     /// Relative weight of each class per draw (indexed by [`IoClass::index`]).
-    fn weights(&self) -> [u64; 5] {
+    /// Direct writes, the large I/O of batch work, share SCAN_PCT with the
+    /// scans.
+    fn weights(&self) -> [u64; COUNT] {
         let on = |c: IoClass| self.classes.contains(&c);
         let u = u64::from(self.update_pct.min(100));
         let s = u64::from(self.scan_pct.min(100));
-        let scans = u64::from(on(IoClass::MultiblockRead)) + u64::from(on(IoClass::DirectRead));
+        const SCANS: [IoClass; 3] = [
+            IoClass::MultiblockRead,
+            IoClass::DirectRead,
+            IoClass::DirectWrite,
+        ];
+        let scans = SCANS.iter().filter(|c| on(**c)).count() as u64;
         let batch = u64::from(self.dbwr_batch.max(1));
-        let mut w = [0u64; 5];
+        let mut w = [0u64; COUNT];
         // Scaled so that integer division by the batch keeps precision.
         w[0] = (100 - u) * (100 - s) * 64;
-        for c in [IoClass::MultiblockRead, IoClass::DirectRead] {
+        for c in SCANS {
             w[c.index()] = (100 - u) * s * 64 / scans.max(1);
         }
         w[IoClass::DbwrWrite.index()] = u * 100 * 64 / batch;
@@ -313,13 +335,14 @@ pub enum GeneratorError {
 pub struct Generator {
     rng: Rng,
     layout: Layout,
-    cumulative: [u64; 5],
+    cumulative: [u64; COUNT],
     block_size: u64,
     update_hot: Option<(u64, u64, u64)>,
     think: Option<(u64, u64, u64)>,
     mb_blocks: u64,
     mb_random: bool,
     direct_blocks: u64,
+    direct_write_blocks: u64,
     dbwr_batch: u32,
     redo_sectors: (u64, u64),
     ops: u64,
@@ -327,6 +350,7 @@ pub struct Generator {
     dbwr_left: u32,
     scan_at: u64,
     direct_at: u64,
+    direct_write_at: u64,
     redo_at: u64,
 }
 
@@ -380,7 +404,7 @@ impl Generator {
             _ => None,
         };
         let mut cumulative = cfg.weights();
-        for i in 1..5 {
+        for i in 1..COUNT {
             cumulative[i] += cumulative[i - 1];
         }
         // Users start their scans and redo at different places.
@@ -399,6 +423,7 @@ impl Generator {
             mb_blocks: (u64::from(cfg.multiblock_bytes) / bs).max(1),
             mb_random: cfg.multiblock_random,
             direct_blocks: (u64::from(cfg.direct_read_bytes) / bs).max(1),
+            direct_write_blocks: (u64::from(cfg.direct_write_bytes) / bs).max(1),
             dbwr_batch: cfg.dbwr_batch.max(1),
             redo_sectors: cfg.redo_stress.sectors(),
             ops: 0,
@@ -406,6 +431,8 @@ impl Generator {
             dbwr_left: 0,
             scan_at: start,
             direct_at: start,
+            // Away from the direct reads: the two do not chase each other.
+            direct_write_at: (start + layout.total_blocks() / 2) % layout.total_blocks(),
             redo_at,
         })
     }
@@ -450,13 +477,17 @@ impl Generator {
                 let blocks = self.direct_blocks;
                 self.extent_op(class, blocks, false)
             }
+            IoClass::DirectWrite => {
+                let blocks = self.direct_write_blocks;
+                self.extent_op(class, blocks, false)
+            }
             IoClass::RedoWrite => self.redo_op(),
         }
     }
 
     #[inline]
     fn pick(&mut self) -> IoClass {
-        let r = self.rng.below(self.cumulative[4]);
+        let r = self.rng.below(self.cumulative[COUNT - 1]);
         let i = self.cumulative.iter().position(|&c| r < c).unwrap_or(0);
         let class = IoClass::ALL[i];
         if class == IoClass::DbwrWrite {
@@ -486,14 +517,15 @@ impl Generator {
         }
     }
 
-    /// A read of up to `blocks` blocks that never crosses a file end.
+    /// A read (a write for direct-write) of up to `blocks` blocks that
+    /// never crosses a file end.
     fn extent_op(&mut self, class: IoClass, blocks: u64, random: bool) -> Op {
         let per_file = self.layout.blocks_per_file;
         let total = self.layout.total_blocks();
-        let cursor = if class == IoClass::DirectRead {
-            &mut self.direct_at
-        } else {
-            &mut self.scan_at
+        let cursor = match class {
+            IoClass::DirectRead => &mut self.direct_at,
+            IoClass::DirectWrite => &mut self.direct_write_at,
+            _ => &mut self.scan_at,
         };
         let g = if random {
             let g = self.rng.below(total);
@@ -512,7 +544,11 @@ impl Generator {
             file,
             offset,
             len: (n * self.block_size) as u32,
-            dir: IoDir::Read,
+            dir: if class.is_write() {
+                IoDir::Write
+            } else {
+                IoDir::Read
+            },
             sync: false,
             think_ns: 0,
         }

@@ -9,10 +9,10 @@ fn layout(mib: u64) -> Layout {
     ))
 }
 
-fn counts(cfg: &WorkloadConfig, n: usize) -> [usize; 5] {
+fn counts(cfg: &WorkloadConfig, n: usize) -> [usize; COUNT] {
     let l = layout(64);
     let mut g = Generator::new(cfg, &l, 0, 1, 7).unwrap();
-    let mut c = [0; 5];
+    let mut c = [0; COUNT];
     for _ in 0..n {
         c[g.next_op().class.index()] += 1;
     }
@@ -119,6 +119,51 @@ fn scans_are_sequential_and_never_cross_a_file() {
         total += u64::from(op.len);
     }
     assert!(total > 500 << 20);
+}
+
+/// Direct-path writes: direct-read's shape written, sequential from their own
+/// place, never across a file end; in a mix, a share of SCAN_PCT.
+#[test]
+fn direct_writes_are_large_sequential_writes() {
+    let l = layout(64);
+    let mut cfg = WorkloadConfig::new(8192);
+    cfg.classes = vec![IoClass::DirectWrite];
+    cfg.direct_write_bytes = 256 << 10;
+    assert_eq!(cfg.max_io(), 256 << 10);
+    let mut g = Generator::new(&cfg, &l, 0, 1, 3).unwrap();
+    let mut next: Option<(u32, u64)> = None;
+    for _ in 0..1000 {
+        let op = g.next_op();
+        assert_eq!(
+            (op.class, op.dir, op.sync),
+            (IoClass::DirectWrite, IoDir::Write, false)
+        );
+        assert!(op.file < 2 && op.len <= 256 << 10 && op.len.is_multiple_of(8192));
+        assert!(op.offset >= 8192 && op.offset + u64::from(op.len) <= 32 << 20);
+        if let Some((f, o)) = next {
+            // Sequential, or on to the next file's first data block.
+            assert!(
+                (op.file, op.offset) == (f, o) || op.offset == 8192,
+                "{op:?}"
+            );
+        }
+        next = Some((op.file, op.offset + u64::from(op.len)));
+    }
+    let mut mix = Profile::Olap.config(8192);
+    mix.classes.push(IoClass::DirectWrite);
+    let c = counts(&mix, 30_000);
+    for class in [
+        IoClass::MultiblockRead,
+        IoClass::DirectRead,
+        IoClass::DirectWrite,
+    ] {
+        let share = c[class.index()] as f64 / 30_000.0;
+        assert!((share - 1.0 / 3.0).abs() < 0.02, "{c:?}");
+    }
+    assert!(!Profile::Mixed
+        .config(8192)
+        .classes
+        .contains(&IoClass::DirectWrite));
 }
 
 #[test]

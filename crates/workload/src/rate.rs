@@ -6,7 +6,7 @@
 //! latencies; arrivals that keep coming, as a database's sessions do, show
 //! it.
 
-use crate::class::IoClass;
+use crate::class::{IoClass, COUNT};
 use crate::content::Rng;
 use crate::generator::WorkloadConfig;
 
@@ -66,7 +66,7 @@ fn bad(part: &str, why: impl Into<String>) -> RateError {
 pub struct Rates {
     total: Option<f64>,
     /// Per class, indexed by [`IoClass::index`]; 0: not asked.
-    classes: [f64; 5],
+    classes: [f64; COUNT],
 }
 
 impl Rates {
@@ -75,7 +75,7 @@ impl Rates {
         check(&iops.to_string(), iops)?;
         Ok(Rates {
             total: Some(iops),
-            classes: [0.0; 5],
+            classes: [0.0; COUNT],
         })
     }
 
@@ -84,7 +84,7 @@ impl Rates {
         if rates.is_empty() {
             return Err(RateError::Empty);
         }
-        let mut classes = [0.0; 5];
+        let mut classes = [0.0; COUNT];
         for &(c, iops) in rates {
             check(&format!("{}={iops}", c.name()), iops)?;
             if classes[c.index()] > 0.0 {
@@ -138,7 +138,7 @@ impl Rates {
 
     /// I/Os per second asked of each class (indexed by [`IoClass::index`])
     /// under `workload`: a total is split by the mix's shares.
-    pub fn asked(&self, workload: &WorkloadConfig) -> [f64; 5] {
+    pub fn asked(&self, workload: &WorkloadConfig) -> [f64; COUNT] {
         match self.total {
             Some(t) => workload.shares().map(|s| s * t),
             None => self.classes,

@@ -78,7 +78,7 @@ fn per_class_streams_keep_their_rates_in_time_order() {
     assert_eq!(rates.sum(), 1000.0);
     for kind in [Arrivals::Fixed, Arrivals::Poisson] {
         let mut s = Schedule::new(&rates, kind, 0, 1, 3);
-        let mut n = [0u64; 5];
+        let mut n = [0u64; COUNT];
         let mut last = 0;
         loop {
             let a = s.take();

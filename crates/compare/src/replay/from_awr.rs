@@ -10,11 +10,13 @@ use crate::awr::{AwrReport, IoStat, WaitEvent};
 const DEFAULT_EXTENT: u32 = 1 << 20;
 
 /// I/O wait events with no dbio class: shown in the model as not replayed.
-const UNREPLAYED: [(&str, &str); 6] = [
+const UNREPLAYED: [(&str, &str); 5] = [
     ("control file sequential read", "no control-file class"),
     ("control file parallel write", "no control-file class"),
-    ("direct path write", "no direct-write class"),
-    ("direct path write temp", "no direct-write class"),
+    (
+        "direct path write temp",
+        "writes to temporary files, which the data set has none of",
+    ),
     (
         "db file parallel read",
         "batched single-block reads, not modelled",
@@ -82,7 +84,7 @@ pub fn model_of(r: &AwrReport, file: &str, block_size: Option<u32>) -> WorkloadM
         ),
     );
 
-    let (direct, direct_from) = direct_size(r, &w, bs);
+    let (direct, direct_from) = direct_size(r, &w, bs, false);
     push(
         &mut classes,
         w.event_class("direct-read", "direct path read", direct, direct_from),
@@ -90,6 +92,12 @@ pub fn model_of(r: &AwrReport, file: &str, block_size: Option<u32>) -> WorkloadM
 
     push(&mut classes, dbwr(r, &w, bs, t));
     push(&mut classes, redo(r, &w, t));
+    // Last, as dbio orders its classes.
+    let (direct, direct_from) = direct_size(r, &w, bs, true);
+    push(
+        &mut classes,
+        w.event_class("direct-write", "direct path write", direct, direct_from),
+    );
 
     let mut not_replayed = Vec::new();
     for (event, why) in UNREPLAYED {
@@ -229,32 +237,63 @@ fn filetype<'a>(r: &'a AwrReport, name: &str) -> Option<&'a IoStat> {
     r.io_by_filetype.iter().find(|s| s.name == name)
 }
 
-/// Bytes per direct path read: IOStat's Direct Reads MiB over requests, else Instance
-/// Activity's direct blocks over the event's waits, else 1 MiB.
-fn direct_size(r: &AwrReport, w: &Waits, bs: u32) -> (u32, String) {
-    let waits = w.count("direct path read");
-    if let Some(blocks) = r
-        .activity_total("physical reads direct")
-        .filter(|b| *b > 0.0 && waits > 0.0)
-    {
-        let bytes = round_to((blocks / waits * f64::from(bs)) as u32, bs);
-        return (
-            bytes,
-            format!("Instance Activity Stats, physical reads direct {blocks:.0} blocks / {waits:.0} waits"),
-        );
+/// Bytes per direct path read (or write): Instance Activity's direct blocks over the
+/// event's waits (for writes, less those to temporary tablespaces, whose waits are
+/// another event), else IOStat by Function's Direct Reads (Writes) MiB over requests,
+/// else 1 MiB.
+fn direct_size(r: &AwrReport, w: &Waits, bs: u32, write: bool) -> (u32, String) {
+    let (event, stat, func, noun) = if write {
+        (
+            "direct path write",
+            "physical writes direct",
+            "Direct Writes",
+            "write",
+        )
+    } else {
+        (
+            "direct path read",
+            "physical reads direct",
+            "Direct Reads",
+            "read",
+        )
+    };
+    let waits = w.count(event);
+    let temp = if write {
+        r.activity_total("physical writes direct temporary tablespace")
+            .filter(|t| *t > 0.0)
+    } else {
+        None
+    };
+    if let Some(all) = r.activity_total(stat).filter(|b| *b > 0.0 && waits > 0.0) {
+        let blocks = all - temp.unwrap_or(0.0);
+        if blocks > 0.0 {
+            let bytes = round_to((blocks / waits * f64::from(bs)) as u32, bs);
+            let less = temp.map_or(String::new(), |t| {
+                format!(" less {t:.0} to temporary tablespaces")
+            });
+            return (
+                bytes,
+                format!("Instance Activity Stats, {stat} {all:.0} blocks{less} / {waits:.0} waits"),
+            );
+        }
     }
-    if let Some(s) = function(r, "Direct Reads") {
-        if let (Some(mib), Some(reqs)) = (s.read_mib_s, s.read_reqs_s.filter(|q| *q > 0.0)) {
+    if let Some(s) = function(r, func) {
+        let (mib, reqs) = if write {
+            (s.write_mib_s, s.write_reqs_s)
+        } else {
+            (s.read_mib_s, s.read_reqs_s)
+        };
+        if let (Some(mib), Some(reqs)) = (mib, reqs.filter(|q| *q > 0.0)) {
             let bytes = round_to((mib * 1_048_576.0 / reqs) as u32, bs);
             return (
                 bytes,
-                format!("IOStat by Function, Direct Reads {mib:.3} MiB/s in {reqs:.2} reads/s"),
+                format!("IOStat by Function, {func} {mib:.3} MiB/s in {reqs:.2} {noun}s/s"),
             );
         }
     }
     (
         DEFAULT_EXTENT,
-        "1 MiB (the report gives no direct read size)".into(),
+        format!("1 MiB (the report gives no direct {noun} size)"),
     )
 }
 

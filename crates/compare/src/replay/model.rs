@@ -5,12 +5,13 @@
 use serde::{Deserialize, Serialize};
 
 /// Classes a model may name (dbio's I/O classes).
-pub const CLASSES: [&str; 5] = [
+pub const CLASSES: [&str; 6] = [
     "single-block-read",
     "multiblock-read",
     "direct-read",
     "dbwr-write",
     "redo-write",
+    "direct-write",
 ];
 
 /// The I/O a database did, as rates per class.
@@ -158,7 +159,10 @@ impl WorkloadModel {
                     c.size
                 ));
             }
-            let extent = matches!(c.class.as_str(), "multiblock-read" | "direct-read");
+            let extent = matches!(
+                c.class.as_str(),
+                "multiblock-read" | "direct-read" | "direct-write"
+            );
             if extent
                 && (c.size < self.block_size || c.size % self.block_size != 0 || c.size > MAX_SIZE)
             {

@@ -44,11 +44,26 @@ fn a_busy_11_2_0_4_report_every_class_from_its_most_direct_figures() {
     assert_eq!(redo.size, 398 * 512);
     assert!(redo.source.contains("LGWR") && redo.source.contains("redo writes 92371"));
     assert_eq!(redo.production_mean_us, Some(168.0e6 / 92_374.0));
-    // Direct path writes and control file I/O are named, not dropped.
-    assert!(m
+    // Direct path write: 854,468 waits; 1,922,692 direct blocks written (none to
+    // temporary tablespaces) over them = 2.25 blocks, 2 of 8 KiB.
+    let w = c("direct-write");
+    assert!(close(w.rate, 854_468.0 / t));
+    assert_eq!(w.size, 2 * 8192);
+    assert!(
+        w.source
+            .ends_with("physical writes direct 1922692 blocks / 854468 waits"),
+        "{}",
+        w.source
+    );
+    assert_eq!(w.event, "direct path write");
+    assert!(!m
         .not_replayed
         .iter()
-        .any(|n| n.starts_with("direct path write: 237.")));
+        .any(|n| n.starts_with("direct path write")));
+    // The classes in dbio's order, direct-write last.
+    let names: Vec<&str> = m.classes.iter().map(|c| c.class.as_str()).collect();
+    assert_eq!(names, CLASSES);
+    // Control file I/O is named, not dropped.
     assert!(m
         .not_replayed
         .iter()
