@@ -64,10 +64,12 @@ pub(crate) struct Coalescer {
     /// Bytes every recent reply brought beyond its hint, at least. Hints are lower bounds
     /// from the protocol (a WRITE's says nothing of the attributes a server may add: 112
     /// of ganesha's 140 bytes); without this the mark would hold a fifth of the replies
-    /// meant.
-    surplus: u64,
+    /// meant. Negative when replies came shorter than their hints: a hint above the
+    /// reply would otherwise leave a mark for all of a sibling's replies unreached,
+    /// and each gathering would end only by the fallback timer.
+    surplus: i64,
     /// Smallest surplus of the current window, and replies seen in it.
-    window_min: u64,
+    window_min: i64,
     window_seen: u32,
 }
 
@@ -80,23 +82,23 @@ impl Coalescer {
             cap: 1,
             paused: false,
             surplus: 0,
-            window_min: u64::MAX,
+            window_min: i64::MAX,
             window_seen: 0,
         }
     }
 
     /// A reply of `len` bytes (with its record mark) came to a call with this hint.
     pub(crate) fn observed(&mut self, hint: u32, len: usize) {
-        let extra = (len as u64)
-            .saturating_sub(Self::reply_bytes(hint))
-            .min(MAX_SURPLUS);
+        let expected = Self::reply_bytes(hint) as i64;
+        // At least the smallest reply: a shorter record is not a reply.
+        let extra = (len as i64 - expected).clamp(MIN_REPLY as i64 - expected, MAX_SURPLUS as i64);
         // Lower at once: the mark must stay reachable by the replies that come.
         self.surplus = self.surplus.min(extra);
         self.window_min = self.window_min.min(extra);
         self.window_seen += 1;
         if self.window_seen == SURPLUS_WINDOW {
             self.surplus = self.window_min;
-            self.window_min = u64::MAX;
+            self.window_min = i64::MAX;
             self.window_seen = 0;
         }
     }
@@ -161,7 +163,9 @@ impl Coalescer {
             Some(_) => pending.min(total / SHARE).max(pending / SHARE),
         };
         let batch = batch.min(self.max_batch) as u64;
-        let per_reply = self.expected / pending as u64 + self.surplus;
+        let per_reply = (self.expected / pending as u64)
+            .saturating_add_signed(self.surplus)
+            .max(MIN_REPLY);
         let bytes = batch * per_reply;
         (bytes.min(self.cap as u64) as usize).max(1)
     }
@@ -173,7 +177,9 @@ impl Coalescer {
     pub(crate) fn retune(&mut self, pending: usize, group: Option<usize>) -> Option<usize> {
         let want = self.want(pending, group);
         let old = self.lowat;
-        let coming = self.expected + self.surplus * pending as u64;
+        let coming = self
+            .expected
+            .saturating_add_signed(self.surplus.saturating_mul(pending as i64));
         // A sibling may wait for all of its replies: only a mark beyond them is too high.
         let reach = if group.is_some() {
             coming
@@ -363,6 +369,26 @@ mod tests {
             c.observed(0, 1 << 20);
         }
         assert_eq!(c.want_one(32), 16 * (MIN_REPLY + MAX_SURPLUS) as usize);
+    }
+
+    #[test]
+    fn the_mark_learns_hints_above_what_replies_bring() {
+        // 8 KiB READ replies 20 bytes shorter than their hints, on a sibling with 8 of
+        // the thread's 32 outstanding: the mark must stay within what its 8 bring.
+        let mut c = with(16, &[8320; 8]);
+        c.observed(8320, 8300);
+        assert!(c.want(8, Some(32)) <= 8 * 8300);
+        assert_eq!(c.retune(8, Some(32)), Some(8 * 8300));
+        // Once the window with the short reply is over, a window of replies that reach
+        // their hints raises it again.
+        for _ in 0..2 * SURPLUS_WINDOW {
+            c.observed(8320, 8320);
+        }
+        assert_eq!(c.want(8, Some(32)), 8 * 8320);
+        // An error instead of the data lowers it at once, never below the smallest
+        // reply.
+        c.observed(8320, 4);
+        assert_eq!(c.want(8, Some(32)), 8 * MIN_REPLY as usize);
     }
 
     #[test]

@@ -34,6 +34,20 @@ const RECOVERY_POLL: Duration = Duration::from_millis(5);
 type Recovered = Arc<Mutex<Option<Result<SlotLease, NfsError>>>>;
 
 pub const READ: &str = "READ4";
+
+/// Bytes a successful READ reply brings beyond its data, at least: record mark (4), RPC
+/// reply header with an empty verifier (24), COMPOUND status, tag (empty, as sent) and
+/// result count (12), SEQUENCE's result (44), PUTFH's (8), READ's op, status, eof and
+/// data length (16).
+const READ_REPLY_OVERHEAD: u32 = 108;
+
+/// Bytes a successful READ reply of `len` bytes brings at least: the hint that lets a
+/// connection gather several replies per wake-up. It must not exceed the reply: a
+/// connection holding all of its replies (it has siblings) would otherwise wait for
+/// bytes that never come, until its fallback timer (2 ms) per gathering.
+pub(crate) fn read_reply_hint(len: u32) -> u32 {
+    len.saturating_add(READ_REPLY_OVERHEAD)
+}
 pub const WRITE: &str = "WRITE4";
 
 /// A file of the data path: its handle and the stateid its I/O carries.
@@ -160,8 +174,7 @@ impl Wire {
             }
         };
         if dir == Dir::Read {
-            // Reply header, SEQUENCE and PUTFH results, then the data.
-            call.reply_hint = len.saturating_add(128);
+            call.reply_hint = read_reply_hint(len);
         }
         call
     }
@@ -370,5 +383,42 @@ impl DataPath {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest successful reply to SEQUENCE, PUTFH and READ of `len` bytes, as
+    /// ganesha sends it (empty tag, AUTH_NONE verifier), without its record mark.
+    fn smallest_read_reply(len: u32) -> Vec<u8> {
+        let mut w: Vec<u32> = vec![7, 1, 0, 0, 0, 0];
+        w.extend([0, 0, 3]);
+        w.extend([53, 0, 1, 2, 3, 4, 1, 0, 63, 63, 0]);
+        w.extend([22, 0]);
+        w.extend([25, 0, 0, len]);
+        let mut b: Vec<u8> = w.iter().flat_map(|x| x.to_be_bytes()).collect();
+        b.resize(b.len() + (len as usize).next_multiple_of(4), 0xab);
+        b
+    }
+
+    #[test]
+    fn the_read_hint_never_exceeds_the_smallest_reply() {
+        for len in [1u32, 512, 8192, 1 << 20] {
+            let record = Bytes::from(smallest_read_reply(len));
+            let results = Results::from_record(record.clone()).unwrap();
+            let res = decode_compound(results.bytes()).unwrap();
+            match res.results.get(2) {
+                Some(OpResult::Read { data, .. }) => assert_eq!(data.len(), len as usize),
+                other => panic!("not a READ result: {other:?}"),
+            }
+            // With its record mark the reply brings at least the hint, and the hint
+            // leaves out nothing but the data's padding.
+            let on_wire = record.len() + 4;
+            let hint = read_reply_hint(len) as usize;
+            assert!(hint <= on_wire, "{len}: hint {hint} > reply {on_wire}");
+            assert!(on_wire - hint < 4, "{len}: hint {hint}, reply {on_wire}");
+        }
     }
 }
