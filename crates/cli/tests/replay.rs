@@ -319,6 +319,12 @@ fn objectives_pass_with_exit_0_and_fail_with_exit_3() {
         stdout.contains("redo-write mean ") && stdout.contains(": FAIL"),
         "{stdout}"
     );
+    // Beside the verdict, one line says how many objectives were met and which not.
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("objectives at ") && l.contains(" met"))
+        .unwrap_or_else(|| panic!("no objectives summary: {stdout}"));
+    assert!(summary.contains("missed: redo-write"), "{summary}");
 }
 
 /// `dbio replay --slob-conf`: SLOB's sessions, RUN_TIME, SCALE and hot spot

@@ -13,16 +13,15 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes};
 use dbio_nfs::datapath::{DataPath, FileId, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, Fh4, FileDsAddr, FileLayout, Nfsstat4, Opnum,
-    Stateid,
+    encode_compound_header, encode_resop_status, FileDsAddr, FileLayout, Nfsstat4, Opnum, Stateid,
 };
-use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::XdrEncode;
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
+use v41_script::scripted_pnfs_file;
 use v41_script::{
     answer_session_op, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
     sequence_ok, serve_calls, third_op, u32_at,
@@ -210,18 +209,8 @@ fn a_data_server_first_named_by_a_refresh_gets_slots_for_every_data_path() {
     let moved = Arc::new(AtomicBool::new(false));
     let mds_log: Log = Default::default();
     let mds = metadata_server(ds, moved.clone(), mds_log.clone());
-    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
-        workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
-    };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, fh, _) = scripted_pnfs_file(mds);
     let layouts = pool.layouts().unwrap().clone();
-    let fh = Fh4::new(b"file").unwrap();
-    pool.block_on(layouts.fetch(fh, "/export/f", "first use"))
-        .unwrap();
     let mut paths: Vec<DataPath> = (0..2)
         .map(|_| {
             let mut p = pool.data_path(6, 64 << 10).unwrap();

@@ -13,17 +13,17 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
 use dbio_nfs::datapath::{FileId, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Fh4, FileDsAddr, FileLayout, Nfsstat4, Opnum,
     Stateid, NFL4_UFLG_COMMIT_THRU_MDS,
 };
 use dbio_nfs::v41::pnfs::LayoutCommitted;
-use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
+use v41_script::scripted_pnfs_file;
 use v41_script::{
     answer_session_op, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
     sequence_ok, serve_calls, third_op, u32_at,
@@ -265,18 +265,7 @@ fn write_then<T>(
     ];
     let log: Log = Default::default();
     let mds = metadata_server(ds, script, log.clone());
-    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
-        workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
-    };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
-    let layouts = pool.layouts().unwrap().clone();
-    let fh = Fh4::new(b"file").unwrap();
-    pool.block_on(layouts.fetch(fh, "/export/f", "first I/O"))
-        .unwrap();
+    let (pool, fh, _) = scripted_pnfs_file(mds);
     let mut path = pool.data_path(depth, 64 << 10).unwrap();
     path.add_file(fh.as_bytes()).unwrap();
     let data = Bytes::from(vec![0x5a; 32 << 10]);

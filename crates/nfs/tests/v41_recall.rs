@@ -24,6 +24,7 @@ use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
+use v41_script::scripted_pnfs_file;
 use v41_script::{
     answer_session_op_with, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
     sequence_ok, serve_with_callbacks, third_op, u32_at, SID,
@@ -304,18 +305,7 @@ fn setup() -> Setup {
         path_down: Arc::new(AtomicBool::new(false)),
     };
     let mds = metadata_server(script, 1, reply_tx, cb_rx);
-    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
-        workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
-    };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
-    let layouts = pool.layouts().unwrap().clone();
-    let fh = Fh4::new(b"file").unwrap();
-    pool.block_on(layouts.fetch(fh, "/export/f", "first I/O"))
-        .unwrap();
+    let (pool, fh, _) = scripted_pnfs_file(mds);
     let mut path = pool.data_path(4, 64 << 10).unwrap();
     path.add_file(fh.as_bytes()).unwrap();
     write_round(&pool, &mut path, 0);

@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
 use dbio_nfs::datapath::{DataPath, FileId, Outcome, ReadData, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Fh4, FileDsAddr, FileLayout, Nfsstat4, Opnum,
     Stateid,
 };
-use dbio_nfs::{ClientOptions, NfsUrl};
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
+use v41_script::scripted_pnfs_file;
 use v41_script::{
     answer_session_op, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
     sequence_ok, serve_calls, third_op, u32_at,
@@ -234,19 +234,7 @@ fn assemble(data: ReadData, len: usize) -> Vec<u8> {
 fn setup(ds: [SocketAddr; 2]) -> (Pool, DataPath, Arc<Mutex<Vec<&'static str>>>) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mds = metadata_server(ds, log.clone());
-    let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=pnfs")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
-        workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
-    };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
-    let layouts = pool.layouts().unwrap().clone();
-    let fh = Fh4::new(b"file").unwrap();
-    let route = pool
-        .block_on(layouts.fetch(fh, "/export/f", "first I/O"))
-        .unwrap();
+    let (pool, fh, route) = scripted_pnfs_file(mds);
     assert_eq!(route.stripe_units(), Some((0, UNIT)));
     let mut path = pool.data_path(2, 64 << 10).unwrap();
     // One RPC would carry the whole I/O: only the stripe units cut it.

@@ -245,3 +245,40 @@ pub fn deviceinfo_ok(out: &mut Vec<u8>, device: dbio_nfs::proto::nfs4::FileDsAdd
     out.put_opaque(&body);
     out.put_u32(0); // no notifications
 }
+
+/// A pool on the scripted server at `addr` ("4.1" or "pnfs" as `version`): one
+/// connection, no worker threads, so that every call the test makes is one the script
+/// sees in order.
+#[allow(dead_code)]
+pub fn scripted_pool(addr: std::net::SocketAddr, version: &str) -> dbio_nfs::pool::Pool {
+    let url = dbio_nfs::NfsUrl::parse(&format!("nfs://{addr}/export?version={version}")).unwrap();
+    let opts = dbio_nfs::pool::PoolOptions {
+        conns_per_path: 1,
+        workers: 0,
+        client: dbio_nfs::ClientOptions::default().with_url(&url),
+        mount_timeout: None,
+    };
+    dbio_nfs::pool::Pool::open(&url, Vec::new(), opts)
+        .unwrap()
+        .0
+}
+
+/// A pNFS pool on the scripted metadata server at `mds` with the layout of the
+/// scripted file (handle "file", /export/f) fetched: the pool, the handle and the
+/// file's route.
+#[allow(dead_code)]
+pub fn scripted_pnfs_file(
+    mds: std::net::SocketAddr,
+) -> (
+    dbio_nfs::pool::Pool,
+    dbio_nfs::proto::nfs4::Fh4,
+    std::sync::Arc<dbio_nfs::v41::pnfs::FileRoute>,
+) {
+    let pool = scripted_pool(mds, "pnfs");
+    let layouts = pool.layouts().unwrap().clone();
+    let fh = dbio_nfs::proto::nfs4::Fh4::new(b"file").unwrap();
+    let route = pool
+        .block_on(layouts.fetch(fh, "/export/f", "first I/O"))
+        .unwrap();
+    (pool, fh, route)
+}
