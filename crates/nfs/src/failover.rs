@@ -88,18 +88,44 @@ impl Health {
     /// Records an event of `path` ("up" events and state recovered: with how long it
     /// took to recover).
     pub(crate) fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
-        if let Ok(mut ev) = self.events.lock() {
-            let unix_s = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            ev.push(PathEvent {
-                at_s: self.opened.elapsed().as_secs_f64(),
-                unix_s,
-                path,
-                what,
-                moved: 0,
-                recovered_after_s,
-            });
+        self.record_at(path, what, recovered_after_s);
+    }
+
+    /// [`Self::record`], returning the event's index (for [`Self::lengthen`]).
+    pub(crate) fn record_at(
+        &self,
+        path: usize,
+        what: String,
+        recovered_after_s: Option<f64>,
+    ) -> Option<usize> {
+        let mut ev = self.events.lock().ok()?;
+        let unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        ev.push(PathEvent {
+            at_s: self.opened.elapsed().as_secs_f64(),
+            unix_s,
+            path,
+            what,
+            moved: 0,
+            recovered_after_s,
+        });
+        Some(ev.len() - 1)
+    }
+
+    /// Event `index` took at least `secs` to recover for someone: a caller that had
+    /// waited longer came after it was recorded.
+    pub(crate) fn lengthen(&self, index: usize, secs: f64) {
+        if let Some(e) = self
+            .events
+            .lock()
+            .ok()
+            .as_mut()
+            .and_then(|ev| ev.get_mut(index))
+        {
+            if e.recovered_after_s.is_some_and(|s| s < secs) {
+                e.recovered_after_s = Some(secs);
+            }
         }
     }
 
@@ -177,4 +203,22 @@ fn null_call(cred: &Credential, prog: u32, vers: u32) -> CallBuf {
         |_| {},
         Bytes::new(),
     )
+}
+
+#[cfg(test)]
+mod lengthen_tests {
+    use super::Health;
+
+    #[test]
+    fn a_recovery_event_takes_the_longest_wait_reported() {
+        let h = Health::new(Vec::new(), 0);
+        let i = h.record_at(0, "state recovered".into(), Some(1.0)).unwrap();
+        h.record(0, "other".into(), None);
+        h.lengthen(i, 3.5);
+        h.lengthen(i, 2.0); // a shorter wait changes nothing
+        h.lengthen(1, 9.0); // nor does an event without a recovery time
+        let ev = h.events();
+        assert_eq!(ev[0].recovered_after_s, Some(3.5));
+        assert_eq!(ev[1].recovered_after_s, None);
+    }
 }

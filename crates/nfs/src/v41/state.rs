@@ -35,6 +35,14 @@ pub struct StateManager {
     router: OnceLock<Arc<Router>>,
     /// One recovery at a time.
     gate: tokio::sync::Mutex<()>,
+    /// Since when each caller that found a session lost has waited: the recovery's
+    /// event reports the longest, whichever caller happened to notice first (a lease
+    /// renewal sent after the server came back has waited far less than the I/O).
+    waiting: std::sync::Mutex<Vec<(SessionId, Instant)>>,
+    /// The last recovery: the session it replaced, its event's index and when it
+    /// ended. A caller of that session that comes after it (a data path whose parts
+    /// were re-sent late) may have waited longer than the event says.
+    last: std::sync::Mutex<Option<(SessionId, usize, Instant)>>,
     /// Lease renewal held back (for tests of an expired lease).
     renewal_held: AtomicBool,
     recoveries: AtomicU64,
@@ -50,6 +58,8 @@ impl StateManager {
             layouts,
             router: OnceLock::new(),
             gate: tokio::sync::Mutex::new(()),
+            waiting: std::sync::Mutex::new(Vec::new()),
+            last: std::sync::Mutex::new(None),
             renewal_held: AtomicBool::new(false),
             recoveries: AtomicU64::new(0),
         });
@@ -103,11 +113,15 @@ impl StateManager {
         why: Nfsstat4,
         since: Instant,
     ) -> Result<(), NfsError> {
+        self.waiting_lock().push((seen, since));
         let _one = self.gate.lock().await;
         if !self.holds(seen) {
+            self.waiting_lock().retain(|(s, _)| *s != seen);
+            self.waited_for_last(seen, since);
             return Ok(());
         }
         let result = recovering(self.renew(why)).await;
+        let since = longest_wait(&mut self.waiting_lock(), seen).unwrap_or(since);
         let (what, ok) = match &result {
             Ok(what) => (format!("state recovered after {why}: {what}"), true),
             Err(e) => (format!("state recovery after {why} failed: {e}"), false),
@@ -116,10 +130,30 @@ impl StateManager {
             self.recoveries.fetch_add(1, Relaxed);
         }
         if let Some(r) = self.router.get() {
-            r.health()
-                .record(0, what, Some(since.elapsed().as_secs_f64()));
+            let index = r
+                .health()
+                .record_at(0, what, Some(since.elapsed().as_secs_f64()));
+            if let (Some(i), true) = (index, ok) {
+                *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((seen, i, Instant::now()));
+            }
         }
         result.map(drop)
+    }
+
+    /// A caller of `seen`, waiting since `since`, came after the recovery that replaced
+    /// it: that recovery's event reports its wait if it is longer.
+    fn waited_for_last(&self, seen: SessionId, since: Instant) {
+        let last = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some((old, i, done)), Some(r)) = (last, self.router.get()) {
+            if old == seen && since < done {
+                r.health().lengthen(i, (done - since).as_secs_f64());
+            }
+        }
+    }
+
+    fn waiting_lock(&self) -> std::sync::MutexGuard<'_, Vec<(SessionId, Instant)>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// True when `seen` is one of the mount's sessions now.
@@ -270,5 +304,37 @@ fn is_grace(e: &NfsError) -> bool {
         NfsError::Status4 { status, .. } => *status == Nfsstat4::Grace,
         NfsError::Retried { last, .. } => is_grace(last),
         _ => false,
+    }
+}
+
+/// The earliest wait start of the callers that found `seen` lost, taken out of the list.
+fn longest_wait(waiting: &mut Vec<(SessionId, Instant)>, seen: SessionId) -> Option<Instant> {
+    let first = waiting
+        .iter()
+        .filter(|(s, _)| *s == seen)
+        .map(|(_, t)| *t)
+        .min();
+    waiting.retain(|(s, _)| *s != seen);
+    first
+}
+
+#[cfg(test)]
+mod waiting_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_event_reports_the_caller_that_waited_longest() {
+        let now = Instant::now();
+        let (a, b) = ([1; 16], [2; 16]);
+        let mut w = vec![
+            (a, now),
+            (b, now - Duration::from_secs(9)),
+            (a, now - Duration::from_secs(3)),
+        ];
+        assert_eq!(longest_wait(&mut w, a), Some(now - Duration::from_secs(3)));
+        // Only that session's callers are taken out.
+        assert_eq!(w, vec![(b, now - Duration::from_secs(9))]);
+        assert_eq!(longest_wait(&mut w, a), None);
     }
 }
