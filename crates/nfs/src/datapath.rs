@@ -132,16 +132,6 @@ pub(crate) enum PartReply {
     Lost(crate::proto::nfs4::Nfsstat4),
 }
 
-/// The stability a WRITE reply names (`stable_how`: the same numbers in NFSv3 and
-/// NFSv4.1); an unknown value counts as the least durable.
-fn stability_of(committed: u32) -> Stability {
-    match committed {
-        2 => Stability::FileSync,
-        1 => Stability::DataSync,
-        _ => Stability::Unstable,
-    }
-}
-
 /// The files of a data path, in the protocol's terms.
 enum Files {
     V3(Vec<v3::Handle>),

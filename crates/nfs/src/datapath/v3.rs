@@ -68,7 +68,7 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
         Dir::Write => match decode_res::<WriteOk>(res.bytes()) {
             Ok(Ok(ok)) => Ok(Reply::Written(
                 ok.count,
-                super::stability_of(ok.committed as u32),
+                super::Stability::from_wire(ok.committed as u32),
             )),
             Ok(Err(status)) => Err(PartError::Status3(status)),
             Err(e) => Err(malformed(&e)),

@@ -253,7 +253,7 @@ impl Wire {
                 }),
             ) => Ok(PartReply::Written(
                 *count,
-                super::stability_of(*committed as u32),
+                super::Stability::from_wire(*committed as u32),
             )),
             _ => Err(PartError::Malformed(
                 "reply without the READ or WRITE result".into(),
