@@ -21,6 +21,8 @@
 
 use std::time::Duration;
 
+use crate::recv_room::LARGE;
+
 /// The smallest accepted reply record with its record mark: XID, message type, reply
 /// state, an empty verifier and the accept state.
 pub(crate) const MIN_REPLY: u64 = 28;
@@ -71,6 +73,10 @@ pub(crate) struct Coalescer {
     /// Smallest surplus of the current window, and replies seen in it.
     window_min: i64,
     window_seen: u32,
+    /// Outstanding calls expecting a large reply (see `recv_room`), and the longest of
+    /// those expected since there was none.
+    large: usize,
+    largest: u64,
 }
 
 impl Coalescer {
@@ -84,6 +90,8 @@ impl Coalescer {
             surplus: 0,
             window_min: i64::MAX,
             window_seen: 0,
+            large: 0,
+            largest: 0,
         }
     }
 
@@ -109,16 +117,36 @@ impl Coalescer {
     }
 
     pub(crate) fn add(&mut self, hint: u32) {
-        self.expected += Self::reply_bytes(hint);
+        let bytes = Self::reply_bytes(hint);
+        self.expected += bytes;
+        if bytes >= LARGE as u64 {
+            self.large += 1;
+            self.largest = self.largest.max(bytes);
+        }
     }
 
     pub(crate) fn remove(&mut self, hint: u32) {
-        self.expected = self.expected.saturating_sub(Self::reply_bytes(hint));
+        let bytes = Self::reply_bytes(hint);
+        self.expected = self.expected.saturating_sub(bytes);
+        if bytes >= LARGE as u64 && self.large > 0 {
+            self.large -= 1;
+            if self.large == 0 {
+                self.largest = 0;
+            }
+        }
     }
 
     /// Every outstanding call is gone.
     pub(crate) fn clear(&mut self) {
         self.expected = 0;
+        self.large = 0;
+        self.largest = 0;
+    }
+
+    /// The longest reply (with its record mark) an outstanding call expects, when it is
+    /// large enough to be given room of its own (see `recv_room`).
+    pub(crate) fn largest_reply(&self) -> Option<usize> {
+        (self.large > 0).then(|| usize::try_from(self.largest).unwrap_or(usize::MAX))
     }
 
     /// A new socket: the kernel's default mark, and a cap from its receive buffer.

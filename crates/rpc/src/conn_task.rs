@@ -19,6 +19,7 @@ use crate::conn::{
 };
 use crate::incoming::{self, Routed};
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
+use crate::recv_room;
 pub(crate) use crate::socket::open;
 use crate::socket::{Ready, Socket};
 
@@ -475,16 +476,23 @@ impl Task {
                 return Ok(());
             };
             let want = self.decoder.wanted();
+            // Small replies share a chunk; a record whose start is already in it moves
+            // (is copied) into a new one, rarely since each holds many. A large reply
+            // gets room for all of it before it is read (see `recv_room`).
+            let small = (
+                want.clamp(1, READ_CHUNK),
+                want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK),
+            );
+            // A hint never makes room beyond the longest record accepted.
+            let largest = (self.coalesce.largest_reply())
+                .map(|l| l.min(self.config.max_record.saturating_add(4)));
+            let room = recv_room::plan(self.decoder.fragment(), largest, small);
             let buf = self.decoder.buffer_mut();
-            let spare = buf.capacity() - buf.len();
-            if spare < want.clamp(1, READ_CHUNK) {
-                // A large record whose start is already in the buffer moves
-                // (is copied) into the new allocation: make that allocation
-                // hold several such records so it happens rarely.
-                buf.reserve(want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK));
+            if buf.capacity() - buf.len() < room.need {
+                buf.reserve(room.reserve);
             }
-            let asked = buf.capacity() - buf.len();
-            match stream.read_buf(buf) {
+            let asked = (buf.capacity() - buf.len()).min(room.cap);
+            match stream.read_buf(buf, asked) {
                 Ok(0) => return Err(ReadFail::Io("connection closed by the server".into())),
                 Ok(n) => {
                     got = true;
@@ -502,7 +510,8 @@ impl Task {
                     self.flush_sink();
                     // A short read emptied the socket. What comes later raises a new
                     // readiness event (this pass consumed the last one), so no empty read
-                    // to confirm it; an end of stream keeps its event (see `Socket`).
+                    // to confirm it; an end of stream keeps its event (see `Socket`). A
+                    // read cut at the end of a large reply reads on.
                     if n < asked {
                         break;
                     }

@@ -635,6 +635,73 @@ fn a_full_send_buffer_drains_when_the_server_reads() {
     server.join().unwrap();
 }
 
+/// Large replies, expected by their hints and not, come whole and intact whatever pieces
+/// the stream brings them in (reads are cut at their ends, see `recv_room`), with small
+/// replies between them.
+#[test]
+fn large_replies_come_whole_in_any_pieces() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let len = |tag: u8| {
+        if tag % 3 == 1 {
+            100
+        } else {
+            (1 << 20) + 96 + usize::from(tag)
+        }
+    };
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        let recs: Vec<Vec<u8>> = (0..12).map(|_| read_record(&mut s).unwrap()).collect();
+        let mut out = Vec::new();
+        for r in recs.iter().rev() {
+            let mut body = r[..5].to_vec();
+            body.resize(len(r[4]), r[4]);
+            out.extend_from_slice(&record(&body));
+        }
+        // Pieces of every size, then the rest at once: several replies wait in the
+        // socket, and reads cut at their ends must read on.
+        let (pieces, rest) = out.split_at(3 << 20);
+        for (i, piece) in pieces.chunks(65_483).enumerate() {
+            for part in piece.chunks(if i % 2 == 0 { 7_001 } else { 65_483 }) {
+                s.write_all(part).unwrap();
+            }
+            thread::sleep(Duration::from_micros(200));
+        }
+        s.write_all(rest).unwrap();
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        timeout: Duration::from_secs(5),
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let q = Arc::new(CompletionQueue::new());
+    let mut calls = CallBatch::with_capacity(12);
+    for tag in 0..12u8 {
+        let mut call = call_with(&[tag]);
+        // One large reply in four comes unannounced.
+        if tag % 4 != 3 {
+            call.reply_hint = len(tag) as u32 + 4;
+        }
+        calls.push(call, ReplyTo::Sink(q.clone(), u64::from(tag)));
+    }
+    conn.submit_batch(&mut calls);
+    let mut done = Vec::new();
+    while done.len() < 12 {
+        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+    }
+    for (tag, r) in &done {
+        let rec = &r.as_ref().unwrap().record;
+        assert_eq!(rec.len(), len(*tag as u8), "reply {tag}");
+        assert!(
+            rec[4..].iter().all(|b| u64::from(*b) == *tag),
+            "reply {tag}"
+        );
+    }
+    server.join().unwrap();
+}
+
 /// A call record as a server sends it on the back channel.
 fn server_call(xid: u32, proc_: u32, args: &[u8]) -> Vec<u8> {
     let mut body = Vec::new();

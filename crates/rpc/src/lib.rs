@@ -44,6 +44,7 @@ mod conn_task;
 mod incoming;
 pub mod msg;
 pub mod record;
+mod recv_room;
 mod socket;
 
 pub use auth::{AuthError, AuthSys, Credential, OpaqueAuth};

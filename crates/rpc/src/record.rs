@@ -104,6 +104,13 @@ impl RecordDecoder {
         }
     }
 
+    /// The fragment under way, once its header has been read: its length and the bytes
+    /// of it still to come.
+    pub fn fragment(&self) -> Option<(usize, usize)> {
+        self.fragment
+            .map(|(len, _)| (len, len.saturating_sub(self.input.len())))
+    }
+
     /// Next complete record, `Ok(None)` if more input is needed.
     pub fn next_record(&mut self) -> Result<Option<Bytes>, RecordError> {
         loop {

@@ -77,8 +77,9 @@ impl Socket {
     /// One non-blocking read into `buf`'s spare capacity, past the runtime's readiness
     /// check (after the coalescing fallback timer, data below the mark is there but was
     /// never signalled).
-    pub(crate) fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        recv_now(self.as_raw_fd(), buf)
+    /// At most `max` bytes.
+    pub(crate) fn read_buf(&self, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
+        recv_now(self.as_raw_fd(), buf, max)
     }
 
     /// Sets the receive low-water mark (SO_RCVLOWAT).
@@ -174,18 +175,12 @@ fn set_int(fd: RawFd, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// One non-blocking receive into `buf`'s spare capacity.
-fn recv_now(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
+/// One non-blocking receive of at most `max` bytes into `buf`'s spare capacity.
+fn recv_now(fd: RawFd, buf: &mut BytesMut, max: usize) -> io::Result<usize> {
     let spare = buf.spare_capacity_mut();
-    // SAFETY: the kernel writes at most `spare.len()` bytes into the spare capacity.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            spare.as_mut_ptr().cast(),
-            spare.len(),
-            libc::MSG_DONTWAIT,
-        )
-    };
+    let len = spare.len().min(max);
+    // SAFETY: the kernel writes at most `len` bytes, within the spare capacity.
+    let n = unsafe { libc::recv(fd, spare.as_mut_ptr().cast(), len, libc::MSG_DONTWAIT) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
