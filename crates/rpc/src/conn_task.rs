@@ -147,6 +147,8 @@ pub(crate) struct Task {
     delivered: bool,
     /// Outstanding calls last counted in the siblings' total.
     counted: usize,
+    /// Nothing was outstanding at the last retune (the mark was left as it was).
+    idle: bool,
     /// The handler of calls from the server, and this connection's channel for its
     /// replies (weak: the handler must not keep the connection alive).
     calls: Option<(CallSink, mpsc::WeakUnboundedSender<Msg>)>,
@@ -188,6 +190,7 @@ impl Task {
             retunes: 0,
             delivered: false,
             counted: 0,
+            idle: false,
             calls: None,
         }
     }
@@ -294,18 +297,28 @@ impl Task {
         if self.retunes.is_multiple_of(256) {
             self.coalesce.set_rcvbuf(stream.rcvbuf());
         }
-        let was_holding = self.coalesce.holding();
         let pending = self.pending.len();
+        if pending == 0 && self.calls.is_none() {
+            // Nothing is coming: the mark stays for the next burst, which on siblings is
+            // mostly as large as the last (lowered to 1 and raised again, it cost two
+            // system calls per burst: 0.13 per read on 4 connections). The end of the
+            // stream wakes the task whatever the mark; calls from the server would not.
+            self.idle = true;
+            return;
+        }
+        let resumed = std::mem::take(&mut self.idle);
+        let was_holding = self.coalesce.holding();
         let group = self
             .config
             .siblings
             .as_ref()
             .map(|s| s.outstanding.load(Relaxed));
-        if let Some(mark) = self.coalesce.retune(pending, group) {
-            if !was_holding {
-                // The wait for the fallback starts now, not at a read long ago.
-                self.last_read = Instant::now();
-            }
+        let mark = self.coalesce.retune(pending, group);
+        if resumed || (mark.is_some() && !was_holding) {
+            // The wait for the fallback starts now, not at a read long ago.
+            self.last_read = Instant::now();
+        }
+        if let Some(mark) = mark {
             if stream.set_rcvlowat(mark).is_err() {
                 self.coalesce.disable();
                 let _ = stream.set_rcvlowat(1);
