@@ -488,9 +488,12 @@ impl Task {
                 return Ok(());
             };
             let want = self.decoder.wanted();
+            // Room for what the mark says has come, too: a buffer with room for part of
+            // a burst of replies cost a second recv (half of them on 4 connections).
+            let room = want.max(self.coalesce.mark()).clamp(1, READ_CHUNK);
             let buf = self.decoder.buffer_mut();
             let spare = buf.capacity() - buf.len();
-            if spare < want.clamp(1, READ_CHUNK) {
+            if spare < room {
                 // A large record whose start is already in the buffer moves
                 // (is copied) into the new allocation: make that allocation
                 // hold several such records so it happens rarely.
