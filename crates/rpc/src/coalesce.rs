@@ -170,6 +170,11 @@ impl Coalescer {
         self.paused = false;
     }
 
+    /// The socket's current mark: at least this much has come when it signals.
+    pub(crate) fn mark(&self) -> usize {
+        self.lowat
+    }
+
     /// True while the mark may hold replies back (the fallback timer must run).
     pub(crate) fn holding(&self) -> bool {
         self.lowat > 1

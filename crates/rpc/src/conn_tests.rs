@@ -538,6 +538,62 @@ fn replies_beyond_their_hints_are_gathered_too() {
     assert!(unhinted <= exact + 12, "{unhinted} reads vs {exact}");
 }
 
+/// Bursts with idle spells between them, as one of several connections gets them: the
+/// mark kept over a spell longer than the fallback delay still gathers the next burst's
+/// replies (its fallback wait starts with the burst, not at the read before the spell).
+#[test]
+fn bursts_after_idle_spells_are_gathered() {
+    const ROUNDS: u64 = 8;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        for _ in 0..ROUNDS {
+            let recs: Vec<Vec<u8>> = (0..16).map(|_| read_record(&mut s).unwrap()).collect();
+            for r in recs {
+                let mut body = r[..4].to_vec();
+                body.resize(100, 7);
+                s.write_all(&record(&body)).unwrap();
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        reply_batch: 8,
+        reply_wait: Duration::from_millis(30),
+        timeout: Duration::from_secs(5),
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let q = Arc::new(CompletionQueue::new());
+    for round in 0..ROUNDS {
+        let mut calls = CallBatch::with_capacity(16);
+        for i in 0..16u64 {
+            let mut call = call_with(&(round * 16 + i).to_be_bytes());
+            call.reply_hint = 104;
+            calls.push(call, ReplyTo::Sink(q.clone(), round * 16 + i));
+        }
+        conn.submit_batch(&mut calls);
+        let mut done = Vec::new();
+        while done.len() < 16 {
+            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+        }
+        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        // Idle for twice the fallback delay.
+        thread::sleep(Duration::from_millis(60));
+    }
+    server.join().unwrap();
+    let reads = ConnStats::get(&conn.stats().reads);
+    eprintln!("{reads} reads for {ROUNDS} bursts of 16 replies 1 ms apart");
+    // Gathered: 8, 4, 2, then one by one below 8 outstanding: 6 reads a burst (fewer
+    // when the replies bunch). A fallback counted from before the spell fires at once,
+    // and the burst's first replies are read alone until one comes: 8 or more (tried).
+    assert!(reads <= ROUNDS * 7, "{reads} reads");
+    assert_eq!(ConnStats::get(&conn.stats().retransmits), 0);
+}
+
 /// Replies much shorter than their hints never reach the mark: they are read after the
 /// fallback delay, well before the call timeout, and nothing is retransmitted.
 #[test]
