@@ -11,14 +11,14 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
 
 #[derive(clap::Args)]
 #[command(
-    about = "Find max IOPS, max MB/s and the latency at max IOPS, in about a minute",
+    about = "Find max IOPS, max MB/s and the latency at max IOPS, in about half a minute",
     long_about = "Find max IOPS (8 KiB random reads), max MB/s (1 MiB random reads) and the mean \
         latency at max IOPS, like Oracle's DBMS_RESOURCE_MANAGER.CALIBRATE_IO but without its \
         flaws: the load grows as outstanding asynchronous I/Os from one thread (1, 2, 4, ... up \
         to --max-outstanding), never as more processes than the cores can drive; every level is \
-        measured after a short warm-up and kept as a point of the curve; the ramp stops at the \
-        knee (two levels in a row gaining under 3% over the best so far) or when the mean latency passes \
-        --max-latency; latency is in microseconds, and the answer says at which load it was \
+        measured after a short warm-up and kept as a point of the curve; the IOPS ramp goes up \
+        to --max-outstanding unless the mean latency passes --max-latency first, the MB/s ramp \
+        stops at its knee (two levels in a row gaining under 3% over the best so far); latency is in microseconds, and the answer says at which load it was \
         found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
         is created (or reused) in /var/tmp/dbio-<uid> and kept for the next command; it says so \
         at the end, and `rm -r /var/tmp/dbio-<uid>` removes it.\n\nExample: dbio calibrate --target \
@@ -39,8 +39,9 @@ pub struct Args {
     /// Highest number of outstanding I/Os to try
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_outstanding: u32,
-    /// Bound on the whole calibration (data-set creation not included); 70% for the IOPS ramp
-    #[arg(long, value_name = "DURATION", default_value = "50s", value_parser = duration_arg)]
+    /// Bound on the whole calibration (data-set creation not included); 70% for the IOPS ramp.
+    /// Each level gets its share of it (at most 5 s): a longer time gives steadier points
+    #[arg(long, value_name = "DURATION", default_value = "25s", value_parser = duration_arg)]
     time: Duration,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -2,9 +2,12 @@
 //!
 //! CPU per I/O is what this engine is judged on, so the hot path allocates
 //! nothing and makes as few system calls as it can: slot buffers and files
-//! are registered once (READ_FIXED/WRITE_FIXED on fixed files), submit only
-//! fills an SQE, commit sends the whole batch in one `io_uring_enter`, and
-//! reap drains every ready CQE before it considers waiting.
+//! are registered once (READ_FIXED/WRITE_FIXED on fixed files), submit
+//! starts an I/O at once only while the device has little to do and
+//! otherwise leaves it for commit's one `io_uring_enter` for the batch,
+//! completions are run by this thread when it asks for them (deferred task
+//! work: no interrupt of the thread per completion), and reap drains every
+//! ready CQE before it considers waiting.
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -31,8 +34,12 @@ pub struct UringEngine {
     reqs: Vec<IoRequest>,
     /// SQEs queued since the last commit.
     queued: u32,
-    /// See [`UringOptions::submit_each`].
-    submit_each: bool,
+    /// See [`UringOptions::kick_below`].
+    kick_below: u32,
+    /// The ring was created disabled for a single issuer: the first thread
+    /// that enters it enables it and becomes that issuer (engines are
+    /// opened on one thread and driven on another).
+    enable_pending: bool,
     /// Buffers and files could be registered (else plain READ/WRITE on fds).
     fixed_bufs: bool,
     fixed_files: bool,
@@ -44,19 +51,33 @@ pub struct UringEngine {
 pub struct UringOptions {
     pub register_buffers: bool,
     pub register_files: bool,
-    /// Start each I/O in `submit` (one `io_uring_enter` per I/O) instead of
-    /// once per `commit`. On an idle machine the device then gets work the
-    /// moment a slot frees: 8 KiB random reads at depth 32 went from 0.89x
-    /// to 0.98x fio's IOPS, for about 1.7 us more CPU per I/O (BENCHMARKS.md).
-    pub submit_each: bool,
+    /// `submit` starts its I/O at once (its own `io_uring_enter`) while
+    /// fewer than this many I/Os are in the device; above it the I/O waits
+    /// for `commit`, which starts the batch in one call. A device that
+    /// finishes its whole queue before it signals (a virtual disk served by
+    /// one thread) sits idle while a full refill is prepared, so its first
+    /// few I/Os go at once; the rest cost one system call per batch, not
+    /// one per I/O (BENCHMARKS.md). 0: only at commit; `u32::MAX`: every
+    /// I/O at submit.
+    pub kick_below: u32,
+    /// Completions are run by this thread when it enters the ring to reap
+    /// (IORING_SETUP_DEFER_TASKRUN with SINGLE_ISSUER, as fio sets),
+    /// instead of interrupting it for each one. Falls back to the plain
+    /// ring on kernels before 6.1.
+    pub defer_taskrun: bool,
 }
+
+/// See [`UringOptions::kick_below`]: enough queued in the device to keep
+/// it busy while the rest of a refill is prepared and sent.
+pub const KICK_BELOW: u32 = 8;
 
 impl Default for UringOptions {
     fn default() -> Self {
         Self {
             register_buffers: true,
             register_files: true,
-            submit_each: true,
+            kick_below: KICK_BELOW,
+            defer_taskrun: true,
         }
     }
 }
@@ -73,7 +94,8 @@ impl UringEngine {
                 "io_uring depth {depth} exceeds the maximum of {MAX_DEPTH}"
             )));
         }
-        let ring = new_ring(depth)?;
+        let ring = new_ring(depth, opts.defer_taskrun)?;
+        let enable_pending = ring.params().is_setup_single_issuer();
         let io = LocalSlots::open(cfg)?;
 
         let iovecs: Vec<libc::iovec> = io
@@ -111,7 +133,8 @@ impl UringEngine {
             io,
             reqs,
             queued: 0,
-            submit_each: opts.submit_each,
+            kick_below: opts.kick_below,
+            enable_pending,
             fixed_bufs,
             fixed_files,
         })
@@ -175,6 +198,13 @@ impl UringEngine {
     /// One `io_uring_enter`: submits what is queued and, with a timeout,
     /// waits until `want` CQEs are ready or the timeout passes.
     fn enter(&mut self, want: usize, timeout: Option<Duration>) -> Result<(), EngineError> {
+        if self.enable_pending {
+            self.ring
+                .submitter()
+                .register_enable_rings()
+                .map_err(|e| EngineError::Other(format!("io_uring enable rings: {e}")))?;
+            self.enable_pending = false;
+        }
         let res = match timeout {
             Some(t) => {
                 let ts = types::Timespec::from(t);
@@ -213,14 +243,32 @@ fn far_deadline(timeout: Duration) -> Instant {
         .unwrap_or(now)
 }
 
-/// Creates the ring, or says why io_uring cannot be used here.
-fn new_ring(depth: u32) -> Result<IoUring, EngineError> {
+/// Creates the ring, or says why io_uring cannot be used here. With
+/// `defer`, completions wait for this thread's next enter (created
+/// disabled, see [`UringEngine::enable_pending`]); a kernel without those
+/// flags gets the plain ring.
+fn new_ring(depth: u32, defer: bool) -> Result<IoUring, EngineError> {
     let entries = depth.next_power_of_two();
-    let ring = IoUring::builder()
+    let build = |defer: bool| {
+        let mut b = IoUring::builder();
         // Completions never outnumber slots, so twice the SQ is plenty.
-        .setup_cqsize(entries * 2)
-        .build(entries)
-        .map_err(setup_error)?;
+        b.setup_cqsize(entries * 2);
+        if defer {
+            // TASKRUN_FLAG: a submit that finds completions waiting asks
+            // for them in the same enter (the io-uring crate looks at it).
+            b.setup_coop_taskrun()
+                .setup_taskrun_flag()
+                .setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_r_disabled();
+        }
+        b.build(entries)
+    };
+    let ring = match build(defer) {
+        Err(e) if defer && e.raw_os_error() == Some(libc::EINVAL) => build(false),
+        r => r,
+    }
+    .map_err(setup_error)?;
     if !ring.params().is_feature_ext_arg() {
         return Err(EngineError::Unavailable(
             "io_uring",
@@ -272,7 +320,8 @@ impl Engine for UringEngine {
             return Err(EngineError::Busy(self.depth()));
         }
         self.queued += 1;
-        if self.submit_each {
+        let in_device = self.io.busy.count().saturating_sub(self.queued);
+        if in_device < self.kick_below {
             return self.enter(0, None);
         }
         Ok(())

@@ -170,11 +170,38 @@ fn uring_batched_submission_starts_io_at_commit() {
     let dir = scratch();
     let path = data_file(dir.path(), 32);
     let opts = UringOptions {
-        submit_each: false,
+        kick_below: 0,
         ..Default::default()
     };
     let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
     roundtrip(Box::new(e), &path, true);
+}
+
+#[test]
+fn uring_each_io_at_submit_on_a_plain_ring() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 32);
+    let opts = UringOptions {
+        kick_below: u32::MAX,
+        defer_taskrun: false,
+        ..Default::default()
+    };
+    let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
+    roundtrip(Box::new(e), &path, true);
+}
+
+/// The run driver opens engines on its own thread and drives each on a
+/// user thread: the ring's single issuer is the thread that first uses it.
+#[test]
+fn uring_opened_on_one_thread_is_driven_on_another() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 64);
+    let e = UringEngine::open(&config(&[&path], 64, true)).unwrap();
+    let e: Box<dyn Engine> = Box::new(e);
+    let p = path.clone();
+    std::thread::spawn(move || roundtrip(e, &p, false))
+        .join()
+        .expect("the driving thread");
 }
 
 #[test]

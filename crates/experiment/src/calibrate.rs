@@ -1,8 +1,9 @@
 //! `calibrate`: max IOPS at a latency cap and max MB/s, like CALIBRATE_IO
 //! without its flaws. Load grows as outstanding asynchronous I/Os from one
 //! thread (never as more processes than the cores can drive), each level
-//! is measured after a warm-up, the ramp stops at the knee or the cap, and
-//! every level is kept as a point of the curve.
+//! is measured after a warm-up, the IOPS ramp goes up to the highest load
+//! or the latency cap, the MB/s ramp stops at its knee, and every level is
+//! kept as a point of the curve.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -20,7 +21,11 @@ use crate::{ExperimentError, ProgressFn};
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any
 /// device here without tying up gigabytes of buffers.
 const MBPS_MAX_OUTSTANDING: u32 = 64;
-/// Levels in a row without the knee gain that end a ramp.
+/// Levels in a row without the knee gain that end the MB/s ramp. The IOPS
+/// ramp has no knee: on a shared device one level read high or low by a
+/// neighbour's burst ended it at 32 or 128 outstanding while the device
+/// gave its most at 256 (BENCHMARKS.md), and its levels are short enough
+/// that the whole ramp fits the default time.
 const KNEE_LEVELS: u32 = 2;
 /// No knee is declared below this load: on a shared, noisy device one lucky
 /// reading at 1 or 2 outstanding would otherwise end the ramp long before
@@ -251,7 +256,13 @@ fn level_seconds(budget: f64, levels: usize) -> f64 {
     (budget * 0.95 / levels.max(1) as f64).clamp(0.5, 5.0)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Whether the knee ends a ramp after `flat` levels in a row without gain,
+/// the last at `outstanding`: only the MB/s ramp has one.
+fn knee_ends(measure: Measure, flat: u32, outstanding: u32) -> bool {
+    measure == Measure::Mbps && flat >= KNEE_LEVELS && outstanding >= KNEE_MIN_OUTSTANDING
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Measure {
     Iops,
     Mbps,
@@ -373,7 +384,7 @@ fn ramp(
             flat = 0;
         }
         best = best.max(value);
-        if flat >= KNEE_LEVELS && outstanding >= KNEE_MIN_OUTSTANDING {
+        if knee_ends(measure, flat, outstanding) {
             r.stop = "knee";
             break;
         }
@@ -413,6 +424,17 @@ mod tests {
         assert!(may_start(true, now, level, now));
         assert!(!may_start(false, now, level, now));
         assert!(may_start(false, now, level, now + level));
+    }
+
+    #[test]
+    fn only_the_mbps_ramp_stops_at_its_knee() {
+        assert!(!knee_ends(Measure::Iops, 5, 128), "IOPS runs to the top");
+        assert!(knee_ends(Measure::Mbps, KNEE_LEVELS, KNEE_MIN_OUTSTANDING));
+        assert!(!knee_ends(Measure::Mbps, KNEE_LEVELS - 1, 64));
+        assert!(
+            !knee_ends(Measure::Mbps, KNEE_LEVELS, 8),
+            "no knee below 16"
+        );
     }
 
     #[test]
