@@ -20,12 +20,13 @@ use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartRepl
 use crate::channel::Results;
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    decode_compound, Compound, Fh4, Nfsstat4, OpResult, StableHow, Stateid, MINOR_VERSION,
-    PROC_COMPOUND,
+    CompoundReader, Fh4, IoCompound, IoOp, Nfsstat4, OpFailure, OpResult, SequenceOk, StableHow,
+    Stateid, PROC_COMPOUND,
 };
 use crate::router::Router;
-use crate::v41::sequence::{settle, Settled};
+use crate::v41::sequence::{settle_parts, Settled};
 use crate::v41::{SlotLease, StateManager};
+use dbio_xdr::XdrError;
 
 /// How often a data path looks whether the recovery it waits for is done.
 const RECOVERY_POLL: Duration = Duration::from_millis(5);
@@ -80,8 +81,12 @@ pub struct Wire {
     lost: Option<Nfsstat4>,
     /// The recovery under way, once the first part was parked.
     recovered: Option<Recovered>,
-    /// When the last reply that settled a slot came: I/O waits from then on.
+    /// When the last reply that settled a slot came: I/O waits from then on. Taken
+    /// once per wait for replies ([`DataPath::resume`]), not per reply: a clock read
+    /// for every reply was a tenth of decoding it.
     answered_at: Instant,
+    /// A reply settled a slot since `answered_at` was taken.
+    answered: bool,
 }
 
 impl Wire {
@@ -93,7 +98,16 @@ impl Wire {
             lost: None,
             recovered: None,
             answered_at: Instant::now(),
+            answered: false,
         }
+    }
+
+    /// When the last reply that settled a slot came (as of the last wait for replies).
+    fn answered_at(&mut self) -> Instant {
+        if std::mem::take(&mut self.answered) {
+            self.answered_at = Instant::now();
+        }
+        self.answered_at
     }
 
     /// A free slot (index in the lease), or `None`: the part must wait for a reply
@@ -140,39 +154,24 @@ impl Wire {
         data: Bytes,
         stable: Stability,
     ) -> CallBuf {
-        let c = Compound::new("", MINOR_VERSION)
-            .sequence(
-                self.lease.sessionid(),
-                seqid,
-                slot,
-                self.lease.highest(),
-                false,
-            )
-            .putfh(file.fh);
-        let mut call = match dir {
-            Dir::Read => {
-                let c = c.read(file.stateid, offset, len);
-                router.encode(
-                    PROC_COMPOUND,
-                    |b| {
-                        c.encode_head(b);
-                    },
-                    Bytes::new(),
-                )
-            }
-            Dir::Write => {
-                let stable = StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync);
-                let c = c.write(file.stateid, offset, stable, &data);
-                let call = router.encode(
-                    PROC_COMPOUND,
-                    |b| {
-                        c.encode_head(b);
-                    },
-                    data.clone(),
-                );
-                call
-            }
+        let op = match dir {
+            Dir::Read => IoOp::Read { count: len },
+            Dir::Write => IoOp::Write {
+                stable: StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync),
+                len: data.len() as u32,
+            },
         };
+        let c = IoCompound {
+            sessionid: self.lease.sessionid(),
+            sequenceid: seqid,
+            slotid: slot,
+            highest_slotid: self.lease.highest(),
+            fh: &file.fh,
+            stateid: file.stateid,
+            offset,
+            op,
+        };
+        let mut call = router.encode(PROC_COMPOUND, |b| c.encode_head(b), data);
         if dir == Dir::Read {
             call.reply_hint = read_reply_hint(len);
         }
@@ -196,17 +195,17 @@ impl Wire {
                 return Err(malformed(&e));
             }
         };
-        let res = match decode_compound(results.bytes()) {
+        let (seq, failure, io_result) = match read_io_reply(results.bytes()) {
             Ok(r) => r,
             Err(e) => {
                 self.lease.retire(index);
                 return Err(malformed(&e));
             }
         };
-        match settle(&res) {
+        match settle_parts(seq.as_ref(), failure) {
             Settled::Done(ok) => {
                 self.lease.answered(index, ok);
-                self.answered_at = Instant::now();
+                self.answered = true;
             }
             Settled::Again { seq, status, .. } => {
                 self.lease.answered(index, seq);
@@ -241,25 +240,53 @@ impl Wire {
                 return Err(malformed(&"reply without a SEQUENCE result"));
             }
         }
-        match (dir, res.results.get(2)) {
-            (Dir::Read, Some(OpResult::Read { data, .. })) => {
+        match (dir, io_result) {
+            (Dir::Read, Some(IoResult::Read(data))) => {
                 let got = data.len().min(want as usize);
                 Ok(PartReply::Read(results.share(&data[..got])))
             }
-            (
-                Dir::Write,
-                Some(OpResult::Write {
-                    count, committed, ..
-                }),
-            ) => Ok(PartReply::Written(
-                *count,
-                super::Stability::from_wire(*committed as u32),
+            (Dir::Write, Some(IoResult::Written(count, committed))) => Ok(PartReply::Written(
+                count,
+                super::Stability::from_wire(committed as u32),
             )),
             _ => Err(PartError::Malformed(
                 "reply without the READ or WRITE result".into(),
             )),
         }
     }
+}
+
+/// What the data path keeps of a READ's or WRITE's result (not the whole `OpResult`,
+/// which has room for any op's).
+enum IoResult<'a> {
+    Read(&'a [u8]),
+    Written(u32, StableHow),
+}
+
+/// SEQUENCE's result, the failed op and the third op's result (READ or WRITE) of a
+/// reply, read op by op: no list of results is made for every reply.
+type IoReply<'a> = (Option<SequenceOk>, Option<OpFailure>, Option<IoResult<'a>>);
+
+fn read_io_reply(results: &[u8]) -> Result<IoReply<'_>, XdrError> {
+    let mut ops = CompoundReader::new(results)?;
+    let (mut seq, mut failure, mut io) = (None, None, None);
+    let mut index = 0;
+    while let Some(op) = ops.next_op() {
+        match (index, op?) {
+            (_, Err(f)) => failure = Some(f),
+            (0, Ok(OpResult::Sequence(ok))) => seq = Some(ok),
+            (2, Ok(OpResult::Read { data, .. })) => io = Some(IoResult::Read(data)),
+            (
+                2,
+                Ok(OpResult::Write {
+                    count, committed, ..
+                }),
+            ) => io = Some(IoResult::Written(count, committed)),
+            _ => {}
+        }
+        index += 1;
+    }
+    Ok((seq, failure, io))
 }
 
 /// The "try later" statuses of NFSv4.1.
@@ -324,7 +351,7 @@ impl DataPath {
             };
             let out: Recovered = Arc::new(Mutex::new(None));
             w.recovered = Some(out.clone());
-            let (seen, depth, since) = (w.lease.sessionid(), w.lease.len(), w.answered_at);
+            let (seen, depth, since) = (w.lease.sessionid(), w.lease.len(), w.answered_at());
             rt.spawn(async move {
                 let r = match state.recover(seen, status, since).await {
                     Ok(()) => state.lease(depth, None).await,
@@ -341,6 +368,8 @@ impl DataPath {
     /// again (or fails them if the recovery failed). Returns when to look again.
     pub(super) fn resume(&mut self) -> Option<Instant> {
         let w = self.wire41.as_mut()?;
+        // Before waiting again: the replies just handled came about now.
+        w.answered_at();
         let recovered = w.recovered.as_ref()?;
         let later = Some(Instant::now() + RECOVERY_POLL);
         if w.lease.in_use() > 0 {
@@ -408,10 +437,11 @@ mod tests {
         for len in [1u32, 512, 8192, 1 << 20] {
             let record = Bytes::from(smallest_read_reply(len));
             let results = Results::from_record(record.clone()).unwrap();
-            let res = decode_compound(results.bytes()).unwrap();
-            match res.results.get(2) {
-                Some(OpResult::Read { data, .. }) => assert_eq!(data.len(), len as usize),
-                other => panic!("not a READ result: {other:?}"),
+            match read_io_reply(results.bytes()).unwrap() {
+                (Some(_), None, Some(IoResult::Read(data))) => {
+                    assert_eq!(data.len(), len as usize)
+                }
+                _ => panic!("not a READ reply"),
             }
             // With its record mark the reply brings at least the hint, and the hint
             // leaves out nothing but the data's padding.
@@ -420,5 +450,41 @@ mod tests {
             assert!(hint <= on_wire, "{len}: hint {hint} > reply {on_wire}");
             assert!(on_wire - hint < 4, "{len}: hint {hint}, reply {on_wire}");
         }
+    }
+
+    #[test]
+    fn a_reply_keeps_the_sequence_the_failure_and_the_io_result() {
+        let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_be_bytes()).collect() };
+        let seq = [53, 0, 1, 2, 3, 4, 1, 0, 63, 63, 0];
+        // SEQUENCE, PUTFH, WRITE of 8192 bytes DATA_SYNC with its verifier.
+        let mut w = vec![0, 0, 3];
+        w.extend(seq);
+        w.extend([22, 0, 38, 0, 8192, 1, 9, 9]);
+        match read_io_reply(&words(&w)).unwrap() {
+            (Some(s), None, Some(IoResult::Written(8192, StableHow::DataSync))) => {
+                assert_eq!((s.highest_slotid, s.target_highest_slotid), (63, 63))
+            }
+            _ => panic!("not a WRITE reply"),
+        }
+        // READ failed: the slot advanced (SEQUENCE), no data.
+        let mut w = vec![10005, 0, 3];
+        w.extend(seq);
+        w.extend([22, 0, 25, 10005]);
+        let b = words(&w);
+        let (s, f, io) = read_io_reply(&b).unwrap();
+        assert!(s.is_some() && io.is_none());
+        assert_eq!(
+            f.map(|f| (f.index, f.op)),
+            Some((2, crate::proto::nfs4::Opnum::Read))
+        );
+        // SEQUENCE refused; a result after the failure is not read.
+        let b = words(&[10052, 0, 1, 53, 10052, 0xdead]);
+        let (s, f, io) = read_io_reply(&b).unwrap();
+        assert!(s.is_none() && io.is_none());
+        assert_eq!(f.map(|f| f.status), Some(Nfsstat4::Badsession));
+        // A SEQUENCE result anywhere but first is not the slot's.
+        let mut w = vec![0, 0, 2, 22, 0];
+        w.extend(seq);
+        assert!(read_io_reply(&words(&w)).unwrap().0.is_none());
     }
 }
