@@ -66,7 +66,7 @@ mod tests;
 pub use args::*;
 pub use attr::{bit, numeric_id, Fattr, SetAttrs, SetTime};
 pub use cb::*;
-pub use io::{IoCompound, IoOp};
+pub use io::{decode_io_reply, IoCompound, IoOp, IoReply, IoResult};
 pub use layout::*;
 pub use res::*;
 pub use status::Nfsstat4;

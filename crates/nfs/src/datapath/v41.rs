@@ -20,13 +20,11 @@ use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartRepl
 use crate::channel::Results;
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    CompoundReader, Fh4, IoCompound, IoOp, Nfsstat4, OpFailure, OpResult, SequenceOk, StableHow,
-    Stateid, PROC_COMPOUND,
+    decode_io_reply, Fh4, IoCompound, IoOp, IoResult, Nfsstat4, StableHow, Stateid, PROC_COMPOUND,
 };
 use crate::router::Router;
 use crate::v41::sequence::{settle_parts, Settled};
 use crate::v41::{SlotLease, StateManager};
-use dbio_xdr::XdrError;
 
 /// How often a data path looks whether the recovery it waits for is done.
 const RECOVERY_POLL: Duration = Duration::from_millis(5);
@@ -195,14 +193,14 @@ impl Wire {
                 return Err(malformed(&e));
             }
         };
-        let (seq, failure, io_result) = match read_io_reply(results.bytes()) {
+        let reply = match decode_io_reply(results.bytes()) {
             Ok(r) => r,
             Err(e) => {
                 self.lease.retire(index);
                 return Err(malformed(&e));
             }
         };
-        match settle_parts(seq.as_ref(), failure) {
+        match settle_parts(reply.sequence.as_ref(), reply.failure) {
             Settled::Done(ok) => {
                 self.lease.answered(index, ok);
                 self.answered = true;
@@ -240,12 +238,12 @@ impl Wire {
                 return Err(malformed(&"reply without a SEQUENCE result"));
             }
         }
-        match (dir, io_result) {
-            (Dir::Read, Some(IoResult::Read(data))) => {
+        match (dir, reply.result) {
+            (Dir::Read, Some(IoResult::Read { data, .. })) => {
                 let got = data.len().min(want as usize);
                 Ok(PartReply::Read(results.share(&data[..got])))
             }
-            (Dir::Write, Some(IoResult::Written(count, committed))) => Ok(PartReply::Written(
+            (Dir::Write, Some(IoResult::Write { count, committed })) => Ok(PartReply::Written(
                 count,
                 super::Stability::from_wire(committed as u32),
             )),
@@ -254,39 +252,6 @@ impl Wire {
             )),
         }
     }
-}
-
-/// What the data path keeps of a READ's or WRITE's result (not the whole `OpResult`,
-/// which has room for any op's).
-enum IoResult<'a> {
-    Read(&'a [u8]),
-    Written(u32, StableHow),
-}
-
-/// SEQUENCE's result, the failed op and the third op's result (READ or WRITE) of a
-/// reply, read op by op: no list of results is made for every reply.
-type IoReply<'a> = (Option<SequenceOk>, Option<OpFailure>, Option<IoResult<'a>>);
-
-fn read_io_reply(results: &[u8]) -> Result<IoReply<'_>, XdrError> {
-    let mut ops = CompoundReader::new(results)?;
-    let (mut seq, mut failure, mut io) = (None, None, None);
-    let mut index = 0;
-    while let Some(op) = ops.next_op() {
-        match (index, op?) {
-            (_, Err(f)) => failure = Some(f),
-            (0, Ok(OpResult::Sequence(ok))) => seq = Some(ok),
-            (2, Ok(OpResult::Read { data, .. })) => io = Some(IoResult::Read(data)),
-            (
-                2,
-                Ok(OpResult::Write {
-                    count, committed, ..
-                }),
-            ) => io = Some(IoResult::Written(count, committed)),
-            _ => {}
-        }
-        index += 1;
-    }
-    Ok((seq, failure, io))
 }
 
 /// The "try later" statuses of NFSv4.1.
@@ -365,8 +330,12 @@ impl DataPath {
 
     /// While a recovery runs: once it is done and no request of the old lease is out,
     /// takes the new lease and the opens' new stateids and sends the parked parts
-    /// again (or fails them if the recovery failed). Returns when to look again.
+    /// again (or fails them if the recovery failed). Returns when to look again. Called
+    /// before each wait for replies, which is also when pNFS I/O counts are handed on.
     pub(super) fn resume(&mut self) -> Option<Instant> {
+        if let Some(p) = &mut self.pnfs {
+            p.publish();
+        }
         let w = self.wire41.as_mut()?;
         // Before waiting again: the replies just handled came about now.
         w.answered_at();
@@ -437,10 +406,8 @@ mod tests {
         for len in [1u32, 512, 8192, 1 << 20] {
             let record = Bytes::from(smallest_read_reply(len));
             let results = Results::from_record(record.clone()).unwrap();
-            match read_io_reply(results.bytes()).unwrap() {
-                (Some(_), None, Some(IoResult::Read(data))) => {
-                    assert_eq!(data.len(), len as usize)
-                }
+            match decode_io_reply(results.bytes()).unwrap().result {
+                Some(IoResult::Read { data, .. }) => assert_eq!(data.len(), len as usize),
                 _ => panic!("not a READ reply"),
             }
             // With its record mark the reply brings at least the hint, and the hint
@@ -450,41 +417,5 @@ mod tests {
             assert!(hint <= on_wire, "{len}: hint {hint} > reply {on_wire}");
             assert!(on_wire - hint < 4, "{len}: hint {hint}, reply {on_wire}");
         }
-    }
-
-    #[test]
-    fn a_reply_keeps_the_sequence_the_failure_and_the_io_result() {
-        let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_be_bytes()).collect() };
-        let seq = [53, 0, 1, 2, 3, 4, 1, 0, 63, 63, 0];
-        // SEQUENCE, PUTFH, WRITE of 8192 bytes DATA_SYNC with its verifier.
-        let mut w = vec![0, 0, 3];
-        w.extend(seq);
-        w.extend([22, 0, 38, 0, 8192, 1, 9, 9]);
-        match read_io_reply(&words(&w)).unwrap() {
-            (Some(s), None, Some(IoResult::Written(8192, StableHow::DataSync))) => {
-                assert_eq!((s.highest_slotid, s.target_highest_slotid), (63, 63))
-            }
-            _ => panic!("not a WRITE reply"),
-        }
-        // READ failed: the slot advanced (SEQUENCE), no data.
-        let mut w = vec![10005, 0, 3];
-        w.extend(seq);
-        w.extend([22, 0, 25, 10005]);
-        let b = words(&w);
-        let (s, f, io) = read_io_reply(&b).unwrap();
-        assert!(s.is_some() && io.is_none());
-        assert_eq!(
-            f.map(|f| (f.index, f.op)),
-            Some((2, crate::proto::nfs4::Opnum::Read))
-        );
-        // SEQUENCE refused; a result after the failure is not read.
-        let b = words(&[10052, 0, 1, 53, 10052, 0xdead]);
-        let (s, f, io) = read_io_reply(&b).unwrap();
-        assert!(s.is_none() && io.is_none());
-        assert_eq!(f.map(|f| f.status), Some(Nfsstat4::Badsession));
-        // A SEQUENCE result anywhere but first is not the slot's.
-        let mut w = vec![0, 0, 2, 22, 0];
-        w.extend(seq);
-        assert!(read_io_reply(&words(&w)).unwrap().0.is_none());
     }
 }

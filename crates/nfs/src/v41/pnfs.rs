@@ -233,9 +233,10 @@ pub struct IoCount {
 }
 
 impl IoCount {
-    pub fn add(&self, bytes: u32, now_ms: u64) {
-        self.ios.fetch_add(1, Relaxed);
-        self.bytes.fetch_add(u64::from(bytes), Relaxed);
+    /// `ios` I/Os of `bytes` in all, the last at `now_ms`.
+    pub fn add(&self, ios: u64, bytes: u64, now_ms: u64) {
+        self.ios.fetch_add(ios, Relaxed);
+        self.bytes.fetch_add(bytes, Relaxed);
         let _ = self
             .first_ms
             .compare_exchange(0, now_ms + 1, Relaxed, Relaxed);
