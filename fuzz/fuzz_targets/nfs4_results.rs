@@ -1,6 +1,7 @@
-//! NFSv4.1 decoders; the first byte picks one: 0 COMPOUND reply (and the files-layout
-//! and device-address bodies inside it), 1 files-layout body, 2 files device address,
-//! 3 fattr4, 4 universal address, 5 CB_COMPOUND call (back channel).
+//! NFSv4.1 decoders; the first byte picks one: 0 COMPOUND reply, whole, op by op and as
+//! a READ or WRITE reply (and the files-layout and device-address bodies inside it),
+//! 1 files-layout body, 2 files device address, 3 fattr4, 4 universal address,
+//! 5 CB_COMPOUND call (back channel).
 #![no_main]
 
 use dbio_nfs_proto::nfs4::*;
@@ -33,6 +34,11 @@ fuzz_target!(|data: &[u8]| {
     };
     match k % 6 {
         0 => {
+            // The reader the data path uses accepts what decode_compound accepts.
+            let read_ok = CompoundReader::new(b)
+                .is_ok_and(|mut ops| std::iter::from_fn(|| ops.next_op()).all(|op| op.is_ok()));
+            assert_eq!(read_ok, decode_compound(b).is_ok());
+            assert_eq!(decode_io_reply(b).is_ok(), read_ok);
             if let Ok(r) = decode_compound(b) {
                 assert!(r.results.len() <= b.len() / 8);
                 if let Some(f) = r.failure {

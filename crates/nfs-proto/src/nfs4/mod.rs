@@ -50,6 +50,7 @@
 mod args;
 mod attr;
 mod cb;
+mod io;
 mod layout;
 mod res;
 mod status;
@@ -65,6 +66,7 @@ mod tests;
 pub use args::*;
 pub use attr::{bit, numeric_id, Fattr, SetAttrs, SetTime};
 pub use cb::*;
+pub use io::{decode_io_reply, IoCompound, IoOp, IoReply, IoResult};
 pub use layout::*;
 pub use res::*;
 pub use status::Nfsstat4;

@@ -609,45 +609,104 @@ fn decode_resop<'a>(
 /// failed op, which is reported in [`CompoundRes::failure`]; bytes after it are not
 /// looked at. Without a failure, trailing bytes are an error.
 pub fn decode_compound(results: &[u8]) -> Result<CompoundRes<'_>, XdrError> {
-    let mut d = Decoder::new(results);
-    let status = Nfsstat4::decode(&mut d)?;
-    let tag = Utf8::decode(&mut d)?;
-    let at = d.position();
-    let n = d.u32()? as usize;
-    // Each result is at least an opnum and a status.
-    if n > MAX_OPS {
-        return Err(XdrError::TooLong {
-            item: "resarray",
-            offset: at,
-            len: n as u64,
-            bound: MAX_OPS,
-        });
-    }
-    if n.saturating_mul(8) > d.remaining() {
-        return Err(XdrError::Truncated {
-            item: "resarray",
-            offset: at,
-            need: n as u64 * 8,
-            remaining: d.remaining(),
-        });
-    }
+    let mut ops = CompoundReader::new(results)?;
     let mut res = CompoundRes {
-        status,
-        tag,
-        results: Vec::with_capacity(n),
+        status: ops.status,
+        tag: ops.tag,
+        results: Vec::with_capacity(ops.len()),
         failure: None,
     };
-    for index in 0..n {
-        match decode_resop(&mut d, index)? {
+    while let Some(op) = ops.next_op() {
+        match op? {
             Ok(r) => res.results.push(r),
-            Err(f) => {
-                res.failure = Some(f);
-                return Ok(res);
-            }
+            Err(f) => res.failure = Some(f),
         }
     }
-    d.finish("COMPOUND4res")?;
     Ok(res)
+}
+
+/// A `COMPOUND4res` read one result at a time, with no list allocated: the data path
+/// reads SEQUENCE, PUTFH and READ or WRITE of every reply this way. The same checks as
+/// [`decode_compound`], which is built on it: the result count bounded by the bytes
+/// there, reading stops after the first failed op, and without a failure trailing bytes
+/// are an error.
+#[derive(Debug)]
+pub struct CompoundReader<'a> {
+    d: Decoder<'a>,
+    /// The COMPOUND's status (that of the last op evaluated).
+    pub status: Nfsstat4,
+    pub tag: Utf8<'a>,
+    count: usize,
+    index: usize,
+    /// A failed op or a malformed result ended the reading.
+    ended: bool,
+}
+
+impl<'a> CompoundReader<'a> {
+    /// Reads the status, the tag and the number of results.
+    pub fn new(results: &'a [u8]) -> Result<CompoundReader<'a>, XdrError> {
+        let mut d = Decoder::new(results);
+        let status = Nfsstat4::decode(&mut d)?;
+        let tag = Utf8::decode(&mut d)?;
+        let at = d.position();
+        let count = d.u32()? as usize;
+        if count > MAX_OPS {
+            return Err(XdrError::TooLong {
+                item: "resarray",
+                offset: at,
+                len: count as u64,
+                bound: MAX_OPS,
+            });
+        }
+        // Each result is at least an opnum and a status.
+        if count.saturating_mul(8) > d.remaining() {
+            return Err(XdrError::Truncated {
+                item: "resarray",
+                offset: at,
+                need: count as u64 * 8,
+                remaining: d.remaining(),
+            });
+        }
+        Ok(CompoundReader {
+            d,
+            status,
+            tag,
+            count,
+            index: 0,
+            ended: false,
+        })
+    }
+
+    /// Results the reply says it holds.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The next result: `Ok(Ok(result))`, or `Ok(Err(failure))` for the failed op,
+    /// after which there is none; `None` once every result was read (and nothing
+    /// follows them), an `Err` for a malformed one (then `None`).
+    pub fn next_op(&mut self) -> Option<Result<Result<OpResult<'a>, OpFailure>, XdrError>> {
+        if self.ended {
+            return None;
+        }
+        if self.index == self.count {
+            self.ended = true;
+            return match self.d.finish("COMPOUND4res") {
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
+            };
+        }
+        let r = decode_resop(&mut self.d, self.index);
+        self.index += 1;
+        if !matches!(r, Ok(Ok(_))) {
+            self.ended = true;
+        }
+        Some(r)
+    }
 }
 
 /// Append a successful `nfs_resop4` for an op without result data (PUTFH, LOOKUP, ...)

@@ -734,3 +734,35 @@ fn decode_other_results() {
         }
     );
 }
+
+#[test]
+fn a_reader_gives_the_results_one_by_one_and_stops_at_the_failure() {
+    let mut b = open_fail_reply();
+    b.extend([0xff; 8]);
+    let mut r = CompoundReader::new(&b).unwrap();
+    assert_eq!((r.status, r.len()), (Nfsstat4::Grace, 3));
+    assert!(matches!(r.next_op(), Some(Ok(Ok(OpResult::Sequence(s)))) if s.sessionid == SID));
+    assert!(matches!(r.next_op(), Some(Ok(Ok(OpResult::Putfh)))));
+    assert!(matches!(r.next_op(), Some(Ok(Err(f))) if f.op == Opnum::Open && f.index == 2));
+    // Nothing after the failure, whatever follows it.
+    assert!(r.next_op().is_none());
+    assert!(r.next_op().is_none());
+
+    // Without a failure, bytes after the last result are an error, once.
+    let mut b = words(&[0, 0, 1, 22, 0]);
+    b.extend([0; 4]);
+    let mut r = CompoundReader::new(&b).unwrap();
+    assert!(matches!(r.next_op(), Some(Ok(Ok(OpResult::Putfh)))));
+    assert!(matches!(r.next_op(), Some(Err(XdrError::Trailing { .. }))));
+    assert!(r.next_op().is_none());
+
+    // Every prefix of a reply fails somewhere, as decode_compound does.
+    let b = getattr_reply();
+    for n in 0..b.len() {
+        let failed = match CompoundReader::new(&b[..n]) {
+            Err(_) => true,
+            Ok(mut r) => std::iter::from_fn(|| r.next_op()).any(|op| op.is_err()),
+        };
+        assert!(failed, "prefix of {n} bytes accepted");
+    }
+}

@@ -20,11 +20,10 @@ use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartRepl
 use crate::channel::Results;
 use crate::error::NfsError;
 use crate::proto::nfs4::{
-    decode_compound, Compound, Fh4, Nfsstat4, OpResult, StableHow, Stateid, MINOR_VERSION,
-    PROC_COMPOUND,
+    decode_io_reply, Fh4, IoCompound, IoOp, IoResult, Nfsstat4, StableHow, Stateid, PROC_COMPOUND,
 };
 use crate::router::Router;
-use crate::v41::sequence::{settle, Settled};
+use crate::v41::sequence::{settle_parts, Settled};
 use crate::v41::{SlotLease, StateManager};
 
 /// How often a data path looks whether the recovery it waits for is done.
@@ -80,8 +79,12 @@ pub struct Wire {
     lost: Option<Nfsstat4>,
     /// The recovery under way, once the first part was parked.
     recovered: Option<Recovered>,
-    /// When the last reply that settled a slot came: I/O waits from then on.
+    /// When the last reply that settled a slot came: I/O waits from then on. Taken
+    /// once per wait for replies ([`DataPath::resume`]), not per reply: a clock read
+    /// for every reply was a tenth of decoding it.
     answered_at: Instant,
+    /// A reply settled a slot since `answered_at` was taken.
+    answered: bool,
 }
 
 impl Wire {
@@ -93,7 +96,16 @@ impl Wire {
             lost: None,
             recovered: None,
             answered_at: Instant::now(),
+            answered: false,
         }
+    }
+
+    /// When the last reply that settled a slot came (as of the last wait for replies).
+    fn answered_at(&mut self) -> Instant {
+        if std::mem::take(&mut self.answered) {
+            self.answered_at = Instant::now();
+        }
+        self.answered_at
     }
 
     /// A free slot (index in the lease), or `None`: the part must wait for a reply
@@ -140,39 +152,24 @@ impl Wire {
         data: Bytes,
         stable: Stability,
     ) -> CallBuf {
-        let c = Compound::new("", MINOR_VERSION)
-            .sequence(
-                self.lease.sessionid(),
-                seqid,
-                slot,
-                self.lease.highest(),
-                false,
-            )
-            .putfh(file.fh);
-        let mut call = match dir {
-            Dir::Read => {
-                let c = c.read(file.stateid, offset, len);
-                router.encode(
-                    PROC_COMPOUND,
-                    |b| {
-                        c.encode_head(b);
-                    },
-                    Bytes::new(),
-                )
-            }
-            Dir::Write => {
-                let stable = StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync);
-                let c = c.write(file.stateid, offset, stable, &data);
-                let call = router.encode(
-                    PROC_COMPOUND,
-                    |b| {
-                        c.encode_head(b);
-                    },
-                    data.clone(),
-                );
-                call
-            }
+        let op = match dir {
+            Dir::Read => IoOp::Read { count: len },
+            Dir::Write => IoOp::Write {
+                stable: StableHow::from_u32(stable as u32).unwrap_or(StableHow::FileSync),
+                len: data.len() as u32,
+            },
         };
+        let c = IoCompound {
+            sessionid: self.lease.sessionid(),
+            sequenceid: seqid,
+            slotid: slot,
+            highest_slotid: self.lease.highest(),
+            fh: &file.fh,
+            stateid: file.stateid,
+            offset,
+            op,
+        };
+        let mut call = router.encode(PROC_COMPOUND, |b| c.encode_head(b), data);
         if dir == Dir::Read {
             call.reply_hint = read_reply_hint(len);
         }
@@ -196,17 +193,17 @@ impl Wire {
                 return Err(malformed(&e));
             }
         };
-        let res = match decode_compound(results.bytes()) {
+        let reply = match decode_io_reply(results.bytes()) {
             Ok(r) => r,
             Err(e) => {
                 self.lease.retire(index);
                 return Err(malformed(&e));
             }
         };
-        match settle(&res) {
+        match settle_parts(reply.sequence.as_ref(), reply.failure) {
             Settled::Done(ok) => {
                 self.lease.answered(index, ok);
-                self.answered_at = Instant::now();
+                self.answered = true;
             }
             Settled::Again { seq, status, .. } => {
                 self.lease.answered(index, seq);
@@ -241,19 +238,14 @@ impl Wire {
                 return Err(malformed(&"reply without a SEQUENCE result"));
             }
         }
-        match (dir, res.results.get(2)) {
-            (Dir::Read, Some(OpResult::Read { data, .. })) => {
+        match (dir, reply.result) {
+            (Dir::Read, Some(IoResult::Read { data, .. })) => {
                 let got = data.len().min(want as usize);
                 Ok(PartReply::Read(results.share(&data[..got])))
             }
-            (
-                Dir::Write,
-                Some(OpResult::Write {
-                    count, committed, ..
-                }),
-            ) => Ok(PartReply::Written(
-                *count,
-                super::Stability::from_wire(*committed as u32),
+            (Dir::Write, Some(IoResult::Write { count, committed })) => Ok(PartReply::Written(
+                count,
+                super::Stability::from_wire(committed as u32),
             )),
             _ => Err(PartError::Malformed(
                 "reply without the READ or WRITE result".into(),
@@ -324,7 +316,7 @@ impl DataPath {
             };
             let out: Recovered = Arc::new(Mutex::new(None));
             w.recovered = Some(out.clone());
-            let (seen, depth, since) = (w.lease.sessionid(), w.lease.len(), w.answered_at);
+            let (seen, depth, since) = (w.lease.sessionid(), w.lease.len(), w.answered_at());
             rt.spawn(async move {
                 let r = match state.recover(seen, status, since).await {
                     Ok(()) => state.lease(depth, None).await,
@@ -338,9 +330,15 @@ impl DataPath {
 
     /// While a recovery runs: once it is done and no request of the old lease is out,
     /// takes the new lease and the opens' new stateids and sends the parked parts
-    /// again (or fails them if the recovery failed). Returns when to look again.
+    /// again (or fails them if the recovery failed). Returns when to look again. Called
+    /// before each wait for replies, which is also when pNFS I/O counts are handed on.
     pub(super) fn resume(&mut self) -> Option<Instant> {
+        if let Some(p) = &mut self.pnfs {
+            p.publish();
+        }
         let w = self.wire41.as_mut()?;
+        // Before waiting again: the replies just handled came about now.
+        w.answered_at();
         let recovered = w.recovered.as_ref()?;
         let later = Some(Instant::now() + RECOVERY_POLL);
         if w.lease.in_use() > 0 {
@@ -408,10 +406,9 @@ mod tests {
         for len in [1u32, 512, 8192, 1 << 20] {
             let record = Bytes::from(smallest_read_reply(len));
             let results = Results::from_record(record.clone()).unwrap();
-            let res = decode_compound(results.bytes()).unwrap();
-            match res.results.get(2) {
-                Some(OpResult::Read { data, .. }) => assert_eq!(data.len(), len as usize),
-                other => panic!("not a READ result: {other:?}"),
+            match decode_io_reply(results.bytes()).unwrap().result {
+                Some(IoResult::Read { data, .. }) => assert_eq!(data.len(), len as usize),
+                _ => panic!("not a READ reply"),
             }
             // With its record mark the reply brings at least the hint, and the hint
             // leaves out nothing but the data's padding.

@@ -24,6 +24,7 @@ use crate::router::Router;
 use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
+use dbio_rpc::conn::Siblings;
 pub use layoutcommit::{LayoutCommitted, PendingWrites};
 
 /// LAYOUTCOMMIT and the COMMITs of data written through data servers.
@@ -233,9 +234,10 @@ pub struct IoCount {
 }
 
 impl IoCount {
-    pub fn add(&self, bytes: u32, now_ms: u64) {
-        self.ios.fetch_add(1, Relaxed);
-        self.bytes.fetch_add(u64::from(bytes), Relaxed);
+    /// `ios` I/Os of `bytes` in all, the last at `now_ms`.
+    pub fn add(&self, ios: u64, bytes: u64, now_ms: u64) {
+        self.ios.fetch_add(ios, Relaxed);
+        self.bytes.fetch_add(bytes, Relaxed);
         let _ = self
             .first_ms
             .compare_exchange(0, now_ms + 1, Relaxed, Relaxed);
@@ -263,6 +265,8 @@ pub struct Layouts {
     generation: AtomicU64,
     events: Mutex<Vec<LayoutEvent>>,
     counts: Mutex<HashMap<(String, String), Arc<IoCount>>>,
+    /// The data servers' connections, siblings when the pool's callers run them.
+    ds_siblings: Arc<Siblings>,
     opened: Instant,
     /// How often every route is fetched again (`None`: only after a failure).
     pub refresh: Option<Duration>,
@@ -288,6 +292,7 @@ impl Layouts {
             generation: AtomicU64::new(0),
             events: Mutex::new(Vec::new()),
             counts: Mutex::new(HashMap::new()),
+            ds_siblings: Arc::default(),
             opened: Instant::now(),
             refresh,
         }
@@ -748,6 +753,12 @@ impl Layouts {
         opts.conn.timeout = DS_TIMEOUT;
         opts.conn.connect_timeout = DS_TIMEOUT;
         opts.conn.retries = 1;
+        // One thread runs them all: a wake-up for one reads the others, and each holds
+        // back replies as a share of what all have outstanding. Alone, one with fewer
+        // than 8 calls out gathers none, and each of its replies wakes the thread.
+        if let Some((router, _)) = self.router.get() {
+            opts.conn.siblings = router.runs_on_callers().then(|| self.ds_siblings.clone());
+        }
         let client = Client::connect_data_server(addrs, &self.options, opts).await?;
         let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
             path: client.server().to_string(),

@@ -75,10 +75,10 @@ fn parts_go_to_the_stripes_server_or_through_the_metadata_server() {
 #[test]
 fn io_counts_keep_first_and_last() {
     let c = IoCount::default();
-    c.add(8192, 0);
-    c.add(8192, 1500);
-    assert_eq!(c.ios.load(Relaxed), 2);
-    assert_eq!(c.bytes.load(Relaxed), 16384);
+    c.add(1, 8192, 0);
+    c.add(2, 16384, 1500);
+    assert_eq!(c.ios.load(Relaxed), 3);
+    assert_eq!(c.bytes.load(Relaxed), 24576);
     assert_eq!(
         (c.first_ms.load(Relaxed), c.last_ms.load(Relaxed)),
         (1, 1501)

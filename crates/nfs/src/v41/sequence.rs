@@ -2,7 +2,7 @@
 //! they are settled, for the session's own slot table (metadata) and for the slots a
 //! data path leases alike (RFC 8881 2.10.6).
 
-use crate::proto::nfs4::{CompoundRes, Nfsstat4, OpResult, Opnum, SequenceOk};
+use crate::proto::nfs4::{CompoundRes, Nfsstat4, OpFailure, OpResult, Opnum, SequenceOk};
 
 /// The meaning of one reply for its request and its slot.
 #[derive(Debug, PartialEq)]
@@ -73,7 +73,13 @@ pub fn settle<'r>(res: &'r CompoundRes<'_>) -> Settled<'r> {
         Some(OpResult::Sequence(ok)) => Some(ok),
         _ => None,
     };
-    match (seq, res.failure) {
+    settle_parts(seq, res.failure)
+}
+
+/// [`settle`] from the parts of a reply read op by op: SEQUENCE's result if it was the
+/// first op and succeeded, and the failed op if one did.
+pub fn settle_parts(seq: Option<&SequenceOk>, failure: Option<OpFailure>) -> Settled<'_> {
+    match (seq, failure) {
         (Some(ok), None) => Settled::Done(ok),
         (Some(ok), Some(f)) if again(f.status) => Settled::Again {
             seq: ok,
@@ -108,7 +114,7 @@ fn again(status: Nfsstat4) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::nfs4::{OpFailure, Utf8};
+    use crate::proto::nfs4::Utf8;
 
     fn res(seq: bool, failure: Option<(Opnum, Nfsstat4)>) -> CompoundRes<'static> {
         let ok = SequenceOk {
