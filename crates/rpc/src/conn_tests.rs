@@ -437,6 +437,52 @@ fn fail_fast_hands_calls_back_at_once() {
 /// Replies that come one by one while many calls are outstanding are gathered: far
 /// fewer socket reads than replies. (The fallback is set long so that a slow machine,
 /// which can only gather more, cannot break the bound either.)
+/// A server that answers `bursts` bursts of `per_burst` calls: it reads a burst's calls,
+/// then answers each with a `len`-byte reply (its xid, padded), `gap` apart, each reply
+/// its own segment, as a server sends them.
+fn paced_replies(
+    listener: TcpListener,
+    bursts: usize,
+    per_burst: usize,
+    len: usize,
+    gap: Duration,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        for _ in 0..bursts {
+            let recs: Vec<Vec<u8>> = (0..per_burst)
+                .map(|_| read_record(&mut s).unwrap())
+                .collect();
+            for r in recs {
+                let mut body = r[..4].to_vec();
+                body.resize(len, 7);
+                s.write_all(&record(&body)).unwrap();
+                thread::sleep(gap);
+            }
+        }
+    })
+}
+
+/// Sends one call per tag in one batch, each with the reply hint given, and waits for
+/// every reply, all of them answers.
+fn call_and_wait(conn: &Connection, tags: std::ops::Range<u64>, hint: u32) {
+    let q = Arc::new(CompletionQueue::new());
+    let n = tags.clone().count();
+    let mut calls = CallBatch::with_capacity(n);
+    for tag in tags {
+        let mut call = call_with(&tag.to_be_bytes());
+        call.reply_hint = hint;
+        calls.push(call, ReplyTo::Sink(q.clone(), tag));
+    }
+    conn.submit_batch(&mut calls);
+    let mut done = Vec::new();
+    while done.len() < n {
+        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+    }
+    assert!(done.iter().all(|(_, r)| r.is_ok()));
+}
+
 #[test]
 fn replies_are_gathered_while_many_are_outstanding() {
     for batch in [1usize, 8] {
@@ -459,19 +505,7 @@ fn replies_are_gathered_while_many_are_outstanding() {
             ..quick()
         };
         let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
-        let q = Arc::new(CompletionQueue::new());
-        let mut calls = CallBatch::with_capacity(64);
-        for tag in 0..64u64 {
-            let mut call = call_with(&tag.to_be_bytes());
-            call.reply_hint = 1004;
-            calls.push(call, ReplyTo::Sink(q.clone(), tag));
-        }
-        conn.submit_batch(&mut calls);
-        let mut done = Vec::new();
-        while done.len() < 64 {
-            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-        }
-        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        call_and_wait(&conn, 0..64, 1004);
         server.join().unwrap();
         let reads = ConnStats::get(&conn.stats().reads);
         eprintln!("reply batch {batch}: {reads} reads for 64 replies 0.5 ms apart");
@@ -494,18 +528,7 @@ fn replies_beyond_their_hints_are_gathered_too() {
     let reads_for = |hint: u32| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let server = thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            // Each reply its own segment, as a server sends them.
-            s.set_nodelay(true).unwrap();
-            let recs: Vec<Vec<u8>> = (0..128).map(|_| read_record(&mut s).unwrap()).collect();
-            for r in recs {
-                let mut body = r[..4].to_vec();
-                body.resize(136, 7);
-                s.write_all(&record(&body)).unwrap();
-                thread::sleep(Duration::from_micros(1500));
-            }
-        });
+        let server = paced_replies(listener, 1, 128, 136, Duration::from_micros(1500));
         let rt = runtime();
         let config = ConnConfig {
             reply_batch: 8,
@@ -514,19 +537,7 @@ fn replies_beyond_their_hints_are_gathered_too() {
             ..quick()
         };
         let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
-        let q = Arc::new(CompletionQueue::new());
-        let mut calls = CallBatch::with_capacity(128);
-        for tag in 0..128u64 {
-            let mut call = call_with(&tag.to_be_bytes());
-            call.reply_hint = hint;
-            calls.push(call, ReplyTo::Sink(q.clone(), tag));
-        }
-        conn.submit_batch(&mut calls);
-        let mut done = Vec::new();
-        while done.len() < 128 {
-            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-        }
-        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        call_and_wait(&conn, 0..128, hint);
         server.join().unwrap();
         ConnStats::get(&conn.stats().reads)
     };
@@ -546,19 +557,7 @@ fn bursts_after_idle_spells_are_gathered() {
     const ROUNDS: u64 = 8;
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        s.set_nodelay(true).unwrap();
-        for _ in 0..ROUNDS {
-            let recs: Vec<Vec<u8>> = (0..16).map(|_| read_record(&mut s).unwrap()).collect();
-            for r in recs {
-                let mut body = r[..4].to_vec();
-                body.resize(100, 7);
-                s.write_all(&record(&body)).unwrap();
-                thread::sleep(Duration::from_millis(1));
-            }
-        }
-    });
+    let server = paced_replies(listener, ROUNDS as usize, 16, 100, Duration::from_millis(1));
     let rt = runtime();
     let config = ConnConfig {
         reply_batch: 8,
@@ -567,20 +566,8 @@ fn bursts_after_idle_spells_are_gathered() {
         ..quick()
     };
     let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
-    let q = Arc::new(CompletionQueue::new());
     for round in 0..ROUNDS {
-        let mut calls = CallBatch::with_capacity(16);
-        for i in 0..16u64 {
-            let mut call = call_with(&(round * 16 + i).to_be_bytes());
-            call.reply_hint = 104;
-            calls.push(call, ReplyTo::Sink(q.clone(), round * 16 + i));
-        }
-        conn.submit_batch(&mut calls);
-        let mut done = Vec::new();
-        while done.len() < 16 {
-            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-        }
-        assert!(done.iter().all(|(_, r)| r.is_ok()));
+        call_and_wait(&conn, round * 16..round * 16 + 16, 104);
         // Idle for twice the fallback delay.
         thread::sleep(Duration::from_millis(60));
     }

@@ -213,6 +213,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The count of a counted array whose items the caller reads one by one (no vector),
+    /// checked as [`Self::array`] checks it.
+    pub fn count(&mut self, item: &'static str, bound: usize, min_size: usize) -> Result<usize> {
+        self.length(item, bound, min_size.max(1))
+    }
+
     /// Counted array of at most `bound` items, each at least `min_size` bytes on the wire
     /// (so the count is also checked against the input before the vector is allocated).
     pub fn array<T>(

@@ -352,24 +352,7 @@ pub fn decode_cb_compound(args: &[u8]) -> Result<CbCompound<'_>, XdrError> {
     let tag = Utf8::decode(&mut d)?;
     let minorversion = d.u32()?;
     let callback_ident = d.u32()?;
-    let at = d.position();
-    let n = d.u32()? as usize;
-    if n > MAX_OPS {
-        return Err(XdrError::TooLong {
-            item: "CB_COMPOUND argarray",
-            offset: at,
-            len: n as u64,
-            bound: MAX_OPS,
-        });
-    }
-    if n.saturating_mul(4) > d.remaining() {
-        return Err(XdrError::Truncated {
-            item: "CB_COMPOUND argarray",
-            offset: at,
-            need: n as u64 * 4,
-            remaining: d.remaining(),
-        });
-    }
+    let n = d.count("CB_COMPOUND argarray", MAX_OPS, 4)?;
     let mut ops = Vec::with_capacity(n);
     for _ in 0..n {
         let op = decode_cb_op(&mut d)?;

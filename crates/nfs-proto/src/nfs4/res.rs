@@ -648,25 +648,8 @@ impl<'a> CompoundReader<'a> {
         let mut d = Decoder::new(results);
         let status = Nfsstat4::decode(&mut d)?;
         let tag = Utf8::decode(&mut d)?;
-        let at = d.position();
-        let count = d.u32()? as usize;
-        if count > MAX_OPS {
-            return Err(XdrError::TooLong {
-                item: "resarray",
-                offset: at,
-                len: count as u64,
-                bound: MAX_OPS,
-            });
-        }
         // Each result is at least an opnum and a status.
-        if count.saturating_mul(8) > d.remaining() {
-            return Err(XdrError::Truncated {
-                item: "resarray",
-                offset: at,
-                need: count as u64 * 8,
-                remaining: d.remaining(),
-            });
-        }
+        let count = d.count("resarray", MAX_OPS, 8)?;
         Ok(CompoundReader {
             d,
             status,
