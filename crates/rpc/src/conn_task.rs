@@ -25,10 +25,6 @@ use crate::socket::{Ready, Socket};
 
 /// Slices handed to one `writev` (each call takes up to four).
 const IOV_BATCH: usize = 256;
-/// Receive buffer growth step: one allocation serves several small replies.
-const READ_CHUNK: usize = 256 * 1024;
-/// Largest receive buffer allocation (for streams of large READ replies).
-const MAX_CHUNK: usize = 8 << 20;
 const PAD: [u8; 3] = [0; 3];
 
 /// XIDs are sequential; a multiplicative hash spreads them over the table.
@@ -489,14 +485,14 @@ impl Task {
                 return Ok(());
             };
             let want = self.decoder.wanted();
-            // Small replies share a chunk; a record whose start is already in it moves
-            // (is copied) into a new one, rarely since each holds many. Room for what the
-            // mark says has come, too: room for part of a burst of replies cost a second
-            // recv (half of them on 4 connections). A large reply gets room for all of it
-            // before it is read (see `recv_room`).
+            // Small replies share a chunk sized to what is coming; a record whose start is
+            // already in it moves (is copied) into a new one, rarely since each holds
+            // several. Room for what the mark says has come, too: room for part of a burst
+            // of replies cost a second recv (half of them on 4 connections). A large reply
+            // gets room for all of it before it is read (see `recv_room`).
             let small = (
-                want.max(self.coalesce.mark()).clamp(1, READ_CHUNK),
-                want.saturating_mul(4).clamp(READ_CHUNK, MAX_CHUNK),
+                want.max(self.coalesce.mark()).clamp(1, recv_room::CHUNK),
+                recv_room::small_chunk(want, self.coalesce.coming()),
             );
             // A hint never makes room beyond the longest record accepted.
             let largest = (self.coalesce.largest_reply())
