@@ -136,11 +136,6 @@ impl Coalescer {
         }
     }
 
-    /// Bytes the outstanding replies are expected to bring.
-    pub(crate) fn coming(&self) -> usize {
-        usize::try_from(self.expected).unwrap_or(usize::MAX)
-    }
-
     /// Every outstanding call is gone.
     pub(crate) fn clear(&mut self) {
         self.expected = 0;

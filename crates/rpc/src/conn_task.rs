@@ -485,14 +485,18 @@ impl Task {
                 return Ok(());
             };
             let want = self.decoder.wanted();
-            // Small replies share a chunk sized to what is coming; a record whose start is
-            // already in it moves (is copied) into a new one, rarely since each holds
+            // Small replies share a chunk (siblings a share of one); a record whose start
+            // is already in it moves (is copied) into a new one, rarely since each holds
             // several. Room for what the mark says has come, too: room for part of a burst
             // of replies cost a second recv (half of them on 4 connections). A large reply
             // gets room for all of it before it is read (see `recv_room`).
             let small = (
                 want.max(self.coalesce.mark()).clamp(1, recv_room::CHUNK),
-                recv_room::small_chunk(want, self.coalesce.coming()),
+                recv_room::small_chunk(
+                    want,
+                    self.pending.len(),
+                    (self.config.siblings.as_ref()).map(|s| s.outstanding.load(Relaxed)),
+                ),
             );
             // A hint never makes room beyond the longest record accepted.
             let largest = (self.coalesce.largest_reply())

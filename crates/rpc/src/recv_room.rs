@@ -29,16 +29,22 @@ pub(crate) const MIN_CHUNK: usize = 32 << 10;
 pub(crate) const MAX_CHUNK: usize = 8 << 20;
 
 /// The chunk to reserve for small replies, when `want` bytes of the current record are
-/// still to come and the outstanding calls' replies should bring `coming` bytes.
+/// still to come, this connection awaits `pending` replies and, with siblings (connections
+/// run by one thread), all of them await `group`.
 ///
-/// Sized to what is coming, not fixed: the kernel copies each reply into this chunk, and
-/// chunks of 256 KiB on each of 4 connections, each kept alive by replies not yet
-/// consumed, made a working set beyond a core's cache. The copy then cost 1.8-2.0x per
-/// 8 KiB read of one connection's (perf samples of `_copy_to_iter` per read); with chunks
-/// of what each connection awaits, the four cost what one does.
-pub(crate) fn small_chunk(want: usize, coming: usize) -> usize {
-    let base = coming.clamp(MIN_CHUNK, CHUNK);
-    want.saturating_mul(4).clamp(base, MAX_CHUNK)
+/// Siblings share one chunk's worth in proportion to what each awaits: the kernel copies
+/// each reply into its connection's chunk, and chunks of 256 KiB on each of 4
+/// connections, each kept alive by replies not yet consumed, made a working set beyond a
+/// core's cache. The copy then cost 1.8-2.0x per 8 KiB read of one connection's (perf
+/// samples of `_copy_to_iter` per read); with 64 KiB each, the four cost what one does. A
+/// connection alone keeps the whole chunk: smaller ones there cost 3-5% more per read.
+pub(crate) fn small_chunk(want: usize, pending: usize, group: Option<usize>) -> usize {
+    let share = match group {
+        Some(total) if total > pending => CHUNK / total * pending,
+        _ => CHUNK,
+    };
+    want.saturating_mul(4)
+        .clamp(share.clamp(MIN_CHUNK, CHUNK), MAX_CHUNK)
 }
 
 /// What to do before the next read.
@@ -188,17 +194,21 @@ mod tests {
     }
 
     #[test]
-    fn the_shared_chunk_holds_what_is_coming() {
-        // 32 8 KiB reads on one connection: the largest chunk.
-        assert_eq!(small_chunk(8300, 32 * 8300), CHUNK);
-        // The same 32 spread over 4 connections: each a quarter of it.
-        assert_eq!(small_chunk(8300, 8 * 8300), 8 * 8300);
-        // Few or tiny replies (WRITE replies, one outstanding): the floor.
-        assert_eq!(small_chunk(140, 32 * 140), MIN_CHUNK);
-        assert_eq!(small_chunk(0, 0), MIN_CHUNK);
+    fn siblings_share_one_chunk() {
+        // A connection alone, whatever it awaits: the whole chunk.
+        assert_eq!(small_chunk(8300, 32, None), CHUNK);
+        assert_eq!(small_chunk(8300, 1, None), CHUNK);
+        // 32 spread over 4 siblings: a quarter each; a busier one a larger share.
+        assert_eq!(small_chunk(8300, 8, Some(32)), CHUNK / 4);
+        assert_eq!(small_chunk(8300, 16, Some(32)), CHUNK / 2);
+        // A sibling awaiting little still gets a few replies' worth.
+        assert_eq!(small_chunk(140, 1, Some(64)), MIN_CHUNK);
+        assert_eq!(small_chunk(0, 0, Some(32)), MIN_CHUNK);
+        // A stale total below this connection's own count is no share at all.
+        assert_eq!(small_chunk(8300, 8, Some(4)), CHUNK);
         // A record longer than the chunk under way: room for it, bounded.
-        assert_eq!(small_chunk(60 << 10, 8300), 240 << 10);
-        assert_eq!(small_chunk(usize::MAX, usize::MAX), MAX_CHUNK);
+        assert_eq!(small_chunk(60 << 10, 8, Some(32)), 240 << 10);
+        assert_eq!(small_chunk(usize::MAX, 1, None), MAX_CHUNK);
     }
 
     #[test]
