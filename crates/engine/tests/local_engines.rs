@@ -167,25 +167,25 @@ fn uring_without_registered_buffers_or_files() {
 
 #[test]
 fn uring_batched_submission_starts_io_at_commit() {
-    let dir = scratch();
-    let path = data_file(dir.path(), 32);
-    let opts = UringOptions {
+    uring_roundtrip(UringOptions {
         kick_below: 0,
         ..Default::default()
-    };
-    let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
-    roundtrip(Box::new(e), &path, true);
+    });
 }
 
 #[test]
 fn uring_each_io_at_submit_on_a_plain_ring() {
-    let dir = scratch();
-    let path = data_file(dir.path(), 32);
-    let opts = UringOptions {
+    uring_roundtrip(UringOptions {
         kick_below: u32::MAX,
         defer_taskrun: false,
         ..Default::default()
-    };
+    });
+}
+
+/// A roundtrip of 32 outstanding O_DIRECT I/Os through a ring opened with `opts`.
+fn uring_roundtrip(opts: UringOptions) {
+    let dir = scratch();
+    let path = data_file(dir.path(), 32);
     let e = UringEngine::open_with(&config(&[&path], 32, true), opts).unwrap();
     roundtrip(Box::new(e), &path, true);
 }

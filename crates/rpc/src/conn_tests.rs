@@ -42,6 +42,15 @@ fn quick() -> ConnConfig {
     }
 }
 
+/// Waits until `n` calls on `q` have completed; each wait may take 5 s at most.
+fn completed(q: &CompletionQueue, n: usize) -> Vec<(u64, CallResult)> {
+    let mut done = Vec::new();
+    while done.len() < n {
+        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
+    }
+    done
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -476,10 +485,7 @@ fn call_and_wait(conn: &Connection, tags: std::ops::Range<u64>, hint: u32) {
         calls.push(call, ReplyTo::Sink(q.clone(), tag));
     }
     conn.submit_batch(&mut calls);
-    let mut done = Vec::new();
-    while done.len() < n {
-        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-    }
+    let done = completed(&q, n);
     assert!(done.iter().all(|(_, r)| r.is_ok()));
 }
 
@@ -607,10 +613,7 @@ fn short_replies_under_the_mark_still_arrive() {
             calls.push(call, ReplyTo::Sink(q.clone(), round * 32 + i));
         }
         conn.submit_batch(&mut calls);
-        let mut done = Vec::new();
-        while done.len() < 32 {
-            assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-        }
+        completed(&q, 32);
     }
     // Three rounds, each held at most a few fallback delays; the timeout is 150 ms.
     assert!(
@@ -669,10 +672,7 @@ fn a_full_send_buffer_drains_when_the_server_reads() {
         calls.push(call, ReplyTo::Sink(q.clone(), tag));
     }
     conn.submit_batch(&mut calls);
-    let mut done = Vec::new();
-    while done.len() < 32 {
-        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-    }
+    let done = completed(&q, 32);
     assert!(done.iter().all(|(_, r)| r.is_ok()));
     assert!(ConnStats::get(&conn.stats().writes) > 1);
     server.join().unwrap();
@@ -730,10 +730,7 @@ fn large_replies_come_whole_in_any_pieces() {
         calls.push(call, ReplyTo::Sink(q.clone(), u64::from(tag)));
     }
     conn.submit_batch(&mut calls);
-    let mut done = Vec::new();
-    while done.len() < 12 {
-        assert!(q.wait(1, Duration::from_secs(5), &mut done) > 0, "stalled");
-    }
+    let done = completed(&q, 12);
     for (tag, r) in &done {
         let rec = &r.as_ref().unwrap().record;
         assert_eq!(rec.len(), len(*tag as u8), "reply {tag}");
