@@ -475,6 +475,14 @@ fn mount_path_cut_while_creating_moves_metadata_calls() {
     path_1_cut_while_creating(&t, &t.url(), &json);
 }
 
+/// Bytes the machine has received over a host-side link.
+fn rx_bytes(dev: &str) -> u64 {
+    std::fs::read_to_string(format!("/sys/class/net/{dev}/statistics/rx_bytes"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// The down and up events of `addr` in a result.
 fn down_and_up(r: &Value, addr: &str) -> (bool, bool) {
     let events = r["nfs"]["events"].as_array().unwrap();
@@ -507,7 +515,18 @@ fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
     ]);
     // Path 1 carries the session's first connection: cut it first, then path 2.
     let (s, p) = (script(), t.prefix.clone());
+    let dev1 = t.var("MP_DEV1").to_string();
     let cuts = std::thread::spawn(move || {
+        // The cuts start once the run's I/O flows on path 1 (its set-up moves a few
+        // KiB), whenever that is: a path cut and restored before the run's I/O uses it
+        // is never seen down, and with this file's other tests beside it the set-up
+        // (session, opens, the data set's check) has taken from under 1 s to beyond a
+        // first cut made 8-12 s in.
+        let from = rx_bytes(&dev1);
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while rx_bytes(&dev1).saturating_sub(from) < 8 << 20 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let sh = |what: &str, n: &str| {
             let st = Command::new(&s)
                 .args([what, n, "--prefix", &p])
@@ -516,11 +535,8 @@ fn v41_each_path_cut_in_turn_fails_over_and_rejoins() {
             assert!(st.status.success(), "nfs-multipath {what} {n}");
         };
         // Each cut lasts 4 s: twice the 2 s without a reply that takes a path down, so
-        // a loaded machine still sees it before the path comes back. The first comes
-        // 8 s in: with this file's other tests running beside it, the run's set-up
-        // (session, opens, the data set's check) took more than 5 s, and a path cut
-        // and restored before the run's I/O uses it is never seen down.
-        std::thread::sleep(Duration::from_secs(8));
+        // a loaded machine still sees it before the path comes back.
+        std::thread::sleep(Duration::from_secs(1));
         sh("cut", "1");
         std::thread::sleep(Duration::from_secs(4));
         sh("restore", "1");
