@@ -9,9 +9,13 @@ pub mod awr;
 pub mod comparison;
 pub mod inputs;
 pub mod observation;
+pub mod pg;
 pub mod provenance;
 pub mod replay;
 pub mod statistics;
+
+#[cfg(test)]
+mod shared_data;
 
 pub use comparison::{compare, Comparison, Effect, Options, Verdict};
 pub use observation::{Direction, Observation};

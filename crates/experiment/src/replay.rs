@@ -67,6 +67,7 @@ mod tests {
             production_ios: None,
             production_mean_us: None,
             mean_source: None,
+            ..ModelClass::default()
         }
     }
 
@@ -83,6 +84,7 @@ mod tests {
                 class("redo-write", 30.0, 6144),
             ],
             not_replayed: Vec::new(),
+            ..WorkloadModel::default()
         };
         let p = replay_plan(&model, 1.5, &RunOptions::default()).unwrap();
         let ol = p.open_loop.as_ref().unwrap();

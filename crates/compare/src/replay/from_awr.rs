@@ -67,6 +67,7 @@ pub fn model_of(r: &AwrReport, file: &str, block_size: Option<u32>) -> WorkloadM
                     production_ios: Some(n),
                     production_mean_us: None,
                     mean_source: None,
+                    ..ModelClass::default()
                 }),
             );
         }
@@ -119,6 +120,7 @@ pub fn model_of(r: &AwrReport, file: &str, block_size: Option<u32>) -> WorkloadM
         dataset_source: None,
         classes,
         not_replayed,
+        ..WorkloadModel::default()
     }
 }
 
@@ -191,6 +193,7 @@ impl Waits<'_> {
             production_ios: Some(n),
             production_mean_us: mean.as_ref().map(|m| m.0),
             mean_source: mean.map(|m| m.1),
+            ..ModelClass::default()
         })
     }
 }
@@ -359,6 +362,7 @@ fn dbwr(r: &AwrReport, w: &Waits, bs: u32, t: f64) -> Option<ModelClass> {
         production_ios: Some(rate * t),
         production_mean_us: mean.as_ref().map(|m| m.0),
         mean_source: mean.map(|m| m.1),
+        ..ModelClass::default()
     })
 }
 
@@ -420,5 +424,6 @@ fn redo(r: &AwrReport, w: &Waits, t: f64) -> Option<ModelClass> {
         production_ios: Some(rate * t),
         production_mean_us: mean.as_ref().map(|m| m.0),
         mean_source: mean.map(|m| m.1),
+        ..ModelClass::default()
     })
 }

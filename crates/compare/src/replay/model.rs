@@ -15,7 +15,7 @@ pub const CLASSES: [&str; 6] = [
 ];
 
 /// The I/O a database did, as rates per class.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadModel {
     /// What it was built from: "awrrpt_1_36006_36007.html: XYDB (xydb), snapshots
@@ -36,6 +36,26 @@ pub struct WorkloadModel {
     /// direct path writes, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_replayed: Vec<String>,
+    /// Sessions production ran (the replay's users unless `--users` says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<u32>,
+    /// I/Os each session had in flight (1: each waits for its own I/O, as a
+    /// PostgreSQL backend does); the replay's `--outstanding` unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<u32>,
+    /// The engine that issues I/O as production did ("psync": one system call per
+    /// I/O, waited for); the replay's `--engine` unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Production's times count each I/O from its call to its return, not the wait
+    /// for a free session before it: compared with this storage's service time (the
+    /// latency less the time an arrival waited to be issued).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub service_time: bool,
+    /// What a reader of the figures must know: where production's times mix in other
+    /// things, what the source could not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn default_block() -> u32 {
@@ -43,7 +63,7 @@ fn default_block() -> u32 {
 }
 
 /// One class of the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelClass {
     /// dbio class: single-block-read, multiblock-read, direct-read, dbwr-write,
@@ -64,9 +84,17 @@ pub struct ModelClass {
     /// Production's mean wait of `event`, microseconds (the default objective).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub production_mean_us: Option<f64>,
-    /// Where `production_mean_us` came from.
+    /// Where `production_mean_us` came from, or why there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_source: Option<String>,
+    /// redo-write only: how each write is made durable: "dsync" (the write itself,
+    /// O_DSYNC; the default) or "fdatasync" (written, then the file fdatasync'd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<String>,
+    /// redo-write only: the log goes through the page cache (PostgreSQL's WAL
+    /// without direct I/O); the data files stay as the run opens them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffered: Option<bool>,
 }
 
 /// A model that cannot be used: the file, the line where known, and what is wrong.
@@ -77,6 +105,9 @@ pub struct ModelError {
     pub line: Option<usize>,
     pub what: String,
 }
+
+/// How a redo-write class's writes are made durable.
+pub const FLUSHES: [&str; 2] = ["dsync", "fdatasync"];
 
 /// Largest single I/O a model may ask (dbio's largest multiblock read).
 const MAX_SIZE: u32 = 64 << 20;
@@ -132,6 +163,9 @@ impl WorkloadModel {
                 ),
             ));
         }
+        if self.users == Some(0) || self.outstanding == Some(0) {
+            return Err((None, "users and outstanding must be at least 1".into()));
+        }
         if self.classes.is_empty() {
             return Err((None, "no [[classes]]: nothing to replay".into()));
         }
@@ -152,6 +186,12 @@ impl WorkloadModel {
                     "size {} must be the block size ({}): dbio issues these one block at a time",
                     c.size, self.block_size
                 ));
+            }
+            if c.class != "redo-write" && (c.flush.is_some() || c.buffered.is_some()) {
+                return at("flush and buffered apply to redo-write only".into());
+            }
+            if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {
+                return at(format!("flush {f:?}: one of {}", FLUSHES.join(", ")));
             }
             if c.class == "redo-write" && (c.size < 512 || c.size % 512 != 0 || c.size > MAX_SIZE) {
                 return at(format!(
@@ -201,6 +241,7 @@ mod tests {
                     production_ios: Some(1_938_901.0),
                     production_mean_us: Some(21.0),
                     mean_source: Some("time/waits (Top events)".into()),
+                    ..ModelClass::default()
                 },
                 ModelClass {
                     class: "redo-write".into(),
@@ -211,9 +252,16 @@ mod tests {
                     production_ios: None,
                     production_mean_us: None,
                     mean_source: None,
+                    flush: Some("fdatasync".into()),
+                    buffered: Some(true),
                 },
             ],
             not_replayed: vec!["control file parallel write: 0.7/s".into()],
+            users: Some(4),
+            outstanding: Some(1),
+            engine: Some("psync".into()),
+            service_time: true,
+            notes: vec!["a note".into()],
         }
     }
 

@@ -1,0 +1,29 @@
+//! PostgreSQL as a source of workload models: a capture (two snapshots of the
+//! server's statistics views, taken by `dbio pg capture`) and the model computed from
+//! it, as an AWR report gives one for Oracle. Reading the server is the binary's work;
+//! here the capture is data.
+
+mod capture;
+mod model;
+
+pub use capture::{
+    number, CaptureError, PgCapture, PgSetting, PgSnapshot, Sessions, CAPTURE_FORMAT, CAPTURE_KIND,
+    OLDEST_VERSION_NUM, SETTINGS, VIEWS,
+};
+pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
+
+/// Whether `text` looks like a capture file (JSON naming its kind), without parsing it.
+pub fn is_capture(text: &str) -> bool {
+    let head: String = text.chars().take(256).collect();
+    head.trim_start().starts_with('{') && head.contains(CAPTURE_KIND)
+}
+
+/// Reads and checks a capture file; `file` names it in errors.
+pub fn read(text: &str, file: &str) -> Result<PgCapture, String> {
+    let c: PgCapture = serde_json::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+    c.check().map_err(|e| format!("{file}: {e}"))?;
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,347 @@
+//! A PostgreSQL capture's I/O as a workload model: relation reads, WAL flushes and
+//! buffered block writes, each figure from the view, rows and columns named in its
+//! source; what the views count but dbio does not replay is listed, and what the
+//! figures mix in is said in the model's notes.
+
+use serde_json::Value;
+
+use super::capture::{CaptureError, PgCapture};
+use crate::replay::{ModelClass, WorkloadModel};
+
+/// PostgreSQL's wait events for the classes it replays.
+pub const READ_EVENT: &str = "DataFileRead";
+pub const WAL_EVENT: &str = "WALWrite+WALSync";
+pub const WRITE_EVENT: &str = "DataFileWrite";
+
+/// The model of `c`, named `file` in its source.
+pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError> {
+    c.check()?;
+    let t = c.elapsed_s();
+    let bs = c
+        .setting("block_size")
+        .and_then(|b| b.parse::<u32>().ok())
+        .filter(|b| b.is_power_of_two() && (2048..=32768).contains(b))
+        .unwrap_or(8192);
+    let mut m = WorkloadModel {
+        source: format!(
+            "{file}: PostgreSQL {} at {}, {t:.0} s",
+            version_text(c),
+            c.target
+        ),
+        block_size: bs,
+        users: Some(c.sessions.max.max(1)),
+        outstanding: Some(1),
+        engine: Some("psync".into()),
+        service_time: true,
+        ..WorkloadModel::default()
+    };
+    let total: u64 = c.database_bytes.values().sum();
+    if total > 0 {
+        m.dataset_bytes = Some(total);
+        m.dataset_source = Some(format!(
+            "pg_database_size of the server's {} databases",
+            c.database_bytes.len()
+        ));
+    }
+    m.notes.push(format!(
+        "users: {} client sessions at most in pg_stat_activity ({} samples, mean {:.1}, \
+         at most {} active at once)",
+        c.sessions.max, c.sessions.samples, c.sessions.mean, c.sessions.max_active
+    ));
+    reads(c, t, bs, &mut m);
+    wal(c, t, &mut m);
+    writes(c, t, bs, &mut m);
+    m.classes.retain(|k| k.rate > 0.0);
+    Ok(m)
+}
+
+fn version_text(c: &PgCapture) -> String {
+    c.server
+        .strip_prefix("PostgreSQL ")
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or(&c.server)
+        .to_string()
+}
+
+fn is(r: &Value, column: &str, value: &str) -> bool {
+    r.get(column).and_then(Value::as_str) == Some(value)
+}
+
+fn relation(r: &Value) -> bool {
+    is(r, "object", "relation")
+}
+
+fn any(_: &Value) -> bool {
+    true
+}
+
+/// Mean in microseconds of `time_ms` over `n`, when there is time to divide.
+fn mean_us(time_ms: Option<f64>, n: f64) -> Option<f64> {
+    time_ms
+        .filter(|t| *t > 0.0 && n > 0.0)
+        .map(|t| t * 1000.0 / n)
+}
+
+/// Relation reads: pg_stat_io's relation rows (16+), else pg_stat_database.
+fn reads(c: &PgCapture, t: f64, bs: u32, m: &mut WorkloadModel) {
+    let timing = c.on("track_io_timing");
+    let (n, time, size, from) = if c.has_view("pg_stat_io") {
+        let n = c.delta("pg_stat_io", "reads", relation).unwrap_or(0.0);
+        let time = c.delta("pg_stat_io", "read_time", relation);
+        let (size, size_from) = match c.delta("pg_stat_io", "read_bytes", relation) {
+            Some(b) if n > 0.0 => (b / n, format!("; size: read_bytes/reads = {b:.0}/{n:.0}")),
+            _ => (f64::from(bs), format!("; size: op_bytes {bs}")),
+        };
+        let from = format!(
+            "pg_stat_io, object relation, all backend types and contexts: reads \
+             {n:.0} in {t:.0} s{size_from}"
+        );
+        (n, time, size, from)
+    } else {
+        let n = c.delta("pg_stat_database", "blks_read", any).unwrap_or(0.0);
+        let time = c.delta("pg_stat_database", "blk_read_time", any);
+        let from = format!(
+            "pg_stat_database, all databases: blks_read {n:.0} in {t:.0} s; size: block_size"
+        );
+        (n, time, f64::from(bs), from)
+    };
+    if n <= 0.0 {
+        return;
+    }
+    let blocks = (size / f64::from(bs)).round().max(1.0) as u32;
+    let class = if blocks > 1 {
+        "multiblock-read"
+    } else {
+        "single-block-read"
+    };
+    let (time_col, view) = if c.has_view("pg_stat_io") {
+        ("read_time", "pg_stat_io")
+    } else {
+        ("blk_read_time", "pg_stat_database")
+    };
+    let mean = if timing { mean_us(time, n) } else { None };
+    let mean_source = match mean {
+        Some(_) => format!("{view}: {time_col}/reads"),
+        None if !timing => "missing: track_io_timing was off, PostgreSQL did not time its \
+                            reads (turn it on to judge read latency)"
+            .into(),
+        None => format!("missing: {view} {time_col} did not grow"),
+    };
+    m.classes.push(ModelClass {
+        class: class.into(),
+        event: READ_EVENT.into(),
+        rate: n / t,
+        size: blocks * bs,
+        source: from,
+        production_ios: Some(n),
+        production_mean_us: mean,
+        mean_source: Some(mean_source),
+        ..ModelClass::default()
+    });
+    m.notes.push(
+        "reads: PostgreSQL counts every block it asked of the kernel, so reads the OS page \
+         cache served are among them, and its read time includes waiting for a CPU and for \
+         memory; with a page cache much smaller than the database the two agree"
+            .into(),
+    );
+    if c.major() == 17 {
+        m.notes.push(
+            "reads: PostgreSQL 17 counts combined reads block by block, so its time per read \
+             is per block where it read several at once"
+                .into(),
+        );
+    }
+    if c.setting("io_method").is_some_and(|v| v != "sync") {
+        m.notes.push(format!(
+            "reads: io_method {}: read_time is the backend's wait for a read it may have \
+             started ahead, not each read's latency",
+            c.setting("io_method").unwrap_or("")
+        ));
+    }
+}
+
+/// WAL flushes: pg_stat_io's wal rows (18), else pg_stat_wal.
+fn wal(c: &PgCapture, t: f64, m: &mut WorkloadModel) {
+    let method = c.setting("wal_sync_method").unwrap_or("fdatasync");
+    let open = method.starts_with("open_");
+    let wal_block = c
+        .setting("wal_block_size")
+        .and_then(|b| b.parse::<u32>().ok())
+        .unwrap_or(8192)
+        .max(512);
+    let io_wal = |r: &Value| is(r, "object", "wal") && is(r, "context", "normal");
+    let from_io = c.delta("pg_stat_io", "writes", io_wal).is_some();
+    let (writes, syncs, wtime, stime, bytes, view) = if from_io {
+        (
+            c.delta("pg_stat_io", "writes", io_wal).unwrap_or(0.0),
+            c.delta("pg_stat_io", "fsyncs", io_wal).unwrap_or(0.0),
+            c.delta("pg_stat_io", "write_time", io_wal),
+            c.delta("pg_stat_io", "fsync_time", io_wal),
+            c.delta("pg_stat_io", "write_bytes", io_wal),
+            "pg_stat_io, object wal, context normal: writes, fsyncs, write_bytes",
+        )
+    } else if c.has_view("pg_stat_wal") {
+        (
+            c.delta("pg_stat_wal", "wal_write", any).unwrap_or(0.0),
+            c.delta("pg_stat_wal", "wal_sync", any).unwrap_or(0.0),
+            c.delta("pg_stat_wal", "wal_write_time", any),
+            c.delta("pg_stat_wal", "wal_sync_time", any),
+            c.delta("pg_stat_wal", "wal_bytes", any),
+            "pg_stat_wal: wal_write, wal_sync, wal_bytes",
+        )
+    } else {
+        return;
+    };
+    // With open_datasync or open_sync each write is durable by itself and the views
+    // count no syncs; otherwise a flush is a sync after the writes before it.
+    let flushes = if open { writes } else { syncs };
+    if flushes <= 0.0 {
+        if writes > 0.0 {
+            m.not_replayed.push(format!(
+                "WAL writes without a flush: {:.2}/s (fsync off or no commit waited)",
+                writes / t
+            ));
+        }
+        return;
+    }
+    let per_flush = bytes.unwrap_or(0.0) / flushes;
+    let size = ((per_flush / f64::from(wal_block)).ceil().max(1.0) as u32) * wal_block;
+    let bytes_what = if from_io {
+        "bytes written"
+    } else {
+        "WAL generated (wal_bytes), rounded up to whole WAL blocks: a flush rewrites its \
+         last partial block"
+    };
+    let timing = c.on("track_wal_io_timing");
+    let time = if open {
+        wtime
+    } else {
+        Some(wtime.unwrap_or(0.0) + stime.unwrap_or(0.0))
+    };
+    let mean = if timing { mean_us(time, flushes) } else { None };
+    let mean_source = match mean {
+        Some(_) if open => format!("{view}: write time per write ({method})"),
+        Some(_) => format!("{view}: (write time + sync time) per sync ({method})"),
+        None if !timing => "missing: track_wal_io_timing was off, PostgreSQL did not time \
+                            its WAL writes and syncs"
+            .into(),
+        None => "missing: WAL times did not grow".into(),
+    };
+    let direct_wal = c
+        .setting("debug_io_direct")
+        .is_some_and(|v| v.split(',').any(|p| p.trim() == "wal"));
+    m.classes.push(ModelClass {
+        class: "redo-write".into(),
+        event: WAL_EVENT.into(),
+        rate: flushes / t,
+        size,
+        source: format!(
+            "{view}: {flushes:.0} flushes ({writes:.0} writes, {syncs:.0} syncs) in {t:.0} s; \
+             size: {:.0} bytes per flush of {bytes_what}",
+            per_flush
+        ),
+        production_ios: Some(flushes),
+        production_mean_us: mean,
+        mean_source: Some(mean_source),
+        flush: Some(if open { "dsync" } else { "fdatasync" }.into()),
+        buffered: Some(!direct_wal),
+    });
+    if !open && writes > flushes * 1.05 {
+        m.notes.push(format!(
+            "WAL: {:.2} writes per flush; the replay writes each flush's bytes at once",
+            writes / flushes
+        ));
+    }
+}
+
+/// Block writes by the checkpointer, the background writer and backends, and
+/// relation extends: buffered copies into the page cache, replayed for their load.
+fn writes(c: &PgCapture, t: f64, bs: u32, m: &mut WorkloadModel) {
+    let (writes, extends, fsyncs, from) = if c.has_view("pg_stat_io") {
+        let w = c.delta("pg_stat_io", "writes", relation).unwrap_or(0.0);
+        let e = c.delta("pg_stat_io", "extends", relation).unwrap_or(0.0);
+        let f = c.delta("pg_stat_io", "fsyncs", relation).unwrap_or(0.0);
+        let from = format!(
+            "pg_stat_io, object relation, all backend types: writes {w:.0} + extends {e:.0} \
+             in {t:.0} s"
+        );
+        (w, e, f, from)
+    } else {
+        let part = |col| c.delta("pg_stat_bgwriter", col, any).unwrap_or(0.0);
+        let (ck, cl, be) = (
+            part("buffers_checkpoint"),
+            part("buffers_clean"),
+            part("buffers_backend"),
+        );
+        let from = format!(
+            "pg_stat_bgwriter: buffers_checkpoint {ck:.0} + buffers_clean {cl:.0} + \
+             buffers_backend {be:.0} in {t:.0} s"
+        );
+        (ck + cl + be, 0.0, part("buffers_backend_fsync"), from)
+    };
+    let n = writes + extends;
+    if n > 0.0 {
+        m.classes.push(ModelClass {
+            class: "dbwr-write".into(),
+            event: WRITE_EVENT.into(),
+            rate: n / t,
+            size: bs,
+            source: from,
+            production_ios: Some(n),
+            production_mean_us: None,
+            mean_source: Some(
+                "not judged: PostgreSQL writes blocks into the page cache, so its write \
+                 times are copies (and checkpoints spread on purpose), not storage latency"
+                    .into(),
+            ),
+            ..ModelClass::default()
+        });
+        m.notes.push(
+            "writes: replayed at PostgreSQL's rate as the run opens the data files \
+             (O_DIRECT by default): the device sees them when they come, not when the page \
+             cache would have written them back"
+                .into(),
+        );
+        if extends > 0.0 {
+            m.notes.push(
+                "writes: relation extends are replayed as block writes in place (the \
+                 data set does not grow)"
+                    .into(),
+            );
+        }
+    }
+    if !c.has_view("pg_stat_io") {
+        m.notes.push(
+            "writes: PostgreSQL before 16 does not count relation extends; they are not \
+             in the model"
+                .into(),
+        );
+    }
+    if fsyncs > 0.0 {
+        m.not_replayed.push(format!(
+            "DataFileSync: {:.2}/s fsyncs of data files (no fsync class for data files)",
+            fsyncs / t
+        ));
+    }
+    if !c.has_view("pg_stat_io") {
+        let ck = c
+            .delta("pg_stat_bgwriter", "checkpoints_timed", any)
+            .unwrap_or(0.0)
+            + c.delta("pg_stat_bgwriter", "checkpoints_req", any)
+                .unwrap_or(0.0);
+        if ck > 0.0 {
+            m.not_replayed.push(format!(
+                "checkpoint fsyncs: {ck:.0} checkpoints (no fsync class for data files)"
+            ));
+        }
+    }
+    let temp = c
+        .delta("pg_stat_database", "temp_bytes", any)
+        .unwrap_or(0.0);
+    if temp > 0.0 {
+        m.not_replayed.push(format!(
+            "temporary files: {:.0} bytes/s (the data set has none)",
+            temp / t
+        ));
+    }
+}
