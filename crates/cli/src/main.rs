@@ -9,6 +9,7 @@ mod cmd_doctor;
 mod cmd_frag;
 mod cmd_matrix;
 mod cmd_nfs;
+mod cmd_pg;
 mod cmd_replay;
 mod cmd_report;
 mod cmd_run;
@@ -18,6 +19,7 @@ mod common;
 mod mpi_calibrate;
 mod mpi_run;
 mod nfs_target;
+mod pg_conn;
 mod provenance;
 mod slob_conf;
 
@@ -50,6 +52,7 @@ enum Command {
     Compare(cmd_compare::Args),
     Awr(cmd_awr::Args),
     Replay(cmd_replay::Args),
+    Pg(cmd_pg::Args),
     Matrix(cmd_matrix::Args),
     Age(cmd_age::Args),
     Report(cmd_report::Args),
@@ -92,6 +95,7 @@ fn main() {
         Command::Compare(a) => cmd_compare::main(a).map(|()| 0),
         Command::Awr(a) => cmd_awr::main(a),
         Command::Replay(a) => cmd_replay::main(a),
+        Command::Pg(a) => cmd_pg::main(a),
         Command::Matrix(a) => cmd_matrix::main(a),
         Command::Age(a) => cmd_age::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),

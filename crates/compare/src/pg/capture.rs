@@ -47,13 +47,12 @@ pub const SETTINGS: [&str; 27] = [
 ];
 
 /// The statistics views a snapshot reads, with the first version that has each.
-pub const VIEWS: [(&str, u32); 6] = [
+pub const VIEWS: [(&str, u32); 5] = [
     ("pg_stat_database", 0),
     ("pg_stat_wal", 140_000),
     ("pg_stat_bgwriter", 0),
     ("pg_stat_checkpointer", 170_000),
     ("pg_stat_io", 160_000),
-    ("pg_stat_archiver", 0),
 ];
 
 /// One statistics snapshot: every row of each view, read in one transaction.
@@ -107,6 +106,70 @@ pub struct PgCapture {
     pub sessions: Sessions,
     pub begin: PgSnapshot,
     pub end: PgSnapshot,
+}
+
+/// `kind` of a file holding one snapshot (`dbio pg snapshot`), joined with another
+/// into a capture.
+pub const SNAPSHOT_KIND: &str = "dbio-pg-snapshot";
+
+/// One snapshot taken by hand, with what a capture keeps besides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PgSnapshotFile {
+    /// Always "dbio-pg-snapshot".
+    pub kind: String,
+    pub format: u32,
+    pub server: String,
+    pub server_version_num: u32,
+    pub target: String,
+    pub database_bytes: BTreeMap<String, u64>,
+    pub settings: BTreeMap<String, PgSetting>,
+    /// Client sessions when it was taken (one sample).
+    pub sessions: Sessions,
+    pub snapshot: PgSnapshot,
+}
+
+impl PgSnapshotFile {
+    /// The capture from `self` to `later`: the same server, the settings and sizes
+    /// of the later one, the sessions of both.
+    pub fn join(self, later: PgSnapshotFile) -> Result<PgCapture, CaptureError> {
+        for s in [&self, &later] {
+            if s.kind != SNAPSHOT_KIND {
+                return Err(CaptureError::Other(format!(
+                    "not a snapshot file (kind {:?}, expected {SNAPSHOT_KIND:?})",
+                    s.kind
+                )));
+            }
+        }
+        if self.server != later.server || self.target != later.target {
+            return Err(CaptureError::Servers(
+                format!("{} at {}", self.server, self.target),
+                format!("{} at {}", later.server, later.target),
+            ));
+        }
+        let (a, b) = (&self.sessions, &later.sessions);
+        let samples = a.samples + b.samples;
+        let sessions = Sessions {
+            max: a.max.max(b.max),
+            mean: (a.mean * f64::from(a.samples) + b.mean * f64::from(b.samples))
+                / f64::from(samples.max(1)),
+            max_active: a.max_active.max(b.max_active),
+            samples,
+        };
+        let c = PgCapture {
+            kind: CAPTURE_KIND.into(),
+            format: CAPTURE_FORMAT,
+            server: later.server,
+            server_version_num: later.server_version_num,
+            target: later.target,
+            database_bytes: later.database_bytes,
+            settings: later.settings,
+            sessions,
+            begin: self.snapshot,
+            end: later.snapshot,
+        };
+        c.check()?;
+        Ok(c)
+    }
 }
 
 /// A capture that cannot be used: what is wrong, in one line.

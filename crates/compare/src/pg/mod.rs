@@ -7,8 +7,8 @@ mod capture;
 mod model;
 
 pub use capture::{
-    number, CaptureError, PgCapture, PgSetting, PgSnapshot, Sessions, CAPTURE_FORMAT, CAPTURE_KIND,
-    OLDEST_VERSION_NUM, SETTINGS, VIEWS,
+    number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
+    CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
 };
 pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
 

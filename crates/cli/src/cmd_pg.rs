@@ -1,0 +1,283 @@
+//! `dbio pg`: a PostgreSQL server's own I/O statistics, captured over a time (two
+//! snapshots of its statistics views) for `dbio replay` and `dbio compare`.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use dbio_compare::pg::{
+    model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
+};
+use dbio_workload::units::format_size;
+
+use crate::common;
+use crate::common::duration_arg;
+use crate::pg_conn;
+
+#[derive(clap::Args)]
+#[command(
+    about = "Capture a PostgreSQL server's I/O from its statistics views, for dbio replay",
+    long_about = "Capture a PostgreSQL server's I/O (14 and later) from its own statistics \
+        views: two snapshots of pg_stat_database, pg_stat_wal, pg_stat_bgwriter, \
+        pg_stat_checkpointer and pg_stat_io, with the settings that shape its I/O, its \
+        databases' sizes and the client sessions seen between them. Nothing but statistics \
+        views is read; a role with pg_monitor is enough.\n\n\
+        `dbio replay CAPTURE.json --target DIR` then runs the same I/O against other storage \
+        and sets PostgreSQL's own read and WAL flush times beside the storage's.\n\n\
+        Latencies need track_io_timing (reads) and track_wal_io_timing (WAL) on: without them \
+        a capture still gives rates and sizes, and says the latencies are missing.\n\n\
+        CONNINFO is a libpq conninfo (host=db1 port=5432 user=monitor dbname=app) or URI \
+        (postgresql://monitor@db1/app); what it leaves out comes from PGHOST, PGPORT, PGUSER, \
+        PGDATABASE, PGPASSWORD and ~/.pgpass (or PGPASSFILE), as psql takes them.\n\n\
+        Examples:\n  dbio pg capture 'host=db1 user=monitor dbname=app' --time 10m --out prod.json\n  \
+        dbio pg snapshot postgresql://monitor@db1/app --out before.json\n  \
+        dbio pg snapshot postgresql://monitor@db1/app --out after.json\n  \
+        dbio pg join before.json after.json --out prod.json\n  \
+        dbio replay prod.json --target /data/dbio --time 60s"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Two snapshots --time apart, the sessions sampled between them
+    Capture(CaptureArgs),
+    /// One snapshot now, to be joined with a later one
+    Snapshot(SnapshotArgs),
+    /// Two snapshots of one server as a capture
+    Join(JoinArgs),
+}
+
+#[derive(clap::Args)]
+struct CaptureArgs {
+    /// libpq conninfo or postgresql:// URI
+    #[arg(value_name = "CONNINFO")]
+    conninfo: String,
+    /// Time between the snapshots (Ctrl-C ends it early and keeps what was seen)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration_arg)]
+    time: Duration,
+    /// How often pg_stat_activity is read for the sessions
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration_arg)]
+    interval: Duration,
+    /// The capture file to write (JSON)
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct SnapshotArgs {
+    /// libpq conninfo or postgresql:// URI
+    #[arg(value_name = "CONNINFO")]
+    conninfo: String,
+    /// The snapshot file to write (JSON)
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct JoinArgs {
+    /// The earlier snapshot
+    #[arg(value_name = "BEGIN.json")]
+    begin: PathBuf,
+    /// The later snapshot
+    #[arg(value_name = "END.json")]
+    end: PathBuf,
+    /// The capture file to write (JSON)
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+pub fn main(args: Args) -> anyhow::Result<i32> {
+    match args.command {
+        Sub::Capture(a) => capture(a),
+        Sub::Snapshot(a) => snapshot(a),
+        Sub::Join(a) => join(a),
+    }
+}
+
+/// Says once what a capture will lack when the server does not time its I/O.
+fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_compare::pg::PgSetting>) {
+    for (name, what) in [
+        ("track_io_timing", "read latency"),
+        ("track_wal_io_timing", "WAL flush latency"),
+    ] {
+        if settings.get(name).is_some_and(|s| s.setting != "on") {
+            eprintln!(
+                "dbio pg: {name} is off on the server: the capture gives rates and sizes but \
+                 no {what} (ALTER SYSTEM SET {name} = on; SELECT pg_reload_conf();)"
+            );
+        }
+    }
+}
+
+fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
+    let stop = common::stop_flag();
+    check_out(&a.out)?;
+    let mut s = pg_conn::connect(&a.conninfo)?;
+    let settings = pg_conn::settings(&mut s)?;
+    warn_timing(&settings);
+    let begin = pg_conn::snapshot(&mut s)?;
+    eprintln!(
+        "dbio pg: capturing {} at {} for {:?} (Ctrl-C ends it early and keeps it)",
+        s.version.split(" on ").next().unwrap_or(&s.version),
+        s.target,
+        a.time
+    );
+    let start = Instant::now();
+    let mut seen = SessionSampler::default();
+    let mut next_progress = Duration::from_secs(10);
+    let interval = a.interval.max(Duration::from_millis(100));
+    while start.elapsed() < a.time && !stop.load(Ordering::SeqCst) {
+        seen.add(pg_conn::sessions(&mut s)?);
+        let left = a.time.saturating_sub(start.elapsed());
+        sleep_unless_stopped(interval.min(left), stop);
+        if start.elapsed() >= next_progress {
+            eprintln!(
+                "dbio pg: {:.0} s of {:.0} s, {} sessions",
+                start.elapsed().as_secs_f64(),
+                a.time.as_secs_f64(),
+                seen.last
+            );
+            next_progress += Duration::from_secs(10);
+        }
+    }
+    let interrupted = stop.load(Ordering::SeqCst);
+    seen.add(pg_conn::sessions(&mut s)?);
+    let end = pg_conn::snapshot(&mut s)?;
+    common::finishing();
+    let c = PgCapture {
+        kind: CAPTURE_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: s.version.clone(),
+        server_version_num: s.version_num,
+        target: s.target.clone(),
+        database_bytes: pg_conn::database_sizes(&mut s)?,
+        settings: pg_conn::settings(&mut s)?,
+        sessions: seen.sessions(),
+        begin,
+        end,
+    };
+    c.check()
+        .map_err(|e| anyhow!("PostgreSQL at {}: {e}", s.target))?;
+    write_json(&a.out, &c)?;
+    summary(&c, &a.out)?;
+    if interrupted {
+        eprintln!(
+            "dbio pg: interrupted after {:.0} s; the capture of that time is written",
+            c.elapsed_s()
+        );
+        return Ok(common::EXIT_INTERRUPTED);
+    }
+    Ok(0)
+}
+
+fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
+    check_out(&a.out)?;
+    let mut s = pg_conn::connect(&a.conninfo)?;
+    let settings = pg_conn::settings(&mut s)?;
+    warn_timing(&settings);
+    let (n, active) = pg_conn::sessions(&mut s)?;
+    let f = PgSnapshotFile {
+        kind: SNAPSHOT_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: s.version.clone(),
+        server_version_num: s.version_num,
+        target: s.target.clone(),
+        database_bytes: pg_conn::database_sizes(&mut s)?,
+        settings,
+        sessions: Sessions {
+            max: n,
+            mean: f64::from(n),
+            max_active: active,
+            samples: 1,
+        },
+        snapshot: pg_conn::snapshot(&mut s)?,
+    };
+    write_json(&a.out, &f)?;
+    common::wrote(vec![a.out]);
+    Ok(0)
+}
+
+fn join(a: JoinArgs) -> anyhow::Result<i32> {
+    check_out(&a.out)?;
+    let read = |p: &PathBuf| -> anyhow::Result<PgSnapshotFile> {
+        let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
+        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))
+    };
+    let (b, e) = (read(&a.begin)?, read(&a.end)?);
+    let c = b
+        .join(e)
+        .map_err(|e| anyhow!("{} and {}: {e}", a.begin.display(), a.end.display()))?;
+    write_json(&a.out, &c)?;
+    summary(&c, &a.out)?;
+    Ok(0)
+}
+
+/// Refuses an output that is a directory before anything is read from the server.
+fn check_out(out: &PathBuf) -> anyhow::Result<()> {
+    if out.is_dir() {
+        return Err(anyhow!("--out {}: a directory, not a file", out.display()));
+    }
+    Ok(())
+}
+
+fn write_json<T: serde::Serialize>(path: &PathBuf, value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    dbio_report::write_atomic(path, text.as_bytes())?;
+    Ok(())
+}
+
+/// The model the capture gives, as `dbio replay --dry-run` shows it.
+fn summary(c: &PgCapture, out: &PathBuf) -> anyhow::Result<()> {
+    let name = out
+        .file_name()
+        .map_or(out.display().to_string(), |n| n.to_string_lossy().into());
+    let m = model_of(c, &name).map_err(|e| anyhow!("{}: {e}", out.display()))?;
+    let size = m.dataset_bytes.map_or("unknown".to_string(), format_size);
+    print!("{}", dbio_report::replay::model_text(&m, &size));
+    common::wrote(vec![out.clone()]);
+    Ok(())
+}
+
+fn sleep_unless_stopped(d: Duration, stop: &std::sync::atomic::AtomicBool) {
+    let end = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// Client sessions seen, sample by sample.
+#[derive(Default)]
+struct SessionSampler {
+    max: u32,
+    max_active: u32,
+    sum: u64,
+    samples: u32,
+    last: u32,
+}
+
+impl SessionSampler {
+    fn add(&mut self, (n, active): (u32, u32)) {
+        self.max = self.max.max(n);
+        self.max_active = self.max_active.max(active);
+        self.sum += u64::from(n);
+        self.samples += 1;
+        self.last = n;
+    }
+
+    fn sessions(&self) -> Sessions {
+        Sessions {
+            max: self.max,
+            mean: self.sum as f64 / f64::from(self.samples.max(1)),
+            max_active: self.max_active,
+            samples: self.samples,
+        }
+    }
+}
