@@ -1,5 +1,6 @@
 //! Reports written to each version's layout (testdata/awr); the real reports Oracle
-//! printed are read in `tests_real.rs`.
+//! printed are read in `tests_real.rs`, and reports with every section in
+//! `tests_full.rs`.
 
 use regex::Regex;
 
@@ -332,6 +333,9 @@ fn parameters_of_a_report() {
 
 #[path = "tests_real.rs"]
 mod real;
+
+#[path = "tests_full.rs"]
+mod full;
 
 #[test]
 fn hostile_reports_are_read_quickly() {
