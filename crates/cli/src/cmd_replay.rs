@@ -19,12 +19,19 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
 
 #[derive(clap::Args)]
 #[command(
-    about = "Replay an AWR report's I/O against this storage and compare, event by event",
-    long_about = "Turn an Oracle AWR report (text or HTML, 11.2 to 19c) into a workload model \
-        (per I/O class: the rate and size production asked, and the section of the report each \
-        figure came from), run it open loop against --target, and set the report's own figures \
-        beside this storage's, per wait event: mean, histogram, rate asked and achieved, and \
-        how many times better or worse (as `dbio compare` says it).\n\n\
+    about = "Replay an AWR report's or a PostgreSQL capture's I/O against this storage and compare, event by event",
+    long_about = "Turn an Oracle AWR report (text or HTML, 11.2 to 19c) or a PostgreSQL capture \
+        (`dbio pg capture`) into a workload model (per I/O class: the rate and size production \
+        asked, and the section, view or columns each figure came from), run it open loop \
+        against --target, and set production's own figures beside this storage's, per wait \
+        event: mean, histogram, rate asked and achieved, and how many times better or worse \
+        (as `dbio compare` says it).\n\n\
+        A PostgreSQL capture replays as PostgreSQL does its I/O: one session per client \
+        backend seen, each waiting for its own read (--engine psync, --outstanding 1), WAL \
+        written through the page cache and fdatasync'd (as its wal_sync_method says), and \
+        PostgreSQL's read and WAL times (call to return) set beside this storage's service \
+        times (latency less any wait for the session). Block writes are replayed for their \
+        load, not judged: PostgreSQL's write times are copies into the page cache.\n\n\
         --scale 1,1.5,2,3 runs a ramp: the headroom is the largest scale at which every class \
         keeps its rate (within 2%) and its mean latency within 2x of its own at 1x, e.g. \
         \"serves 2.0x the production load\".\n\n\
@@ -32,17 +39,21 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         report's mean wait); --slo CLASS=LATENCY[@pXX] sets a class's own. Exit code 3 when \
         any fails, 0 when all pass.\n\n\
         The model can be saved (--save-model m.toml), edited, and run again (--model \
-        m.toml). AWR prints no database size: the data set is --size (default 1 GiB).\n\n\
+        m.toml). AWR prints no database size: the data set is --size (default 1 GiB); a \
+        PostgreSQL capture gives its databases' size.\n\n\
         --slob-conf slob.conf takes SLOB 2.5's sessions, RUN_TIME, SCALE and hot spot; \
         the model decides the mix.\n\n\
         Examples:\n  dbio replay awrrpt_1_100_101.html --target /data/dbio --time 30s\n  \
         dbio replay awrrpt.txt --target nfs://filer/export/dbio?version=3 --scale 1,1.5,2,3 \
-        --html replay.html\n  dbio replay awrrpt.txt --save-model m.toml --dry-run"
+        --html replay.html\n  dbio replay awrrpt.txt --save-model m.toml --dry-run\n  \
+        dbio pg capture 'host=db1 user=monitor' --time 10m --out prod.json\n  \
+        dbio replay prod.json --target /data/dbio --time 60s --html replay.html"
 )]
 pub struct Args {
-    /// The AWR report (awrrpt.sql output, text or HTML)
+    /// The AWR report (awrrpt.sql output, text or HTML) or a PostgreSQL capture (`dbio
+    /// pg capture`)
     #[arg(
-        value_name = "AWR_REPORT",
+        value_name = "REPORT",
         required_unless_present = "model",
         conflicts_with = "model"
     )]
@@ -71,15 +82,18 @@ pub struct Args {
     /// Load before each step's measurement, not recorded
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration_arg)]
     warmup: Duration,
-    /// I/O engine: io_uring, psync, null
-    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = engine_arg)]
-    engine: EngineKind,
-    /// Users the rates are spread over (sessions, one thread each)
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    users: u32,
+    /// I/O engine: io_uring, psync, null [default: the model's (psync for PostgreSQL),
+    /// else io_uring]
+    #[arg(long, value_name = "ENGINE", value_parser = engine_arg)]
+    engine: Option<EngineKind>,
+    /// Users the rates are spread over (sessions, one thread each) [default: the
+    /// model's sessions, else 4]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    users: Option<u32>,
     /// The most I/Os each user has in flight; arrivals beyond wait, and the wait counts
-    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    outstanding: u32,
+    /// [default: the model's (1 for PostgreSQL), else 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    outstanding: Option<u32>,
     /// How arrivals are spaced: poisson or fixed
     #[arg(long, value_name = "KIND", default_value = "poisson", value_parser = arrivals_arg)]
     arrivals: Arrivals,
@@ -159,15 +173,29 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
         bail!("give an AWR report or --model FILE.toml");
     };
     let text = read_text(path)?;
+    let name = path
+        .file_name()
+        .map_or(path.display().to_string(), |n| n.to_string_lossy().into());
+    if dbio_compare::pg::is_capture(&text) {
+        let c = dbio_compare::pg::read(&text, &path.display().to_string())
+            .map_err(anyhow::Error::msg)?;
+        let m = dbio_compare::pg::model_of(&c, &name)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if m.classes.is_empty() {
+            bail!(
+                "{}: PostgreSQL did no I/O dbio can replay between the snapshots (no reads, \
+                 WAL flushes or block writes)",
+                path.display()
+            );
+        }
+        return Ok((m, Histograms::new()));
+    }
     let report =
         dbio_compare::awr::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let block = dbio_compare::awr::parameters(&text)
         .into_iter()
         .find(|(n, _)| n == "db_block_size")
         .and_then(|(_, v)| v.parse::<u32>().ok());
-    let name = path
-        .file_name()
-        .map_or(path.display().to_string(), |n| n.to_string_lossy().into());
     let m = model_of(&report, &name, block);
     if m.classes.is_empty() {
         bail!(
@@ -181,9 +209,14 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let (mut model, histograms) = model(&args)?;
+    let engine = match (args.engine, model.engine.as_deref()) {
+        (Some(e), _) => e,
+        (None, Some(e)) => engine_arg(e).map_err(|e| anyhow::anyhow!("the model's engine: {e}"))?,
+        (None, None) => EngineKind::IoUring,
+    };
     let mut base = RunOptions {
-        users: args.users,
-        outstanding: args.outstanding,
+        users: args.users.or(model.users).unwrap_or(4),
+        outstanding: args.outstanding.or(model.outstanding).unwrap_or(32),
         time: Some(args.time),
         warmup: args.warmup,
         seed: args.seed,
@@ -234,7 +267,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     model.dataset_source = Some(size_from);
     let setup = Setup {
         nfs: args.nfs.options(),
-        engine: args.engine,
+        engine,
         labels: args.label.labels(),
         force_overwrite: args.force_overwrite,
         views: false,

@@ -2,7 +2,7 @@
 //! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
 
 use dbio_compare::replay::WorkloadModel;
-use dbio_workload::{IoClass, Rates, RedoStress};
+use dbio_workload::{IoClass, Rates, RedoFlush, RedoStress};
 
 use crate::{ExperimentError, RunOptions, RunPlan};
 
@@ -28,7 +28,18 @@ pub fn replay_plan(
         rates.push((class, c.rate * scale));
     }
     let rates = Rates::per_class(&rates).map_err(|e| bad(format!("--scale {scale}: {e}")))?;
+    // The log's durability and path as production made them (PostgreSQL: written
+    // through the page cache, then fdatasync'd); the run's own otherwise.
+    let redo = model.class("redo-write");
+    let redo_flush = match redo.and_then(|c| c.flush.as_deref()) {
+        Some("fdatasync") => RedoFlush::Fdatasync,
+        Some(_) => RedoFlush::Dsync,
+        None => base.redo_flush,
+    };
+    let redo_buffered = redo.and_then(|c| c.buffered).unwrap_or(base.redo_buffered);
     let options = RunOptions {
+        redo_flush,
+        redo_buffered,
         profile: None,
         classes: Vec::new(),
         block_size: u64::from(model.block_size),
@@ -101,6 +112,15 @@ mod tests {
         assert_eq!(p.workload.redo_stress, RedoStress::Sized(12));
         assert_eq!(p.dataset.data_bytes, 256 << 20);
         assert_eq!(p.profile, "replay");
+        // No flush named: the run's own.
+        assert_eq!(p.workload.redo_flush, RedoFlush::Dsync);
+        assert!(!p.workload.redo_buffered);
+        let mut pg = model.clone();
+        pg.classes[2].flush = Some("fdatasync".into());
+        pg.classes[2].buffered = Some(true);
+        let p = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap();
+        assert_eq!(p.workload.redo_flush, RedoFlush::Fdatasync);
+        assert!(p.workload.redo_buffered);
         let e = replay_plan(&model, 0.0, &RunOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "--scale 0: must be above 0");
     }

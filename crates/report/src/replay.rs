@@ -67,8 +67,37 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
     let mut out = format!("workload model of {}\n", m.source);
     out += &model_table(m).text("  ");
     let _ = writeln!(out, "  data set: {dataset}");
+    if let Some(u) = m.users {
+        let _ = writeln!(
+            out,
+            "  sessions: {u}, each with {} I/O in flight{}",
+            m.outstanding.unwrap_or(1),
+            m.engine
+                .as_deref()
+                .map_or(String::new(), |e| format!(", engine {e}"))
+        );
+    }
+    for c in m.classes.iter().filter(|c| c.flush.is_some()) {
+        let _ = writeln!(
+            out,
+            "  {}: {}, log {}",
+            c.class,
+            match c.flush.as_deref() {
+                Some("fdatasync") => "written, then fdatasync",
+                _ => "O_DSYNC writes",
+            },
+            if c.buffered == Some(true) {
+                "through the page cache"
+            } else {
+                "as the data files"
+            }
+        );
+    }
     for n in &m.not_replayed {
         let _ = writeln!(out, "  not replayed: {n}");
+    }
+    for n in &m.notes {
+        let _ = writeln!(out, "  note: {n}");
     }
     out
 }
@@ -237,6 +266,9 @@ pub fn markdown(r: &ReplayReport) -> String {
     for n in &r.model.not_replayed {
         let _ = writeln!(out, "\n- not replayed: {}", md_escape(n));
     }
+    for n in &r.model.notes {
+        let _ = writeln!(out, "\n- note: {}", md_escape(n));
+    }
     let _ = write!(
         out,
         "\n## Production against this storage at {:.2}x\n\n",
@@ -354,10 +386,13 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
     b += &model_table(&r.model)
         .html()
         .replacen("<table>", "<table class=\"wrap-last\">", 1);
-    if !r.model.not_replayed.is_empty() {
+    if !r.model.not_replayed.is_empty() || !r.model.notes.is_empty() {
         b += "<ul>\n";
         for n in &r.model.not_replayed {
             let _ = writeln!(b, "<li>not replayed: {}</li>", esc(n));
+        }
+        for n in &r.model.notes {
+            let _ = writeln!(b, "<li>note: {}</li>", esc(n));
         }
         b += "</ul>\n";
     }

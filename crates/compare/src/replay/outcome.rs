@@ -82,7 +82,14 @@ pub struct EventComparison {
     /// dbio class replaying it.
     pub class: String,
     pub production_mean_us: Option<f64>,
+    /// This storage's mean: from each I/O's intended start, or where the model times
+    /// I/O calls only (`service_time`), from its issue.
     pub here_mean_us: Option<f64>,
+    /// Mean time an I/O waited after its intended start before it was issued (its
+    /// session busy with the one before), microseconds; in `here_mean_us` unless the
+    /// model compares service times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub here_wait_us: Option<f64>,
     pub here_p99_us: Option<f64>,
     /// Times better here (production mean over this mean): above 1 faster here.
     pub factor: Option<f64>,
@@ -197,7 +204,11 @@ pub fn judge(
                 .into_iter()
                 .filter(|o| ran(&o.class) || slos.iter().any(|s| s.class == o.class))
                 .collect();
-            evaluate(&set, &run.classes)
+            if model.service_time {
+                evaluate(&set, &service_means(run))
+            } else {
+                evaluate(&set, &run.classes)
+            }
         })
         .unwrap_or_default();
     ReplayReport {
@@ -211,6 +222,22 @@ pub fn judge(
         verdict,
         slo,
     }
+}
+
+/// The run's classes with each mean less the time its I/Os waited to be issued.
+fn service_means(run: &RunResult) -> Vec<dbio_stats::ClassResult> {
+    let ol = run.open_loop.as_deref();
+    run.classes
+        .iter()
+        .map(|c| {
+            let wait = ol
+                .and_then(|o| o.classes.iter().find(|x| x.class == c.class))
+                .map_or(0.0, |x| x.mean_late_us);
+            let mut c = c.clone();
+            c.mean_us = (c.mean_us - wait).max(0.0);
+            c
+        })
+        .collect()
 }
 
 /// The first of a step's reasons, and how many more there are (all are in the step).
@@ -289,7 +316,17 @@ fn events(
         .iter()
         .map(|m| {
             let done = run.classes.iter().find(|c| c.class == m.class && c.ios > 0);
-            let here = done.map(|c| c.mean_us);
+            let wait = ol
+                .and_then(|o| o.classes.iter().find(|c| c.class == m.class))
+                .map(|c| c.mean_late_us)
+                .filter(|_| done.is_some());
+            let here = done.map(|c| {
+                if model.service_time {
+                    (c.mean_us - wait.unwrap_or(0.0)).max(0.0)
+                } else {
+                    c.mean_us
+                }
+            });
             let prod = m.production_mean_us.filter(|p| *p > 0.0);
             let (factor, change_pct) = match (prod, here) {
                 (Some(p), Some(h)) if h > 0.0 => (Some(p / h), Some((h - p) / p * 100.0)),
@@ -304,6 +341,7 @@ fn events(
                 class: m.class.clone(),
                 production_mean_us: prod,
                 here_mean_us: here,
+                here_wait_us: wait,
                 here_p99_us: done.map(|c| c.p99_us),
                 factor,
                 change_pct,
