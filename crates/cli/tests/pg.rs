@@ -1,0 +1,308 @@
+//! `dbio pg` against real PostgreSQL servers started by `scripts/pg-lab`: Debian's 15
+//! and 18 (pg_stat_io). A table's read is counted by PostgreSQL's own EXPLAIN (ANALYZE,
+//! BUFFERS) and by a capture of the statistics views around it: the two must agree
+//! block for block. Then the errors a user meets: an unreachable server, a refused
+//! login, timing off, a reset between snapshots.
+//!
+//! Skips with one line where PostgreSQL is missing; DBIO_REQUIRE_PEERS=1 fails instead.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use support::{dbio, s};
+
+fn lab() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-lab")
+}
+
+/// A lab server, stopped when dropped.
+struct Server {
+    dir: PathBuf,
+    port: u16,
+    version: &'static str,
+    sets: Vec<String>,
+    _keep: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `version` with autovacuum off and `sets`; None (after one line saying
+    /// why) when it cannot, unless DBIO_REQUIRE_PEERS=1.
+    fn start(version: &'static str, sets: &[&str]) -> Option<Server> {
+        let keep = tempfile::Builder::new()
+            .prefix("dbio-pg-test-")
+            .tempdir_in("/var/tmp")
+            .expect("scratch");
+        // The server runs as postgres: the directory must be open to it.
+        std::fs::set_permissions(
+            keep.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        sets.push("autovacuum=off".into());
+        let srv = Server {
+            dir: keep.path().join("data"),
+            port: free_port(),
+            version,
+            sets,
+            _keep: keep,
+        };
+        match srv.up() {
+            Ok(()) => Some(srv),
+            Err(why) => {
+                if std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
+                    panic!("DBIO_REQUIRE_PEERS=1 but PostgreSQL {version} did not start: {why}");
+                }
+                eprintln!("skipped: PostgreSQL {version} did not start: {why}");
+                None
+            }
+        }
+    }
+
+    fn up(&self) -> Result<(), String> {
+        let mut c = Command::new(lab());
+        c.args(["start", "--version", self.version, "--dir", s(&self.dir)])
+            .args(["--port", &self.port.to_string(), "--shared-buffers", "16MB"]);
+        for set in &self.sets {
+            c.args(["--set", set]);
+        }
+        let out = c.output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_string());
+        }
+        Ok(())
+    }
+
+    fn down(&self) {
+        let _ = Command::new(lab())
+            .args(["stop", "--dir", s(&self.dir)])
+            .output();
+    }
+
+    /// Stopped and started again: shared buffers empty, statistics kept.
+    fn restart(&self) {
+        self.down();
+        self.up().expect("restart");
+    }
+
+    fn conninfo(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            self.port
+        )
+    }
+
+    /// Runs each statement in one psql session, in order; the last one's output.
+    fn sql(&self, statements: &[&str]) -> String {
+        let mut c = Command::new(lab());
+        c.args(["psql", "--dir", s(&self.dir), "--", "-At"]);
+        for st in statements {
+            c.args(["-c", st]);
+        }
+        let out = c.output().expect("psql");
+        assert!(
+            out.status.success(),
+            "psql {statements:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn snapshot(&self, out: &Path) {
+        let o = dbio(&["pg", "snapshot", &self.conninfo(), "--out", s(out)]);
+        assert!(
+            o.status.success(),
+            "dbio pg snapshot: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.down();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Blocks read by a query as EXPLAIN (ANALYZE, BUFFERS) counts them: planning and
+/// execution, shared buffers (read: asked of the kernel).
+fn explain_reads(json: &str) -> u64 {
+    let v: Value = serde_json::from_str(json).expect("EXPLAIN JSON");
+    let top = &v[0];
+    let n = |x: &Value| x["Shared Read Blocks"].as_u64().unwrap_or(0);
+    n(&top["Plan"]) + n(&top["Planning"])
+}
+
+/// A table of about 1,500 blocks, read once cold; the capture around it must count
+/// the blocks EXPLAIN counts.
+fn relation_reads_equal_explain(srv: &Server) {
+    srv.sql(&[
+        "CREATE TABLE t AS SELECT g, repeat('x', 500) AS pad FROM generate_series(1, 20000) g",
+        "CHECKPOINT",
+    ]);
+    srv.restart();
+    let tmp = tempfile::tempdir().unwrap();
+    let (warm, begin, end, cap) = (
+        tmp.path().join("warm.json"),
+        tmp.path().join("begin.json"),
+        tmp.path().join("end.json"),
+        tmp.path().join("cap.json"),
+    );
+    // Catalog pages come into shared buffers here, so that the sessions below
+    // find them there and read only the table.
+    srv.snapshot(&warm);
+    srv.sql(&[
+        "SELECT * FROM t LIMIT 0",
+        "EXPLAIN SELECT count(*) FROM t",
+        "SELECT pg_stat_force_next_flush()",
+    ]);
+    srv.snapshot(&begin);
+    let plan = srv.sql(&[
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM t",
+        // Its counts reach the shared statistics before psql returns.
+        "SELECT pg_stat_force_next_flush()",
+    ]);
+    // The last statement's output is the flush's (empty); EXPLAIN printed first.
+    let plan = plan
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let blocks = explain_reads(&plan);
+    assert!(blocks > 1000, "the table read {blocks} blocks cold: {plan}");
+    srv.snapshot(&end);
+    let o = dbio(&["pg", "join", s(&begin), s(&end), "--out", s(&cap)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&cap).unwrap();
+    let c = dbio_compare::pg::read(&text, "cap.json").unwrap();
+    let m = dbio_compare::pg::model_of(&c, "cap.json").unwrap();
+    // PostgreSQL 18 combines a scan's blocks into larger reads and counts their
+    // bytes; before it, each block is a read.
+    let rel = |r: &Value| r["object"] == "relation";
+    let bytes = c.delta("pg_stat_io", "read_bytes", rel);
+    let reads = m
+        .classes
+        .iter()
+        .find(|k| k.class.ends_with("-read"))
+        .expect("a read class");
+    match bytes {
+        Some(b) => {
+            assert_eq!(
+                b,
+                (blocks * 8192) as f64,
+                "PostgreSQL {}: pg_stat_io read_bytes against EXPLAIN's {blocks} blocks",
+                srv.version
+            );
+            // The model's reads carry those bytes, to a block per read of rounding.
+            let ios = reads.production_ios.unwrap();
+            let model_bytes = ios * f64::from(reads.size);
+            assert!(
+                (model_bytes - b).abs() <= ios * 8192.0,
+                "{model_bytes} bytes modelled, {b} read: {}",
+                reads.source
+            );
+        }
+        None => assert_eq!(
+            reads.production_ios,
+            Some(blocks as f64),
+            "PostgreSQL {}: the capture's relation reads ({}) against EXPLAIN's ({blocks})",
+            srv.version,
+            reads.source
+        ),
+    }
+    assert!(reads.production_mean_us.is_some(), "track_io_timing is on");
+}
+
+#[test]
+fn pg15_capture_counts_the_blocks_explain_counts() {
+    let Some(srv) = Server::start("15", &[]) else {
+        return;
+    };
+    relation_reads_equal_explain(&srv);
+}
+
+#[test]
+fn pg18_capture_counts_the_blocks_explain_counts() {
+    let Some(srv) = Server::start("18", &["io_method=sync", "debug_io_direct=data"]) else {
+        return;
+    };
+    relation_reads_equal_explain(&srv);
+}
+
+#[test]
+fn capture_errors_are_one_line() {
+    let Some(srv) = Server::start("15", &["track_io_timing=off"]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c.json");
+    let one_line = |o: &std::process::Output| {
+        let e = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        e
+    };
+    // Nothing listens on a fresh port.
+    let o = dbio(&[
+        "pg",
+        "capture",
+        &format!("host=127.0.0.1 port={} user=postgres", free_port()),
+        "--time",
+        "1s",
+        "--out",
+        s(&out),
+    ]);
+    assert!(one_line(&o).contains("cannot reach PostgreSQL at 127.0.0.1:"));
+    // The password user, with a wrong password.
+    let o = dbio(&[
+        "pg",
+        "capture",
+        &format!("postgresql://dbio:wrong@127.0.0.1:{}/postgres", srv.port),
+        "--time",
+        "1s",
+        "--out",
+        s(&out),
+    ]);
+    let e = one_line(&o);
+    assert!(e.contains("refused the connection"), "{e}");
+    assert!(!out.exists());
+    // Timing off: said, and the capture still gives rates.
+    let o = dbio(&[
+        "pg",
+        "capture",
+        &srv.conninfo(),
+        "--time",
+        "1s",
+        "--out",
+        s(&out),
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("track_io_timing is off on the server"), "{e}");
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(c["kind"], "dbio-pg-capture");
+    assert!(c["sessions"]["samples"].as_u64().unwrap() >= 2);
+    // A reset between two snapshots is refused when they are joined.
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    srv.snapshot(&a);
+    srv.sql(&["SELECT pg_stat_reset_shared('wal')"]);
+    srv.snapshot(&b);
+    let o = dbio(&["pg", "join", s(&a), s(&b), "--out", s(&out)]);
+    let e = one_line(&o);
+    assert!(
+        e.contains("pg_stat_wal was reset between the snapshots"),
+        "{e}"
+    );
+}
