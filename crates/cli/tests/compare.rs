@@ -1,11 +1,14 @@
 //! `dbio sweep`, `dbio compare` and `dbio awr` end to end, against local files.
 
+#[path = "../../compare/src/shared_data.rs"]
+mod shared_data;
 mod support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use shared_data::awr_real;
 use support::{dbio, json, s, scratch, signal, spawn};
 
 /// The tests of this file run real I/O; one at a time, so that each measures its own
@@ -357,15 +360,34 @@ fn awr_reports_become_a_comparison() {
 
 #[test]
 fn awr_reads_html_reports_and_shows_their_sections() {
-    let _one_at_a_time = serial();
-    let dir = scratch();
-    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/awr-real");
+    let what = "`dbio awr` of a real 11.2.0.4 HTML report: its sections and model";
+    let Some(real) = awr_real(what) else {
+        return;
+    };
     let html = "11.2.0.4-pcambell-awrrptanalyzor-awrrpt_1_36006_36007.html";
     let text = std::fs::read_to_string(real.join(html))
         .unwrap_or_else(|e| panic!("{}: {e} (the real AWR reports)", real.display()));
+    // 40.7 s over 1,938,901 waits, where the report's Avg column says 0 ms.
+    awr_html(&text, "21.0 us", 40.7 / 1_938_901.0 * 1e6);
+}
+
+#[test]
+fn awr_reads_the_19c_html_fixture_and_shows_its_sections() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr/19c.html");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    // 2,469 s over 2,000,000 waits, where the Avg column says 1.23 ms.
+    awr_html(&text, "1.23 ms", 2469.0 / 2e6 * 1e6);
+}
+
+/// `dbio awr --model` of one HTML report, then of it cut before its snapshot table:
+/// the sections are shown, and db file sequential read's mean (`shown` as printed,
+/// `mean_us` in the model) comes from time over waits in the Top events.
+fn awr_html(text: &str, shown: &str, mean_us: f64) {
+    let _one_at_a_time = serial();
+    let dir = scratch();
     let reports = dir.path().join("reports/OLTP");
     std::fs::create_dir_all(&reports).unwrap();
-    std::fs::write(reports.join("awr_1_1.html"), &text).unwrap();
+    std::fs::write(reports.join("awr_1_1.html"), text).unwrap();
     let model = dir.path().join("model.json");
     let group = r"(?P<config>[A-Z]+)/awr_(?P<users>\d+)_(?P<repeat>\d+)\.html";
     let reports_dir = dir.path().join("reports");
@@ -379,8 +401,7 @@ fn awr_reads_html_reports_and_shows_their_sections() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    // One report: its sections are shown. 40.7 s over 1,938,901 waits, where the
-    // report's Avg column says 0 ms.
+    // One report: its sections are shown.
     assert!(
         out.contains("IOStat by Function") && out.contains("Tablespace IO"),
         "{out}"
@@ -390,7 +411,7 @@ fn awr_reads_html_reports_and_shows_their_sections() {
         .find(|l| l.trim_start().starts_with("db file sequential read "))
         .unwrap_or_else(|| panic!("{out}"));
     assert!(
-        line.contains("21.0 us") && line.contains("time/waits (Top events)"),
+        line.contains(shown) && line.contains("time/waits (Top events)"),
         "{line}"
     );
     let m: serde_json::Value =
@@ -401,7 +422,7 @@ fn awr_reads_html_reports_and_shows_their_sections() {
         .find(|e| e["event"] == "db file sequential read")
         .unwrap();
     let mean = seq["mean_wait_us"].as_f64().unwrap();
-    assert!((mean - 40.7 / 1_938_901.0 * 1e6).abs() < 1e-6, "{mean}");
+    assert!((mean - mean_us).abs() < 1e-6, "{mean}");
     assert_eq!(m[0]["report"]["layout"], "html");
     // Cut before its snapshot table, the report is named with its line, as HTML.
     let cut = &text[..text.find("summary=\"This table displays snapshot").unwrap()];

@@ -1,24 +1,35 @@
-//! `dbio replay` of the real AWR reports in `../shared/awr-real/` (see its
-//! SOURCES.md; the tests fail when they are missing) against a local target, and
-//! `--slo` on `dbio run` and `dbio replay`.
+//! `dbio replay` of AWR reports against a local target, and `--slo` on `dbio run` and
+//! `dbio replay`. Each replay runs on a report written for the tests
+//! (`../compare/testdata/awr`) and on a real report of `../shared/awr-real/` (see its
+//! SOURCES.md); without `../shared` the latter say they are skipped.
 
+#[path = "../../compare/src/shared_data.rs"]
+mod shared_data;
 mod support;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use shared_data::awr_real;
 use support::{dbio, json, s, scratch};
 
-fn real(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/awr-real")
-        .join(name);
+/// The real report `name`, or None where `../shared/awr-real` is missing (the test,
+/// `what` it checks, is then said to be skipped).
+fn real(name: &str, what: &str) -> Option<PathBuf> {
+    let p = awr_real(what)?.join(name);
     assert!(
         p.is_file(),
         "{}: missing (the real AWR reports are test data)",
         p.display()
     );
-    p
+    Some(p)
+}
+
+/// A report of `../compare/testdata/awr`, written for the tests.
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../compare/testdata/awr")
+        .join(name)
 }
 
 const R12201: &str = "12.2.0.1-pcambell-awrrptanalyzor-awrrpt_1_56288_56289.html";
@@ -41,29 +52,48 @@ fn replay(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// The real report with the highest single-block-read rate (11.2.0.4: 538/s)
-/// would need 19 s to do 10,000 of them, so its model is saved and that one rate
-/// raised to 4000/s (24,000 I/Os in 6 s; its other classes as the report gives
-/// them), then run at 1x on a page-cache target (buffered: a target that keeps up
-/// whatever disk the build is on). Each class reaches its model rate: within 2%
-/// when it did 10,000 I/Os or more (at least one class does), else within its
-/// Poisson spread (four standard deviations of the count asked, plus one).
 #[test]
 fn a_real_report_at_1x_reaches_the_model_rates() {
+    let what = "`dbio replay` of an 11.2.0.4 report at 1x: each class at its model's rate";
+    let Some(report) = real(R11204, what) else {
+        return;
+    };
+    at_1x_reaches_the_model_rates(
+        &report,
+        "Wait Events: db file sequential read, 1938901 + 1255 background waits in 3605 s",
+        "db file sequential read: production 21 µs, here ",
+    );
+}
+
+#[test]
+fn the_19c_html_fixture_at_1x_reaches_the_model_rates() {
+    at_1x_reaches_the_model_rates(
+        &fixture("19c.html"),
+        "Wait Events: db file sequential read, 2000000 + 4000 background waits in 3600 s",
+        "db file sequential read: production 1.2 ms, here ",
+    );
+}
+
+/// A report's single-block reads (11.2.0.4: 538/s, the fixture's 557/s) would need
+/// 19 s to do 10,000 of them, so its model is saved and that one rate raised to
+/// 4000/s (24,000 I/Os in 6 s; its other classes as the report gives them), then run
+/// at 1x on a page-cache target (buffered: a target that keeps up whatever disk the
+/// build is on). Each class reaches its model rate: within 2% when it did 10,000
+/// I/Os or more (at least one class does), else within its Poisson spread (four
+/// standard deviations of the count asked, plus one). The model shows `source` for
+/// single-block reads, the run `production` beside this storage.
+fn at_1x_reaches_the_model_rates(report: &Path, source: &str, production: &str) {
+    // One at a time: each run's rates are its own, not shared with the other's.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch();
     let out = dir.path().join("r.json");
     let saved = dir.path().join("m.toml");
-    let (code, stdout, stderr) =
-        replay(&[s(&real(R11204)), "--save-model", s(&saved), "--dry-run"]);
+    let (code, stdout, stderr) = replay(&[s(report), "--save-model", s(&saved), "--dry-run"]);
     assert_eq!(code, 0, "{stderr}");
     // The model comes first, each rate with its source.
     assert!(stdout.starts_with("workload model of "), "{stdout}");
-    assert!(
-        stdout.contains(
-            "Wait Events: db file sequential read, 1938901 + 1255 background waits in 3605 s"
-        ),
-        "{stdout}"
-    );
+    assert!(stdout.contains(source), "{stdout}");
     let toml = std::fs::read_to_string(&saved).unwrap();
     let first = toml.find("\nrate = ").unwrap();
     assert!(
@@ -97,10 +127,7 @@ fn a_real_report_at_1x_reaches_the_model_rates() {
         s(&dir.path().join("r.html")),
     ]);
     assert!(code == 0 || code == 3, "exit {code}: {stderr}");
-    assert!(
-        stdout.contains("db file sequential read: production 21 µs, here "),
-        "{stdout}"
-    );
+    assert!(stdout.contains(production), "{stdout}");
     for f in ["r.json", "r.md", "r.html"] {
         assert!(
             stderr.contains(&format!("wrote {}", s(&dir.path().join(f)))),
@@ -120,7 +147,7 @@ fn a_real_report_at_1x_reaches_the_model_rates() {
     let model = r["model"]["classes"].as_array().unwrap();
     let step = &r["steps"][0];
     let elapsed = step["elapsed_s"].as_f64().unwrap();
-    // 11.2.0.4's direct path writes are replayed too (direct-write, 237/s).
+    // Direct path writes are replayed too (direct-write; 11.2.0.4: 237/s).
     assert!(model.iter().any(|m| m["class"] == "direct-write"), "{r}");
     let mut within_2pct = 0;
     for (m, c) in model.iter().zip(step["classes"].as_array().unwrap()) {
@@ -152,15 +179,27 @@ fn a_real_report_at_1x_reaches_the_model_rates() {
     assert_eq!(r["slo"].as_array().unwrap().len(), ran_with_mean);
 }
 
+#[test]
+fn a_scale_the_target_cannot_serve_falls_behind_and_the_ramp_gives_the_headroom() {
+    let what = "a ramp of a 12.2 report's model to a scale this storage cannot serve";
+    if let Some(report) = real(R12201, what) {
+        ramp_falls_behind(&report);
+    }
+}
+
+#[test]
+fn a_ramp_of_the_12c_html_fixture_falls_behind_and_gives_the_headroom() {
+    ramp_falls_behind(&fixture("12c.html"));
+}
+
 /// A ramp to a scale no target here can serve (20000x: millions of I/Os per second
 /// from one user with one I/O in flight): that step falls behind, the ramp's
 /// headroom is the step before it.
-#[test]
-fn a_scale_the_target_cannot_serve_falls_behind_and_the_ramp_gives_the_headroom() {
+fn ramp_falls_behind(report: &Path) {
     let dir = scratch();
     let out = dir.path().join("r.json");
     let (code, stdout, stderr) = replay(&[
-        s(&real(R12201)),
+        s(report),
         "--target",
         s(&dir.path().join("ds")),
         "--size",
@@ -208,10 +247,27 @@ fn refused(args: &[&str]) -> String {
 
 #[test]
 fn malformed_and_truncated_reports_are_named_with_their_line() {
+    let what = "a real 11.2.0.1 text report cut inside its Load Profile, named with its line";
+    if let Some(report) = real(R11201, what) {
+        malformed_and_truncated(&report, 45);
+    }
+}
+
+#[test]
+fn the_11g_fixture_malformed_and_truncated_is_named_with_its_line() {
+    malformed_and_truncated(&fixture("11g-io.txt"), 30);
+}
+
+/// `report` cut after `lines` lines, inside its Load Profile (the Top events are
+/// never reached), and a file that is no report: each one line naming the file.
+fn malformed_and_truncated(report: &Path, lines: usize) {
     let dir = scratch();
-    let whole = std::fs::read_to_string(real(R11201)).unwrap();
-    // Cut inside the Load Profile: the Top events are never reached.
-    let cut: String = whole.lines().take(45).map(|l| format!("{l}\n")).collect();
+    let whole = std::fs::read_to_string(report).unwrap();
+    let cut: String = whole
+        .lines()
+        .take(lines)
+        .map(|l| format!("{l}\n"))
+        .collect();
     let truncated = dir.path().join("cut.txt");
     std::fs::write(&truncated, cut).unwrap();
     let e = refused(&[s(&truncated), "--dry-run"]);
@@ -233,10 +289,23 @@ fn malformed_and_truncated_reports_are_named_with_their_line() {
 
 #[test]
 fn the_model_round_trips_through_toml_and_a_bad_line_is_named() {
+    let what = "a real 11.2.0.1 report's model saved, read back and edited";
+    if let Some(report) = real(R11201, what) {
+        round_trip(&report);
+    }
+}
+
+#[test]
+fn the_11g_fixture_model_round_trips_through_toml() {
+    round_trip(&fixture("11g-io.txt"));
+}
+
+/// `report`'s model saved, read back and saved the same; a bad value is named.
+fn round_trip(report: &Path) {
     let dir = scratch();
     let m1 = dir.path().join("m1.toml");
     let m2 = dir.path().join("m2.toml");
-    let (code, _, stderr) = replay(&[s(&real(R11201)), "--save-model", s(&m1), "--dry-run"]);
+    let (code, _, stderr) = replay(&[s(report), "--save-model", s(&m1), "--dry-run"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains(&format!("wrote {}", s(&m1))));
     let (code, stdout, stderr) = replay(&["--model", s(&m1), "--save-model", s(&m2), "--dry-run"]);
@@ -296,9 +365,23 @@ fn objectives_pass_with_exit_0_and_fail_with_exit_3() {
         stdout.contains("single-block-read mean ") && stdout.contains(": FAIL"),
         "{stdout}"
     );
-    // On replay too: production's objectives, one made impossible.
-    let m = dir.path().join("m.toml");
-    let (code, _, e) = replay(&[s(&real(R11201)), "--save-model", s(&m), "--dry-run"]);
+    let what = "production's objectives on a replay of a real 11.2.0.1 report";
+    if let Some(report) = real(R11201, what) {
+        replay_objectives(dir.path(), &report);
+    }
+}
+
+#[test]
+fn objectives_on_a_replay_of_the_11g_fixture() {
+    let dir = scratch();
+    replay_objectives(dir.path(), &fixture("11g-io.txt"));
+}
+
+/// Production's objectives on a replay of `report`, one made impossible: exit 3,
+/// and one line saying how many were met and which not.
+fn replay_objectives(dir: &Path, report: &Path) {
+    let m = dir.join("m.toml");
+    let (code, _, e) = replay(&[s(report), "--save-model", s(&m), "--dry-run"]);
     assert_eq!(code, 0, "{e}");
     let (code, stdout, e) = replay(&[
         "--model",
@@ -306,7 +389,7 @@ fn objectives_pass_with_exit_0_and_fail_with_exit_3() {
         "--engine",
         "null",
         "--target",
-        s(&dir.path().join("ds")),
+        s(&dir.join("ds")),
         "--size",
         "16MiB",
         "--time",
@@ -327,12 +410,24 @@ fn objectives_pass_with_exit_0_and_fail_with_exit_3() {
     assert!(summary.contains("missed: redo-write"), "{summary}");
 }
 
-/// `dbio replay --slob-conf`: SLOB's sessions, RUN_TIME, SCALE and hot spot
-/// apply; the mix and pace settings are the model's, named in one notice line;
-/// options given on the command line win, but replay's --scale (a load
-/// multiplier) is not SLOB's SCALE.
 #[test]
 fn a_slob_conf_sets_sessions_time_and_size_and_the_model_keeps_the_mix() {
+    let what = "`dbio replay --slob-conf` of a real 12.2 report";
+    if let Some(report) = real(R12201, what) {
+        slob_conf(&report);
+    }
+}
+
+#[test]
+fn a_slob_conf_on_a_replay_of_the_12c_html_fixture() {
+    slob_conf(&fixture("12c.html"));
+}
+
+/// `dbio replay --slob-conf` of `report` (8 KiB blocks, all six classes): SLOB's
+/// sessions, RUN_TIME, SCALE and hot spot apply; the mix and pace settings are the
+/// model's, named in one notice line; options given on the command line win, but
+/// replay's --scale (a load multiplier) is not SLOB's SCALE.
+fn slob_conf(report: &Path) {
     let dir = scratch();
     let conf = dir.path().join("slob.conf");
     std::fs::write(
@@ -345,7 +440,7 @@ fn a_slob_conf_sets_sessions_time_and_size_and_the_model_keeps_the_mix() {
     .unwrap();
     let out = dir.path().join("r.json");
     let (code, stdout, stderr) = replay(&[
-        s(&real(R12201)),
+        s(report),
         "--slob-conf",
         s(&conf),
         "--users",
@@ -410,7 +505,7 @@ fn a_slob_conf_sets_sessions_time_and_size_and_the_model_keeps_the_mix() {
     assert!((0.9..5.0).contains(&elapsed), "{elapsed}");
     // --size and --time win over SCALE and RUN_TIME; --scale is replay's own.
     let (code, stdout, stderr) = replay(&[
-        s(&real(R12201)),
+        s(report),
         "--slob-conf",
         s(&conf),
         "--size",

@@ -18,10 +18,14 @@ pub fn awr_real(what: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    let line = format!("skipped (no ../shared/awr-real): {}: {what}", test_name());
+    let test = test_name();
     if on_ci() {
-        panic!("{line}; with CI={} a missing ../shared is a failure", ci());
+        panic!(
+            "{test}: {what}: ../shared/awr-real is missing, and with CI={} no test may skip",
+            ci()
+        );
     }
+    let line = format!("skipped (no ../shared/awr-real): {test}: {what}");
     // Straight to the process's stderr: the test harness keeps what eprintln! prints
     // for itself unless the test fails, and a skip must show.
     let _ = writeln!(std::io::stderr(), "{line}");
