@@ -11,7 +11,7 @@ use dbio_report::AnyResult;
 use dbio_stats::slo::{evaluate, Slo};
 use dbio_stats::RunResult;
 use dbio_storage::Target;
-use dbio_workload::{Arrivals, IoClass, Profile, Rates, RedoStress};
+use dbio_workload::{Arrivals, IoClass, Profile, Rates, RedoFlush, RedoStress};
 
 use crate::common::{
     self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
@@ -124,6 +124,15 @@ pub struct Args {
     /// (SLOB REDO_STRESS) [default: from the profile]
     #[arg(long, value_name = "LEVEL", value_parser = redo_arg)]
     redo_stress: Option<RedoStress>,
+    /// How a redo write is made durable: dsync (the write itself, O_DSYNC, as Oracle's LGWR
+    /// and PostgreSQL's open_datasync) or fdatasync (written, then the log fdatasync'ed,
+    /// one wait: PostgreSQL's default wal_sync_method on Linux)
+    #[arg(long, value_name = "METHOD", default_value = "dsync", value_parser = redo_flush_arg)]
+    redo_flush: RedoFlush,
+    /// Write the redo log through the page cache while the data files stay O_DIRECT
+    /// (PostgreSQL's WAL without direct I/O, as it is by default)
+    #[arg(long)]
+    redo_buffered: bool,
     /// Size of a hot spot in MiB that gets every --hotspot-frequency-th block operation
     /// (SLOB DO_HOTSPOT/HOTSPOT_MB) [default: 0, no hot spot]
     #[arg(long, value_name = "MIB", default_value_t = 0)]
@@ -221,6 +230,10 @@ fn redo_arg(s: &str) -> Result<RedoStress, String> {
     RedoStress::parse(s).ok_or_else(|| format!("unknown redo stress {s:?} (lite or heavy)"))
 }
 
+fn redo_flush_arg(s: &str) -> Result<RedoFlush, String> {
+    RedoFlush::parse(s).ok_or_else(|| format!("unknown redo flush {s:?} (dsync or fdatasync)"))
+}
+
 impl Args {
     pub fn options(&self) -> RunOptions {
         RunOptions {
@@ -229,6 +242,8 @@ impl Args {
             update_pct: self.update_pct,
             scan_pct: self.scan_pct,
             redo_stress: self.redo_stress,
+            redo_flush: self.redo_flush,
+            redo_buffered: self.redo_buffered,
             multiblock_bytes: None,
             hotspot_mb: self.hotspot_mb,
             hotspot_offset_mb: self.hotspot_offset_mb,

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use dbio_engine::uring::{UringEngine, UringOptions};
-use dbio_engine::{Engine, EngineConfig, EngineKind, FileSpec, IoDir, IoRequest};
+use dbio_engine::{Durability, Engine, EngineConfig, EngineKind, FileSpec, IoDir, IoRequest};
 
 struct Args {
     engine: EngineKind,
@@ -105,6 +105,7 @@ fn run(args: &Args) -> Result<(), String> {
         files: vec![FileSpec {
             path: args.file.clone(),
             size,
+            buffered: false,
         }],
         depth: args.depth,
         max_io: args.bs,
@@ -140,7 +141,7 @@ fn run(args: &Args) -> Result<(), String> {
                     len: args.bs,
                     dir: IoDir::Read,
                     slot,
-                    sync: false,
+                    durability: Durability::None,
                     tag: 0,
                 };
                 engine.submit(req).map_err(|e| e.to_string())?;

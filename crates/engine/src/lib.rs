@@ -29,6 +29,20 @@ pub enum IoDir {
     Write,
 }
 
+/// How durable a write is when its completion comes. Reads ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// Done when the file system (or the NFS server) has it, in memory.
+    #[default]
+    None,
+    /// The write itself reaches stable storage (O_DSYNC-like: pwritev2
+    /// RWF_DSYNC, NFS FILE_SYNC); redo writes by default.
+    Dsync,
+    /// Written, then the file is fdatasync'ed; one completion when both are
+    /// done, as a database's WAL flush with wal_sync_method=fdatasync.
+    Fdatasync,
+}
+
 /// One I/O request. `len` bytes at `offset` of file `file`, data in `slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoRequest {
@@ -37,9 +51,8 @@ pub struct IoRequest {
     pub len: u32,
     pub dir: IoDir,
     pub slot: Slot,
-    /// For writes: the data must be on stable storage when the I/O
-    /// completes (O_DSYNC-like; redo writes, NFS FILE_SYNC/DATA_SYNC).
-    pub sync: bool,
+    /// For writes: what must be stable when the I/O completes.
+    pub durability: Durability,
     /// Opaque value handed back in the completion (the caller's bookkeeping).
     pub tag: u64,
 }
@@ -63,10 +76,14 @@ pub struct Capabilities {
 }
 
 /// A file to open: its path (local) or name (relative to an NFS export) and size.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileSpec {
     pub path: PathBuf,
     pub size: u64,
+    /// Through the page cache whatever [`EngineConfig::direct`] says (a WAL
+    /// written with pwrite and made durable by fdatasync). Local engines
+    /// only: the NFS client has no page cache.
+    pub buffered: bool,
 }
 
 /// How to open the engine.
@@ -77,7 +94,8 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Size of each slot buffer: the largest I/O that will be issued.
     pub max_io: u32,
-    /// O_DIRECT (bypass the page cache). Default true; `--buffered` clears it.
+    /// O_DIRECT (bypass the page cache) for every file not marked
+    /// [`FileSpec::buffered`]. Default true; `--buffered` clears it.
     pub direct: bool,
     /// Open files for writing too.
     pub write: bool,

@@ -17,14 +17,15 @@ pub(crate) struct LocalFiles {
 
 impl LocalFiles {
     /// Opens every file of `cfg` (read-only unless `cfg.write`), with
-    /// O_DIRECT when `cfg.direct`. Files are not created: the data set is
-    /// prepared before an engine runs on it.
+    /// O_DIRECT when `cfg.direct` and the file is not `buffered`. Files are
+    /// not created: the data set is prepared before an engine runs on it.
     pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
         let mut files = Vec::with_capacity(cfg.files.len());
         let mut paths = Vec::with_capacity(cfg.files.len());
         for spec in &cfg.files {
             let path = spec.path.display().to_string();
-            files.push(open_one(&spec.path, cfg.write, cfg.direct, &path)?);
+            let direct = cfg.direct && !spec.buffered;
+            files.push(open_one(&spec.path, cfg.write, direct, &path)?);
             paths.push(path);
         }
         Ok(Self { files, paths })
@@ -100,6 +101,25 @@ impl LocalSlots {
     pub fn finish(&mut self, req: &IoRequest, res: i64) -> Completion {
         self.busy.release(req.slot);
         completion(req, res, &self.files)
+    }
+    /// The completion of a write followed by fdatasync: the write's error or
+    /// short count if it fell short (the flush then never ran, or ran for
+    /// nothing), else the flush's error, else the bytes written.
+    pub fn finish_flushed(&mut self, req: &IoRequest, written: i64, flushed: i64) -> Completion {
+        if written != i64::from(req.len) || flushed >= 0 {
+            return self.finish(req, written);
+        }
+        self.busy.release(req.slot);
+        Completion {
+            tag: req.tag,
+            slot: req.slot,
+            result: Err(EngineError::Io {
+                op: "fdatasync",
+                path: self.files.paths[req.file as usize].clone(),
+                offset: req.offset,
+                source: io::Error::from_raw_os_error((-flushed) as i32),
+            }),
+        }
     }
 }
 

@@ -1,18 +1,23 @@
 //! The psync engine: each submit is one pread or pwrite, done before submit
-//! returns; the completion waits in a queue for the next reap. Sync writes
-//! use pwritev2 with RWF_DSYNC, so only that write is made durable.
+//! returns; the completion waits in a queue for the next reap. Dsync writes
+//! use pwritev2 with RWF_DSYNC, so only that write is made durable;
+//! Fdatasync writes are a pwrite then an fdatasync of the file, as
+//! PostgreSQL flushes its WAL.
 
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use crate::local::LocalSlots;
-use crate::{Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot};
+use crate::{
+    Capabilities, Completion, Durability, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
+};
 
 pub struct PsyncEngine {
     io: LocalSlots,
-    /// Finished requests and their results, waiting for reap.
-    done: VecDeque<(IoRequest, i64)>,
+    /// Finished requests, their results and (Fdatasync writes) the
+    /// flush's, waiting for reap.
+    done: VecDeque<(IoRequest, i64, i64)>,
 }
 
 impl PsyncEngine {
@@ -34,10 +39,12 @@ impl PsyncEngine {
             // SAFETY: buf is valid for len bytes (checked against the slot
             // size) and not used elsewhere while the call runs.
             let res = unsafe {
-                match (req.dir, req.sync) {
+                match (req.dir, req.durability) {
                     (IoDir::Read, _) => libc::pread(fd, buf.cast(), len, offset),
-                    (IoDir::Write, false) => libc::pwrite(fd, buf.cast(), len, offset),
-                    (IoDir::Write, true) => {
+                    (IoDir::Write, Durability::None | Durability::Fdatasync) => {
+                        libc::pwrite(fd, buf.cast(), len, offset)
+                    }
+                    (IoDir::Write, Durability::Dsync) => {
                         let iov = libc::iovec {
                             iov_base: buf.cast(),
                             iov_len: len,
@@ -55,6 +62,26 @@ impl PsyncEngine {
             }
         }
     }
+
+    /// fdatasync of `req`'s file: 0 or a negative errno.
+    fn flush(&self, req: &IoRequest) -> i64 {
+        let fd = self.io.files.files[req.file as usize].as_raw_fd();
+        loop {
+            // SAFETY: fd is an open file of this engine.
+            if unsafe { libc::fdatasync(fd) } == 0 {
+                return 0;
+            }
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            if errno != libc::EINTR {
+                return -i64::from(errno);
+            }
+        }
+    }
+}
+
+/// A write that is made durable by an fdatasync after it.
+fn flushed(req: &IoRequest) -> bool {
+    req.dir == IoDir::Write && req.durability == Durability::Fdatasync
 }
 
 impl Engine for PsyncEngine {
@@ -76,7 +103,13 @@ impl Engine for PsyncEngine {
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
         self.io.begin(&req)?;
         let res = self.transfer(&req);
-        self.done.push_back((req, res));
+        // A write that fell short is reported as such: no flush for it.
+        let flush = if flushed(&req) && res == i64::from(req.len) {
+            self.flush(&req)
+        } else {
+            0
+        };
+        self.done.push_back((req, res, flush));
         Ok(())
     }
     fn reap(
@@ -87,8 +120,8 @@ impl Engine for PsyncEngine {
     ) -> Result<usize, EngineError> {
         // Every I/O finished inside submit: there is never anything to wait for.
         let n = self.done.len();
-        for (req, res) in self.done.drain(..) {
-            out.push(self.io.finish(&req, res));
+        for (req, res, flush) in self.done.drain(..) {
+            out.push(self.io.finish_flushed(&req, res, flush));
         }
         Ok(n)
     }

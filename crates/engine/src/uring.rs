@@ -8,6 +8,10 @@
 //! completions are run by this thread when it asks for them (deferred task
 //! work: no interrupt of the thread per completion), and reap drains every
 //! ready CQE before it considers waiting.
+//!
+//! A Fdatasync write is two linked SQEs, the write (IOSQE_IO_LINK) and an
+//! fsync with DATASYNC that starts when the write is done; the caller sees
+//! one completion, once both CQEs are in.
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -15,7 +19,9 @@ use std::time::{Duration, Instant};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use crate::local::LocalSlots;
-use crate::{Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot};
+use crate::{
+    Capabilities, Completion, Durability, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
+};
 
 /// Most slots one ring takes: fixed buffer indexes are 16 bits and the
 /// kernel registers at most 16384 buffers.
@@ -25,6 +31,16 @@ pub const MAX_DEPTH: u32 = 16384;
 const DRAIN_ON_DROP: Duration = Duration::from_secs(30);
 /// user_data of the cancel issued on drop: no slot has this number.
 const CANCEL_TAG: u64 = u64::MAX;
+/// Set in the user_data of a Fdatasync write's fsync (the slot is below).
+const FLUSH_HALF: u64 = 1 << 32;
+
+/// A Fdatasync write in flight: its CQEs still to come and their results.
+#[derive(Clone, Copy, Default)]
+struct Pair {
+    left: u8,
+    written: i64,
+    flushed: i64,
+}
 
 pub struct UringEngine {
     // Declared first so the ring is torn down before the buffers it uses.
@@ -32,8 +48,12 @@ pub struct UringEngine {
     io: LocalSlots,
     /// The request in flight on each slot (user_data is the slot number).
     reqs: Vec<IoRequest>,
+    /// Per slot, the halves of a Fdatasync write (see [`flushed`]).
+    pairs: Vec<Pair>,
     /// SQEs queued since the last commit.
     queued: u32,
+    /// I/Os among them (a Fdatasync write is two SQEs, one I/O).
+    queued_ios: u32,
     /// See [`UringOptions::kick_below`].
     kick_below: u32,
     /// The ring was created disabled for a single issuer: the first thread
@@ -123,16 +143,18 @@ impl UringEngine {
                 len: 0,
                 dir: IoDir::Read,
                 slot: 0,
-                sync: false,
+                durability: Durability::None,
                 tag: 0,
             };
             io.bufs.len()
         ];
         Ok(Self {
             ring,
+            pairs: vec![Pair::default(); io.bufs.len()],
             io,
             reqs,
             queued: 0,
+            queued_ios: 0,
             kick_below: opts.kick_below,
             enable_pending,
             fixed_bufs,
@@ -147,7 +169,11 @@ impl UringEngine {
 
     fn sqe(&mut self, req: &IoRequest) -> squeue::Entry {
         let buf = self.io.bufs[req.slot as usize].as_mut_ptr();
-        let flags = if req.sync { libc::RWF_DSYNC } else { 0 };
+        let flags = if req.durability == Durability::Dsync {
+            libc::RWF_DSYNC
+        } else {
+            0
+        };
         let raw_fd = self.io.files.files[req.file as usize].as_raw_fd();
         macro_rules! build {
             ($fd:expr) => {
@@ -181,16 +207,53 @@ impl UringEngine {
         sqe.user_data(u64::from(req.slot))
     }
 
-    /// Moves every ready CQE into `out`; returns how many.
+    /// The fdatasync of the whole file that follows `req`'s write.
+    fn flush_sqe(&self, req: &IoRequest) -> squeue::Entry {
+        let sqe = if self.fixed_files {
+            opcode::Fsync::new(types::Fixed(req.file))
+        } else {
+            opcode::Fsync::new(types::Fd(
+                self.io.files.files[req.file as usize].as_raw_fd(),
+            ))
+        };
+        sqe.flags(types::FsyncFlags::DATASYNC)
+            .build()
+            .user_data(u64::from(req.slot) | FLUSH_HALF)
+    }
+
+    /// Moves a completion for every I/O whose CQEs are all in into `out`;
+    /// returns how many.
     fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
         let mut n = 0;
         for cqe in self.ring.completion() {
-            let slot = cqe.user_data() as usize;
-            let Some(req) = self.reqs.get(slot) else {
+            let data = cqe.user_data();
+            if data == CANCEL_TAG {
                 continue; // the cancel issued on drop
+            }
+            let slot = (data & !FLUSH_HALF) as usize;
+            let Some(req) = self.reqs.get(slot) else {
+                continue;
             };
-            out.push(self.io.finish(req, i64::from(cqe.result())));
-            n += 1;
+            let res = i64::from(cqe.result());
+            if !flushed(req) {
+                out.push(self.io.finish(req, res));
+                n += 1;
+                continue;
+            }
+            // The halves may come in either order; a failed or short write
+            // gets its fsync cancelled (-ECANCELED), and the write's result
+            // is what the caller hears.
+            let pair = &mut self.pairs[slot];
+            if data & FLUSH_HALF != 0 {
+                pair.flushed = res;
+            } else {
+                pair.written = res;
+            }
+            pair.left = pair.left.saturating_sub(1);
+            if pair.left == 0 {
+                out.push(self.io.finish_flushed(req, pair.written, pair.flushed));
+                n += 1;
+            }
         }
         n
     }
@@ -213,7 +276,7 @@ impl UringEngine {
             }
             None => self.ring.submitter().submit_and_wait(want),
         };
-        match res {
+        let res = match res {
             Ok(n) => {
                 self.queued = self.queued.saturating_sub(n as u32);
                 Ok(())
@@ -231,8 +294,17 @@ impl UringEngine {
                 Ok(())
             }
             Err(e) => Err(EngineError::Other(format!("io_uring_enter: {e}"))),
-        }
+        };
+        // All queued SQEs go in the usual case; when some stay, at most as
+        // many I/Os as SQEs stay (a bound that errs towards starting I/O).
+        self.queued_ios = self.queued_ios.min(self.queued);
+        res
     }
+}
+
+/// A write made durable by an fdatasync linked after it.
+fn flushed(req: &IoRequest) -> bool {
+    req.dir == IoDir::Write && req.durability == Durability::Fdatasync
 }
 
 /// Now plus `timeout`, or a year from now for a timeout too long to add.
@@ -248,10 +320,11 @@ fn far_deadline(timeout: Duration) -> Instant {
 /// disabled, see [`UringEngine::enable_pending`]); a kernel without those
 /// flags gets the plain ring.
 fn new_ring(depth: u32, defer: bool) -> Result<IoUring, EngineError> {
-    let entries = depth.next_power_of_two();
+    // Two SQEs per slot: every I/O may be a write and its linked fsync.
+    let entries = (depth * 2).next_power_of_two();
     let build = |defer: bool| {
         let mut b = IoUring::builder();
-        // Completions never outnumber slots, so twice the SQ is plenty.
+        // CQEs never outnumber SQEs, so twice the SQ is plenty.
         b.setup_cqsize(entries * 2);
         if defer {
             // TASKRUN_FLAG: a submit that finds completions waiting asks
@@ -310,17 +383,30 @@ impl Engine for UringEngine {
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
         self.io.begin(&req)?;
         let sqe = self.sqe(&req);
-        self.reqs[req.slot as usize] = req;
-        // SAFETY: the SQE points into this slot's buffer, which stays put
-        // and untouched by the engine until the completion is reaped.
-        // The SQ has at least `depth` entries and at most `depth` I/Os are
-        // in flight, so it cannot be full.
-        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+        let s = req.slot as usize;
+        self.reqs[s] = req;
+        // SAFETY: the SQEs point into this slot's buffer (the fsync at no
+        // memory), which stays put and untouched by the engine until the
+        // completion is reaped. The SQ has at least two entries per slot and
+        // at most `depth` I/Os are in flight, so it cannot be full.
+        let (pushed, sqes) = if flushed(&req) {
+            self.pairs[s] = Pair {
+                left: 2,
+                written: 0,
+                flushed: 0,
+            };
+            let pair = [sqe.flags(squeue::Flags::IO_LINK), self.flush_sqe(&req)];
+            (unsafe { self.ring.submission().push_multiple(&pair) }, 2)
+        } else {
+            (unsafe { self.ring.submission().push(&sqe) }, 1)
+        };
+        if pushed.is_err() {
             self.io.busy.release(req.slot);
             return Err(EngineError::Busy(self.depth()));
         }
-        self.queued += 1;
-        let in_device = self.io.busy.count().saturating_sub(self.queued);
+        self.queued += sqes;
+        self.queued_ios += 1;
+        let in_device = self.io.busy.count().saturating_sub(self.queued_ios);
         if in_device < self.kick_below {
             return self.enter(0, None);
         }

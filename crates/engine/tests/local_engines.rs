@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use dbio_engine::uring::{UringEngine, UringOptions};
 use dbio_engine::{
-    open, Completion, Engine, EngineConfig, EngineError, EngineKind, FileSpec, IoDir, IoRequest,
+    open, Completion, Durability, Engine, EngineConfig, EngineError, EngineKind, FileSpec, IoDir,
+    IoRequest,
 };
 
 const BLOCK: u32 = 8192;
@@ -35,6 +36,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
             .map(|p| FileSpec {
                 path: p.to_path_buf(),
                 size: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+                buffered: false,
             })
             .collect(),
         depth,
@@ -51,7 +53,11 @@ fn req(dir: IoDir, block: u64, slot: u32, sync: bool) -> IoRequest {
         len: BLOCK,
         dir,
         slot,
-        sync,
+        durability: if sync {
+            Durability::Dsync
+        } else {
+            Durability::None
+        },
         tag: block,
     }
 }
@@ -239,7 +245,7 @@ fn uring_completes_out_of_order_and_reap_times_out() {
         len: 5,
         dir: IoDir::Read,
         slot: 0,
-        sync: false,
+        durability: Durability::None,
         tag: 9999,
     })
     .unwrap();
@@ -300,7 +306,7 @@ fn uring_drop_with_io_in_flight_returns() {
         len: 5,
         dir: IoDir::Read,
         slot: 0,
-        sync: false,
+        durability: Durability::None,
         tag: 1,
     })
     .unwrap();
@@ -409,7 +415,10 @@ fn failing_io(kind: EngineKind, cfg: &EngineConfig, io: IoRequest) -> EngineErro
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].tag, out[0].slot), (io.tag, io.slot));
     assert_eq!(e.in_flight(), 0);
-    out.pop().unwrap().result.unwrap_err()
+    // Nothing more comes (a flushed write's second half included).
+    let more = e.reap(1, Duration::from_millis(20), &mut out).unwrap();
+    assert_eq!(more, 0, "{kind:?}: a second completion");
+    out.swap_remove(0).result.unwrap_err()
 }
 
 #[test]
@@ -477,5 +486,177 @@ fn bad_requests_are_refused_before_io() {
         // An endless timeout with nothing to wait for returns at once.
         let mut out = Vec::new();
         assert_eq!(e.reap(1, Duration::MAX, &mut out).unwrap(), 0);
+    }
+}
+
+/// A write whose completion waits for an fdatasync of its file, as a WAL
+/// flush: 8 at once beside plain writes and reads, twice over the same
+/// slots; each I/O completes once, with its bytes, and the data is in the
+/// file.
+fn flushed_roundtrip(mut e: Box<dyn Engine>, path: &Path) {
+    let depth = u64::from(e.depth());
+    for round in 0..2u64 {
+        for slot in 0..depth {
+            let block = round * depth + slot;
+            let durability = match slot % 4 {
+                0 => Durability::None,
+                _ => Durability::Fdatasync,
+            };
+            pattern(block, e.buffer(slot as u32));
+            e.submit(IoRequest {
+                durability,
+                ..req(IoDir::Write, block, slot as u32, false)
+            })
+            .unwrap();
+        }
+        e.commit().unwrap();
+        let done = reap_all(e.as_mut());
+        let tags: Vec<u64> = done.iter().map(|c| c.tag).collect();
+        let unique: HashSet<u64> = tags.iter().copied().collect();
+        assert_eq!(tags.len(), depth as usize, "one completion each: {tags:?}");
+        assert_eq!(unique.len(), depth as usize, "{tags:?}");
+        assert!(done.iter().all(|c| c.result.as_ref().ok() == Some(&BLOCK)));
+        let mut out = Vec::new();
+        let n = e.reap(1, Duration::from_millis(20), &mut out).unwrap();
+        assert_eq!(n, 0, "nothing after the last completion");
+    }
+    drop(e);
+    let on_disk = std::fs::read(path).unwrap();
+    let mut want = vec![0u8; BLOCK as usize];
+    for block in 0..2 * depth {
+        pattern(block, &mut want);
+        let at = (block * u64::from(BLOCK)) as usize;
+        assert!(
+            on_disk[at..at + BLOCK as usize] == want[..],
+            "block {block}"
+        );
+    }
+}
+
+#[test]
+fn fdatasync_writes_complete_once_with_their_data() {
+    for kind in LOCAL {
+        let dir = scratch();
+        let path = data_file(dir.path(), 16);
+        flushed_roundtrip(open(kind, &config(&[&path], 8, true)).unwrap(), &path);
+    }
+}
+
+/// Every write and its fsync queued before one enter (the SQ holds both
+/// halves of every slot), and the fsync on a plain fd.
+#[test]
+fn uring_fdatasync_writes_at_commit_and_unregistered() {
+    for opts in [
+        UringOptions {
+            kick_below: 0,
+            ..Default::default()
+        },
+        UringOptions {
+            register_buffers: false,
+            register_files: false,
+            defer_taskrun: false,
+            ..Default::default()
+        },
+    ] {
+        let dir = scratch();
+        let path = data_file(dir.path(), 16);
+        let e = UringEngine::open_with(&config(&[&path], 8, true), opts).unwrap();
+        flushed_roundtrip(Box::new(e), &path);
+    }
+}
+
+/// The open flags of the descriptor this process holds on `path`.
+fn open_flags(path: &Path) -> i32 {
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        if std::fs::read_link(entry.path()).ok().as_deref() != Some(path) {
+            continue;
+        }
+        let fd = entry.file_name();
+        let info = std::fs::read_to_string(Path::new("/proc/self/fdinfo").join(&fd)).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .expect("flags in fdinfo");
+        return i32::from_str_radix(flags.trim(), 8).unwrap();
+    }
+    panic!("{} is not open", path.display());
+}
+
+#[test]
+fn buffered_file_beside_direct_files() {
+    for kind in LOCAL {
+        let dir = scratch();
+        let data = data_file(dir.path(), 4);
+        let log = dir.path().join("log");
+        std::fs::copy(&data, &log).unwrap();
+        let mut cfg = config(&[&data, &log], 2, true);
+        cfg.files[1].buffered = true;
+        let mut e = open(kind, &cfg).unwrap();
+        assert_ne!(open_flags(&data) & libc::O_DIRECT, 0, "{kind:?}: data");
+        assert_eq!(open_flags(&log) & libc::O_DIRECT, 0, "{kind:?}: log");
+        // A write not sector aligned goes through the page cache only.
+        e.buffer(0)[..3].copy_from_slice(b"wal");
+        e.submit(IoRequest {
+            file: 1,
+            offset: 5,
+            len: 3,
+            durability: Durability::Fdatasync,
+            ..req(IoDir::Write, 0, 0, false)
+        })
+        .unwrap();
+        e.commit().unwrap();
+        let done = reap_all(e.as_mut());
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].result.as_ref().ok(), Some(&3));
+        drop(e);
+        assert_eq!(&std::fs::read(&log).unwrap()[5..8], b"wal");
+    }
+}
+
+/// A write that fails gives one completion with its error: its fsync is
+/// not run (psync) or is cancelled and swallowed (io_uring).
+#[test]
+fn failed_fdatasync_write_completes_once_with_the_write_error() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 4);
+    let mut cfg = config(&[&path], 2, true);
+    cfg.write = false;
+    for kind in LOCAL {
+        let io = IoRequest {
+            durability: Durability::Fdatasync,
+            ..req(IoDir::Write, 2, 1, false)
+        };
+        let err = failing_io(kind, &cfg, io);
+        let msg = err.to_string();
+        assert!(
+            matches!(&err, EngineError::Io { op: "write", source, .. }
+                if source.raw_os_error() == Some(libc::EBADF)),
+            "{kind:?}: {msg}"
+        );
+        assert!(msg.contains("write at offset 16384 of"), "{msg}");
+    }
+}
+
+/// A write that lands and a flush that fails (/dev/null takes writes but
+/// has no fsync: EINVAL) gives one completion with the flush's error.
+#[test]
+fn failed_flush_completes_once_with_the_flush_error() {
+    let cfg = config(&[Path::new("/dev/null")], 2, false);
+    for kind in LOCAL {
+        let io = IoRequest {
+            durability: Durability::Fdatasync,
+            ..req(IoDir::Write, 1, 0, false)
+        };
+        let err = failing_io(kind, &cfg, io);
+        let msg = err.to_string();
+        assert!(
+            matches!(&err, EngineError::Io { op: "fdatasync", source, .. }
+                if source.raw_os_error() == Some(libc::EINVAL)),
+            "{kind:?}: {msg}"
+        );
+        assert!(
+            msg.contains("fdatasync at offset 8192 of /dev/null"),
+            "{msg}"
+        );
     }
 }

@@ -91,7 +91,7 @@ pub(crate) fn drive(
     let mut outstanding = load.outstanding.max(1);
     for _ in 0..users {
         let mut cfg = EngineConfig {
-            files: load.dataset.engine_files(),
+            files: load.dataset.run_files(load.workload),
             depth: outstanding,
             max_io: load.workload.max_io(),
             direct: load.direct,
@@ -564,7 +564,7 @@ impl User<'_> {
             len: op.len,
             dir: op.dir,
             slot,
-            sync: op.sync,
+            durability: op.durability,
             tag: u64::from(slot),
         };
         if req.dir == IoDir::Write && self.verify_sync && !sync_batch {

@@ -12,7 +12,7 @@ use dbio_workload::units::format_size;
 use dbio_workload::verify::GenMap;
 use dbio_workload::{
     Arrivals, Dataset, DatasetSpec, Generator, GeneratorError, Hotspot, IoClass, Layout, Profile,
-    Rates, RedoStress, Think, WorkloadConfig,
+    Rates, RedoFlush, RedoStress, Think, WorkloadConfig,
 };
 
 use crate::{ExperimentError, OpenLoop, RunSpec};
@@ -33,6 +33,10 @@ pub struct RunOptions {
     pub update_pct: Option<u32>,
     pub scan_pct: Option<u32>,
     pub redo_stress: Option<RedoStress>,
+    /// How redo writes are made durable (`--redo-flush`).
+    pub redo_flush: RedoFlush,
+    /// The redo log through the page cache (`--redo-buffered`).
+    pub redo_buffered: bool,
     /// Size of a multiblock read; None: the profile's (1 MiB). A slob.conf's
     /// SCAN_TABLE_SZ sets it.
     pub multiblock_bytes: Option<u32>,
@@ -74,6 +78,8 @@ impl Default for RunOptions {
             update_pct: None,
             scan_pct: None,
             redo_stress: None,
+            redo_flush: RedoFlush::Dsync,
+            redo_buffered: false,
             multiblock_bytes: None,
             hotspot_mb: 0,
             hotspot_offset_mb: 0,
@@ -148,6 +154,8 @@ impl RunPlan {
         workload.update_pct = o.update_pct.unwrap_or(workload.update_pct);
         workload.scan_pct = o.scan_pct.unwrap_or(workload.scan_pct);
         workload.redo_stress = o.redo_stress.unwrap_or(workload.redo_stress);
+        workload.redo_flush = o.redo_flush;
+        workload.redo_buffered = o.redo_buffered;
         workload.multiblock_bytes = o.multiblock_bytes.unwrap_or(workload.multiblock_bytes);
         if o.hotspot_mb > 0 {
             workload.hotspot = Some(Hotspot {
@@ -351,5 +359,30 @@ mod tests {
             ..RunOptions::default()
         })
         .starts_with("--think-min 2s is above --think-max 1s"));
+    }
+
+    #[test]
+    fn redo_flush_and_buffering_reach_the_redo_writes() {
+        let p = RunPlan::new(&RunOptions::default()).unwrap();
+        assert_eq!(p.workload.redo_flush, RedoFlush::Dsync);
+        assert!(!p.workload.redo_buffered);
+        let o = RunOptions {
+            profile: Some(Profile::Redo),
+            redo_flush: RedoFlush::Fdatasync,
+            redo_buffered: true,
+            ..RunOptions::default()
+        };
+        let p = RunPlan::new(&o).unwrap();
+        assert_eq!(p.workload.redo_flush, RedoFlush::Fdatasync);
+        assert!(p.workload.redo_buffered);
+        let planned = Dataset::planned(Path::new("/x"), &p.dataset);
+        let mut g = Generator::new(&p.workload, &Layout::of(&planned), 0, 1, 3).unwrap();
+        let op = g.next_op();
+        assert_eq!(op.class, IoClass::RedoWrite);
+        assert_eq!(op.durability, dbio_engine::Durability::Fdatasync);
+        let files = planned.run_files(&p.workload);
+        let buffered: Vec<_> = files.iter().filter(|f| f.buffered).collect();
+        assert_eq!(buffered.len(), 1, "only the redo log: {files:?}");
+        assert!(buffered[0].path.ends_with("dbio-redo-01.log"));
     }
 }

@@ -9,7 +9,7 @@ use dbio_stats::{
 };
 use dbio_workload::verify::{GenMap, VerifyCounts};
 use dbio_workload::verify_scan::{scan, ScanOptions};
-use dbio_workload::{Dataset, WorkloadConfig};
+use dbio_workload::{Dataset, RedoFlush, WorkloadConfig};
 
 use crate::drive::{class_descs, drive, Load};
 use crate::{ExperimentError, ProgressFn};
@@ -159,6 +159,9 @@ pub fn run(
             update_pct: spec.workload.update_pct,
             scan_pct: spec.workload.scan_pct,
             redo_stress: spec.workload.redo_stress.name().into(),
+            redo_flush: (spec.workload.redo_flush != RedoFlush::Dsync)
+                .then(|| spec.workload.redo_flush.name().into()),
+            redo_buffered: spec.workload.redo_buffered,
             dataset_bytes: spec.dataset.data_bytes(),
         },
         failed_ios: out.recorder.failed(),

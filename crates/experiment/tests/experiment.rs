@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use dbio_engine::EngineKind;
 use dbio_experiment::{calibrate, run, CalibrateSpec};
-use dbio_workload::{Dataset, DatasetSpec, Profile, WorkloadConfig};
+use dbio_workload::{Dataset, DatasetSpec, Profile, RedoFlush, WorkloadConfig};
 use support::{small_dataset, spec};
 
 #[test]
@@ -159,4 +159,35 @@ fn think_time_paces_a_user() {
         t.elapsed()
     );
     assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+/// PostgreSQL's default WAL flush on real files: redo written into the page
+/// cache, then fdatasync'ed, while the data files stay O_DIRECT; the result
+/// says so, and a default run's result leaves both out.
+#[test]
+fn redo_written_buffered_then_fdatasynced() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ds = small_dataset(tmp.path());
+    for engine in [EngineKind::Psync, EngineKind::IoUring] {
+        let mut w = Profile::Redo.config(8192);
+        w.redo_stress = dbio_workload::RedoStress::Lite;
+        w.redo_flush = RedoFlush::Fdatasync;
+        w.redo_buffered = true;
+        let mut s = spec(ds.clone(), engine, w);
+        s.direct = true;
+        s.loops = Some(100);
+        let out = run(&s, &AtomicBool::new(false), None).unwrap();
+        assert!(out.error.is_none(), "{engine:?}: {:?}", out.error);
+        let r = out.result;
+        let redo = r.classes.iter().find(|c| c.class == "redo-write").unwrap();
+        assert_eq!(redo.ios, 200, "{engine:?}");
+        assert_eq!(r.config.redo_flush.as_deref(), Some("fdatasync"));
+        assert!(r.config.redo_buffered);
+        let json = serde_json::to_string(&r.config).unwrap();
+        assert!(json.contains(r#""redo_flush":"fdatasync","redo_buffered":true"#));
+    }
+    let s = spec(ds, EngineKind::Psync, Profile::Redo.config(8192));
+    let r = run(&s, &AtomicBool::new(false), None).unwrap().result;
+    let json = serde_json::to_string(&r.config).unwrap();
+    assert!(!json.contains("redo_flush") && !json.contains("redo_buffered"));
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dbio_engine::{
-    Capabilities, Completion, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
+    Capabilities, Completion, Durability, Engine, EngineConfig, EngineError, IoDir, IoRequest, Slot,
 };
 use dbio_nfs::datapath::{DataError, DataPath, FileId, Outcome, ReadData, Stability};
 use dbio_nfs::proto::nfs4::Stateid;
@@ -180,10 +180,15 @@ impl Engine for NfsEngine {
                     buf: self.bufs[s].clone(),
                     len: req.len as usize,
                 });
-                let stable = if req.sync || self.target.sync_writes() {
-                    Stability::FileSync
-                } else {
-                    Stability::Unstable
+                // Fdatasync is a FILE_SYNC WRITE too, not an UNSTABLE one and a
+                // COMMIT: the data path has no COMMIT of its own (it would need one
+                // per version, sent where pNFS placed the write, with its retries).
+                // Same guarantee, one round trip less than a kernel client's
+                // pwrite + fdatasync (UNSTABLE WRITEs, then COMMIT).
+                let stable = match req.durability {
+                    Durability::Dsync | Durability::Fdatasync => Stability::FileSync,
+                    Durability::None if self.target.sync_writes() => Stability::FileSync,
+                    Durability::None => Stability::Unstable,
                 };
                 self.path.write(req.slot, file, req.offset, data, stable)
             }

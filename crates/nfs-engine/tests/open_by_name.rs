@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dbio_engine::{Completion, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
+use dbio_engine::{Completion, Durability, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::proto::nfs4::Stateid;
 use dbio_nfs_engine::engine::NfsEngine;
 use dbio_nfs_engine::{NfsTarget, TargetOptions};
@@ -37,6 +37,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
         files: vec![FileSpec {
             path: PathBuf::from("export/f.dat"),
             size: FILE_SIZE,
+            buffered: false,
         }],
         depth: 2,
         max_io: 8192,
@@ -59,7 +60,11 @@ fn io_as(e: &mut NfsEngine, dir: IoDir, sync: bool) -> Result<u32, String> {
         len: 8192,
         dir,
         slot: 0,
-        sync,
+        durability: if sync {
+            Durability::Dsync
+        } else {
+            Durability::None
+        },
         tag: 1,
     };
     e.submit(req).map_err(|e| e.to_string())?;

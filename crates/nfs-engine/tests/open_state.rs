@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dbio_engine::{Completion, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
+use dbio_engine::{Completion, Durability, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::fs::OpenFile;
 use dbio_nfs::proto::nfs4::Stateid;
 use dbio_nfs_engine::engine::NfsEngine;
@@ -29,6 +29,7 @@ fn engine(t: &Arc<NfsTarget>, rel: &str) -> NfsEngine {
         files: vec![FileSpec {
             path: PathBuf::from(rel),
             size: SIZE,
+            buffered: false,
         }],
         depth: 2,
         max_io: 8192,
@@ -46,7 +47,7 @@ fn io(e: &mut NfsEngine, dir: IoDir) -> Result<u32, String> {
         len: 8192,
         dir,
         slot: 0,
-        sync: true,
+        durability: Durability::Dsync,
         tag: 7,
     })
     .map_err(|e| e.to_string())?;

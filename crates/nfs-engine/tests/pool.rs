@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use dbio_engine::{Completion, EngineConfig, FileSpec, IoDir, IoRequest};
+use dbio_engine::{Completion, Durability, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::proto::nfs3::Proc;
 use dbio_nfs::router::Route;
@@ -109,6 +109,7 @@ fn engine_writes_and_reads_back_split_io() {
         files: vec![FileSpec {
             path: PathBuf::from("f.dat"),
             size: 1 << 20,
+            buffered: false,
         }],
         depth: 4,
         max_io: 100 << 10,
@@ -119,17 +120,18 @@ fn engine_writes_and_reads_back_split_io() {
     let len = 100u32 << 10;
     let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
     e.buffer(1)[..len as usize].copy_from_slice(&data);
-    let io = |dir, slot, sync| IoRequest {
+    let io = |dir, slot, durability| IoRequest {
         file: 0,
         offset: 4096 * 3,
         len,
         dir,
         slot,
-        sync,
+        durability,
         tag: 42,
     };
-    e.submit(io(IoDir::Write, 1, true)).unwrap();
-    assert!(e.submit(io(IoDir::Write, 1, true)).is_err(), "slot busy");
+    e.submit(io(IoDir::Write, 1, Durability::Dsync)).unwrap();
+    let again = io(IoDir::Write, 1, Durability::Dsync);
+    assert!(e.submit(again).is_err(), "slot busy");
     let mut out: Vec<Completion> = Vec::new();
     assert_eq!(e.reap(1, Duration::from_secs(5), &mut out).unwrap(), 1);
     assert_eq!(out[0].tag, 42);
@@ -137,7 +139,7 @@ fn engine_writes_and_reads_back_split_io() {
     let on_disk = std::fs::read(&file).unwrap();
     assert_eq!(&on_disk[4096 * 3..4096 * 3 + len as usize], &data[..]);
 
-    e.submit(io(IoDir::Read, 2, false)).unwrap();
+    e.submit(io(IoDir::Read, 2, Durability::None)).unwrap();
     out.clear();
     assert_eq!(e.reap(1, Duration::from_secs(5), &mut out).unwrap(), 1);
     assert!(out[0].result.is_ok());
@@ -145,7 +147,7 @@ fn engine_writes_and_reads_back_split_io() {
     assert_eq!(e.in_flight(), 0);
 
     // Reading past the end of the file is a short read, not silent zeros.
-    let mut past = io(IoDir::Read, 0, false);
+    let mut past = io(IoDir::Read, 0, Durability::None);
     past.offset = (1 << 20) - 4096;
     e.submit(past).unwrap();
     out.clear();
@@ -175,6 +177,7 @@ fn reused_slots_never_change_data_in_flight() {
         files: vec![FileSpec {
             path: PathBuf::from("s.dat"),
             size: (BLOCK * BLOCKS) as u64,
+            buffered: false,
         }],
         depth: 32,
         max_io: BLOCK as u32,
@@ -196,7 +199,8 @@ fn reused_slots_never_change_data_in_flight() {
             len: BLOCK as u32,
             dir: IoDir::Write,
             slot,
-            sync: n.is_multiple_of(2),
+            durability: [Durability::None, Durability::Dsync, Durability::Fdatasync]
+                [n as usize % 3],
             tag: u64::from(slot),
         };
         e.submit(req).unwrap();

@@ -43,6 +43,22 @@ fn io_path(c: &dbio_stats::RunConfig) -> (&'static str, String) {
     }
 }
 
+/// How redo writes were made durable, said only when not O_DSYNC writes to
+/// a log opened like the data files.
+pub(crate) fn redo_writes(c: &dbio_stats::RunConfig) -> String {
+    let flush = match c.redo_flush.as_deref() {
+        Some("fdatasync") => "each written, then the log fdatasync'ed",
+        Some(other) => other,
+        None => "O_DSYNC",
+    };
+    let path = if c.redo_buffered {
+        ", through the page cache"
+    } else {
+        ""
+    };
+    format!("{flush}{path}")
+}
+
 pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
     let c = &r.config;
     let mut rows = vec![
@@ -98,6 +114,13 @@ pub(crate) fn run_summary(r: &RunResult) -> Vec<(&'static str, String)> {
         ("CPU us per I/O", fmt::us(r.cpu_us_per_io)),
         ("dbio version", r.dbio_version.clone()),
     ];
+    if c.redo_flush.is_some() || c.redo_buffered {
+        let at = rows
+            .iter()
+            .position(|(k, _)| *k == "I/Os")
+            .unwrap_or(rows.len());
+        rows.insert(at, ("Redo writes", redo_writes(c)));
+    }
     let at = rows.len() - 1;
     rows.splice(at..at, crate::rate_view::summary(r));
     if !r.labels.is_empty() {

@@ -136,6 +136,8 @@ pub fn run() -> RunResult {
             update_pct: 20,
             scan_pct: 0,
             redo_stress: "lite".into(),
+            redo_flush: None,
+            redo_buffered: false,
             dataset_bytes: 2 << 30,
         },
         failed_ios: 0,

@@ -98,6 +98,10 @@ fn run(r: &RunResult) -> String {
     if !r.labels.is_empty() {
         out.push_str(&format!("labels: {}\n", fmt::labels(&r.labels)));
     }
+    if c.redo_flush.is_some() || c.redo_buffered {
+        let how = crate::markdown::redo_writes(c);
+        out.push_str(&format!("redo writes: {how}\n"));
+    }
     out.push_str(&cache_line(r.cache.as_ref()));
     out.push_str(&interrupted_line(
         r.interrupted,

@@ -43,6 +43,23 @@ fn terminal_marks_interrupted_run() {
 }
 
 #[test]
+fn redo_flush_is_said_only_when_not_the_default() {
+    let said = |r: &dbio_stats::RunResult| {
+        let r = AnyResult::Run(r.clone());
+        (terminal(&r), markdown(&r))
+    };
+    let mut r = sample::run();
+    let (text, md) = said(&r);
+    assert!(!text.contains("redo writes") && !md.contains("Redo writes"));
+    r.config.redo_flush = Some("fdatasync".into());
+    r.config.redo_buffered = true;
+    let (text, md) = said(&r);
+    let how = "each written, then the log fdatasync'ed, through the page cache";
+    assert!(text.contains(&format!("redo writes: {how}\n")), "{text}");
+    assert!(md.contains("Redo writes") && md.contains(how), "{md}");
+}
+
+#[test]
 fn terminal_calibrate_headline_and_curves() {
     let t = terminal(&cal());
     assert!(t.contains("max_iops") && t.contains("114,100"), "{t}");

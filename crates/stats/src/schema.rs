@@ -632,6 +632,14 @@ pub struct RunConfig {
     pub scan_pct: u32,
     /// Redo stress: "lite" or "heavy".
     pub redo_stress: String,
+    /// How redo writes were made durable when not O_DSYNC writes:
+    /// "fdatasync" (written, then the log fdatasync'ed). Absent: dsync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redo_flush: Option<String>,
+    /// The redo log was opened without O_DIRECT whatever `direct` says.
+    /// Absent: opened like the data files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redo_buffered: bool,
     /// Total data-set size in bytes.
     pub dataset_bytes: u64,
 }

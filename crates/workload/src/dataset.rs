@@ -22,6 +22,7 @@ use dbio_engine::{EngineConfig, EngineError, EngineKind, FileSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::content;
+use crate::generator::WorkloadConfig;
 use crate::namespace::{io_err, LocalDir, Namespace};
 use crate::prepare::{write_manifest, CHUNK};
 
@@ -221,8 +222,19 @@ impl Dataset {
             .map(|f| FileSpec {
                 path: self.dir.join(&f.name),
                 size: f.size,
+                buffered: false,
             })
             .collect()
+    }
+
+    /// The files in engine order for a run of `workload`: the redo log
+    /// through the page cache when it asks for that.
+    pub fn run_files(&self, workload: &WorkloadConfig) -> Vec<FileSpec> {
+        let mut files = self.engine_files();
+        for (spec, f) in files.iter_mut().zip(&self.files) {
+            spec.buffered = workload.redo_buffered && f.kind == FileKind::Redo;
+        }
+        files
     }
 
     /// Bytes at the start of every file that hold its header.

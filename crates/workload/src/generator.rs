@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use dbio_engine::IoDir;
+use dbio_engine::{Durability, IoDir};
 
 use crate::class::{IoClass, COUNT};
 use crate::content::Rng;
@@ -47,6 +47,41 @@ impl RedoStress {
             Self::Lite => (1, 32),
             Self::Heavy => (128, 2048),
             Self::Sized(n) => (u64::from(n.max(1)), u64::from(n.max(1))),
+        }
+    }
+}
+
+/// How a redo write is made durable, as PostgreSQL's wal_sync_method names
+/// the ways on Linux.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RedoFlush {
+    /// Each write durable by itself: O_DSYNC (Oracle's LGWR, PostgreSQL's
+    /// open_datasync).
+    #[default]
+    Dsync,
+    /// Written, then the log file fdatasync'ed (PostgreSQL's default).
+    Fdatasync,
+}
+
+impl RedoFlush {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "dsync" | "open_datasync" => Some(Self::Dsync),
+            "fdatasync" => Some(Self::Fdatasync),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dsync => "dsync",
+            Self::Fdatasync => "fdatasync",
+        }
+    }
+    /// What the engine is asked for each redo write.
+    pub fn durability(self) -> Durability {
+        match self {
+            Self::Dsync => Durability::Dsync,
+            Self::Fdatasync => Durability::Fdatasync,
         }
     }
 }
@@ -145,6 +180,11 @@ pub struct WorkloadConfig {
     /// Percent of read operations that are scans (SLOB SCAN_PCT).
     pub scan_pct: u32,
     pub redo_stress: RedoStress,
+    /// How each redo write is made durable.
+    pub redo_flush: RedoFlush,
+    /// The redo log through the page cache even when the data files use
+    /// O_DIRECT (a WAL written with pwrite, then fdatasync).
+    pub redo_buffered: bool,
     pub hotspot: Option<Hotspot>,
     pub think: Option<Think>,
     /// Size of a multiblock read (db_file_multiblock_read_count x block size).
@@ -168,6 +208,8 @@ impl WorkloadConfig {
             update_pct: 25,
             scan_pct: 0,
             redo_stress: RedoStress::Lite,
+            redo_flush: RedoFlush::Dsync,
+            redo_buffered: false,
             hotspot: None,
             think: None,
             multiblock_bytes: 1 << 20,
@@ -309,8 +351,8 @@ pub struct Op {
     pub offset: u64,
     pub len: u32,
     pub dir: IoDir,
-    /// Must be stable when it completes (redo).
-    pub sync: bool,
+    /// What must be stable when it completes (redo writes).
+    pub durability: Durability,
     /// Wait this long before issuing it (think time), nanoseconds.
     pub think_ns: u64,
 }
@@ -345,6 +387,7 @@ pub struct Generator {
     direct_write_blocks: u64,
     dbwr_batch: u32,
     redo_sectors: (u64, u64),
+    redo_durability: Durability,
     ops: u64,
     block_ops: u64,
     dbwr_left: u32,
@@ -426,6 +469,7 @@ impl Generator {
             direct_write_blocks: (u64::from(cfg.direct_write_bytes) / bs).max(1),
             dbwr_batch: cfg.dbwr_batch.max(1),
             redo_sectors: cfg.redo_stress.sectors(),
+            redo_durability: cfg.redo_flush.durability(),
             ops: 0,
             block_ops: 0,
             dbwr_left: 0,
@@ -512,7 +556,7 @@ impl Generator {
             offset,
             len: self.block_size as u32,
             dir,
-            sync: false,
+            durability: Durability::None,
             think_ns: 0,
         }
     }
@@ -549,7 +593,7 @@ impl Generator {
             } else {
                 IoDir::Read
             },
-            sync: false,
+            durability: Durability::None,
             think_ns: 0,
         }
     }
@@ -571,7 +615,7 @@ impl Generator {
             offset,
             len: len as u32,
             dir: IoDir::Write,
-            sync: true,
+            durability: self.redo_durability,
             think_ns: 0,
         }
     }

@@ -92,7 +92,8 @@ fn redo_is_sequential_sync_and_sized_by_stress() {
         let mut next = None;
         for _ in 0..2000 {
             let op = g.next_op();
-            assert!(op.sync && op.dir == IoDir::Write && op.file == 2);
+            assert_eq!(op.durability, Durability::Dsync);
+            assert!(op.dir == IoDir::Write && op.file == 2);
             assert!((lo..=hi).contains(&op.len) && op.len.is_multiple_of(512));
             assert!(op.offset >= 8192 && op.offset + u64::from(op.len) <= 8 << 20);
             if let Some(n) = next {
@@ -101,6 +102,36 @@ fn redo_is_sequential_sync_and_sized_by_stress() {
             next = Some(op.offset + u64::from(op.len));
         }
     }
+}
+
+/// With redo_flush=Fdatasync every redo write asks for a flush after it,
+/// and nothing else does; the names are PostgreSQL's wal_sync_method's.
+#[test]
+fn redo_flush_reaches_redo_writes_only() {
+    let l = layout(64);
+    let mut cfg = Profile::Mixed.config(8192);
+    cfg.redo_flush = RedoFlush::Fdatasync;
+    let mut g = Generator::new(&cfg, &l, 0, 1, 11).unwrap();
+    let mut redo = 0;
+    for _ in 0..5000 {
+        let op = g.next_op();
+        let want = if op.class == IoClass::RedoWrite {
+            redo += 1;
+            Durability::Fdatasync
+        } else {
+            Durability::None
+        };
+        assert_eq!(op.durability, want, "{:?}", op.class);
+    }
+    assert!(redo > 100, "{redo} redo writes");
+    assert_eq!(
+        g.next_of(IoClass::RedoWrite).durability,
+        Durability::Fdatasync
+    );
+    assert_eq!(RedoFlush::default(), RedoFlush::Dsync);
+    assert_eq!(RedoFlush::parse("open_datasync"), Some(RedoFlush::Dsync));
+    assert_eq!(RedoFlush::parse("FDATASYNC"), Some(RedoFlush::Fdatasync));
+    assert_eq!(RedoFlush::parse("fsync"), None);
 }
 
 #[test]
@@ -135,8 +166,8 @@ fn direct_writes_are_large_sequential_writes() {
     for _ in 0..1000 {
         let op = g.next_op();
         assert_eq!(
-            (op.class, op.dir, op.sync),
-            (IoClass::DirectWrite, IoDir::Write, false)
+            (op.class, op.dir, op.durability),
+            (IoClass::DirectWrite, IoDir::Write, Durability::None)
         );
         assert!(op.file < 2 && op.len <= 256 << 10 && op.len.is_multiple_of(8192));
         assert!(op.offset >= 8192 && op.offset + u64::from(op.len) <= 32 << 20);

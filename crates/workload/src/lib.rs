@@ -33,7 +33,8 @@ pub mod verify_scan;
 pub use class::IoClass;
 pub use dataset::{Dataset, DatasetError, DatasetSpec, FileKind, PrepareOptions};
 pub use generator::{
-    Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoStress, Think, WorkloadConfig,
+    Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoFlush, RedoStress, Think,
+    WorkloadConfig,
 };
 pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
 pub use slob::{SlobConf, SlobError};

@@ -15,7 +15,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use dbio_engine::{Completion, EngineConfig, IoDir, IoRequest};
+use dbio_engine::{Completion, Durability, EngineConfig, IoDir, IoRequest};
 
 use crate::content;
 use crate::dataset::{
@@ -304,7 +304,7 @@ pub fn write_content(
                 len: len as u32,
                 dir: IoDir::Write,
                 slot,
-                sync: false,
+                durability: Durability::None,
                 tag: 0,
             };
             if let Err(e) = engine.submit(req) {

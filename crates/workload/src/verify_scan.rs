@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use dbio_engine::{Completion, EngineConfig, EngineKind, IoDir, IoRequest};
+use dbio_engine::{Completion, Durability, EngineConfig, EngineKind, IoDir, IoRequest};
 
 use crate::dataset::{Dataset, DatasetError};
 use crate::verify::{first_unit, GenMap, VerifyCounts, GEN_MASK, IN_FLIGHT};
@@ -80,7 +80,7 @@ pub fn scan(
                 len: len as u32,
                 dir: IoDir::Read,
                 slot,
-                sync: false,
+                durability: Durability::None,
                 tag: 0,
             };
             engine.submit(req)?;
