@@ -123,17 +123,17 @@ fn a_12c_html_report_of_a_pdb_on_rac() {
         (e.mean_wait_us, e.mean_source),
         (Some(800.0), Some(MeanSource::TopAvgColumn))
     );
-    // Only in Foreground Wait Events: "direct path write | 12,000 | | 24 | 2.00ms".
+    // Only in Foreground Wait Events: "direct path write | 36,000 | | 72 | 2.00ms".
     assert_eq!(event(&r, "direct path write").mean_wait_us, Some(2000.0));
     assert!(
         r.histograms.is_empty(),
         "the report has no Wait Event Histogram"
     );
     assert!(r.background_events.is_empty() && r.io_by_function.is_empty());
-    // "Read IO requests: 541.7", "Write IO requests: 16.7".
-    assert!(close(r.metrics()["iops"], 541.7 + 16.7, 1e-9));
+    // "Read IO requests: 541.7", "Write IO requests: 23.3".
+    assert!(close(r.metrics()["iops"], 541.7 + 23.3, 1e-9));
     assert_eq!(r.activity_total("redo synch writes"), Some(36_000.0));
-    // "SALES_HIST | 135,000 | 38 | 5.33 | 32.00 | ... | 48,000 | 13 | ... | SALES".
+    // "SALES_HIST | 135,000 | 38 | 5.33 | 32.00 | ... | 144,000 | 40 | ... | SALES".
     let ts = &r.tablespaces[1];
     assert_eq!(
         (ts.tablespace.as_str(), ts.reads, ts.reads_s, ts.avg_read_us),
@@ -141,7 +141,7 @@ fn a_12c_html_report_of_a_pdb_on_rac() {
     );
     assert_eq!(
         (ts.blocks_per_read, ts.writes, ts.writes_s),
-        (Some(32.0), Some(48_000.0), Some(13.0))
+        (Some(32.0), Some(144_000.0), Some(40.0))
     );
     let f = &r.files[0];
     assert_eq!(

@@ -237,7 +237,7 @@ fn the_19c_pdb_text_fixture_without_iostat_or_background_events_falls_back() {
 fn the_12c_html_fixture_without_iostat_by_function_takes_instance_activity() {
     let r = written("12c.html");
     let m = model_of(&r, "12c.html", None);
-    // Instance Activity: 60,000 write requests less 12,000 direct path writes.
+    // Instance Activity: 84,000 write requests less 36,000 direct path writes.
     let w = m.class("dbwr-write").unwrap();
     assert!(close(w.rate, 48_000.0 / 3600.0));
     assert!(w.source.starts_with("Instance Activity Stats"));
