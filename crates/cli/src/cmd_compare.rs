@@ -37,15 +37,25 @@ pub const SET_BREAK: &str = "\u{1}--";
         version or commit, engine, mount, NFS version, rsize/wsize, connections, paths) are \
         warned about; --strict refuses them.\n\n\
         Inputs: a sweep directory (`dbio sweep --out DIR`), result files of `dbio run` or `dbio \
-        calibrate`, directories of them, or observation files (`dbio awr --json`). Each result \
-        names its configuration by its `config` label (sweeps set it), else by its directory. \
-        Sets separated by `--` are one configuration each, named after their directories.\n\n\
+        calibrate`, directories of them, observation files (`dbio awr --json`), or PostgreSQL \
+        captures (`dbio pg capture --out FILE`). Each result names its configuration by its \
+        `config` label (sweeps set it), else by its directory; a capture by its file name \
+        without the extension. Sets separated by `--` are one configuration each, named after \
+        their directories.\n\n\
+        A capture's figures are a run's for the same I/O, so that production and a run of its \
+        replay compare: per class (single-block-read or multiblock-read, redo-write, dbwr-write) \
+        IOPS and MB/s, and the mean latency where PostgreSQL timed it (track_io_timing, \
+        track_wal_io_timing; block writes, copies into the page cache, never); its load is the \
+        most client sessions seen, the replay's users. A capture with a reset or restart \
+        between its snapshots is refused.\n\n\
         Examples:\n  dbio compare results/ --baseline knfs --html cmp.html --md cmp.md\n  \
-        dbio compare a/*.json -- b/*.json\n  dbio compare awr.json --baseline NFS"
+        dbio compare a/*.json -- b/*.json\n  dbio compare awr.json --baseline NFS\n  \
+        dbio compare prod.json -- here/*.json"
 )]
 pub struct Args {
-    /// Results to compare: sweep directories, result files, directories of them, or
-    /// observation files; `--` between sets makes each set one configuration
+    /// Results to compare: sweep directories, result files, directories of them,
+    /// observation files or PostgreSQL captures; `--` between sets makes each set one
+    /// configuration
     #[arg(value_name = "RESULTS", required = true)]
     inputs: Vec<PathBuf>,
     /// The configuration the others are measured against [default: the first one read]

@@ -1,5 +1,6 @@
-//! Reading what is to be compared: result files, directories of them (a sweep's), and
-//! observation files (`dbio awr` output), in one or more sets.
+//! Reading what is to be compared: result files, directories of them (a sweep's),
+//! observation files (`dbio awr` output) and PostgreSQL captures (`dbio pg capture`), in
+//! one or more sets.
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +30,8 @@ pub struct Inputs {
 }
 
 /// Reads sets of paths. With one set, each result names its configuration by its
-/// `config` label, else by its directory's name. With several sets (`A... -- B...`) each
+/// `config` label, else by its directory's name, and each capture by its file name
+/// without the extension. With several sets (`A... -- B...`) each
 /// set is one configuration, named after the directory its files share where the sets'
 /// directories differ, else `set1`, `set2`, ...
 pub fn read_sets(sets: &[Vec<PathBuf>]) -> Result<Inputs, CompareError> {
@@ -123,6 +125,13 @@ fn read_file(
         path: at.clone(),
         error: e.to_string(),
     })?;
+    // A capture found in a directory is read too, and a bad one stops the comparison
+    // as a bad result given by name does: left out, it would leave a side empty.
+    if crate::pg::is_capture(&text) {
+        let o = crate::pg::observe_file(&text, path, set)?;
+        inputs.observations.push(o);
+        return Ok(());
+    }
     let view: ResultView = serde_json::from_str(&text).map_err(|e| CompareError::Format {
         path: at.clone(),
         what: if e.is_syntax() || e.is_eof() {
@@ -136,6 +145,11 @@ fn read_file(
         return Ok(());
     }
     match view.kind.as_deref() {
+        // A capture whose kind is not at its start (keys sorted by another tool).
+        Some(crate::pg::CAPTURE_KIND) => {
+            let o = crate::pg::observe_file(&text, path, set)?;
+            inputs.observations.push(o);
+        }
         Some(OBSERVATIONS_KIND) => {
             let file: ObservationFile =
                 serde_json::from_str(&text).map_err(|e| CompareError::Format {
@@ -171,7 +185,10 @@ fn read_file(
         Some(other) => {
             return Err(CompareError::Format {
                 path: at,
-                what: format!("a \"{other}\" file, not a run, calibrate or observations file"),
+                what: format!(
+                    "a \"{other}\" file, not a run, calibrate, observations or PostgreSQL \
+                     capture file"
+                ),
             })
         }
         None => {

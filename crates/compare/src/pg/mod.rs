@@ -5,12 +5,14 @@
 
 mod capture;
 mod model;
+mod observe;
 
 pub use capture::{
     number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
     CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
 };
 pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
+pub use observe::{observation, observe_file};
 
 /// Whether `text` looks like a capture file (JSON naming its kind), without parsing it.
 pub fn is_capture(text: &str) -> bool {

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::*;
 
-fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, PgSetting> {
+pub(crate) fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, PgSetting> {
     pairs
         .iter()
         .map(|(k, v)| {
@@ -28,7 +28,7 @@ fn snapshot(at: f64, views: Vec<(&str, Vec<Value>)>) -> PgSnapshot {
 }
 
 /// A PostgreSQL 15 capture of 100 s: 50,000 reads taking 25 s, 2,000 WAL flushes.
-fn pg15() -> PgCapture {
+pub(crate) fn pg15() -> PgCapture {
     let db = |read: u64, time: f64, temp: u64| {
         vec![
             json!({"datid": "0", "datname": null, "blks_read": 10, "blk_read_time": 1.0,

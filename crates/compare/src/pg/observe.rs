@@ -1,0 +1,160 @@
+//! A PostgreSQL capture as an observation for `dbio compare`: the capture's I/O under
+//! the figure names a dbio run gives the same I/O (`single-block-read iops`,
+//! `redo-write mean_us`, `iops`, `mbps`, ...), so that production and a run of its
+//! replay sit side by side in one comparison.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::capture::{CaptureError, PgCapture};
+use super::model::model_of;
+use crate::{CompareError, Observation};
+
+/// `c` as one observation of `config` at `users`. Without `users` the load is the most
+/// client sessions seen, which is the replay's default number of users: the capture
+/// then pairs with a run of its replay. Figures are the model's classes (the I/O
+/// replayed): per class `iops` (every I/O is counted), `mbps` (rate times the size
+/// per I/O the replay moves) and `mean_us` only where PostgreSQL timed the I/O
+/// (track_io_timing, track_wal_io_timing) and the time is storage latency (block
+/// writes are page-cache copies: never). Totals `iops` and `mbps` over those classes.
+pub fn observation(
+    c: &PgCapture,
+    config: &str,
+    users: Option<u32>,
+    repeat: Option<u32>,
+    source: &str,
+) -> Result<Observation, CaptureError> {
+    let m = model_of(c, source)?;
+    let mut metrics = BTreeMap::new();
+    let (mut iops, mut mbps) = (0.0, 0.0);
+    for k in &m.classes {
+        // dbio's MB are 10^6 bytes.
+        let class_mbps = k.rate * f64::from(k.size) / 1e6;
+        iops += k.rate;
+        mbps += class_mbps;
+        metrics.insert(format!("{} iops", k.class), k.rate);
+        metrics.insert(format!("{} mbps", k.class), class_mbps);
+        if let Some(mean) = k.production_mean_us.filter(|x| x.is_finite()) {
+            metrics.insert(format!("{} mean_us", k.class), mean);
+        }
+    }
+    metrics.insert("iops".into(), iops);
+    metrics.insert("mbps".into(), mbps);
+    Ok(Observation {
+        config: config.to_string(),
+        load: users.unwrap_or(c.sessions.max).max(1),
+        repeat,
+        source: source.to_string(),
+        metrics,
+        histograms: BTreeMap::new(),
+        setup: BTreeMap::new(),
+        options: Vec::new(),
+    })
+}
+
+/// A capture file's text as an observation: its configuration is `set` where the
+/// inputs came in sets, else the file name without its extension (a capture carries
+/// no labels). A capture that cannot be used is one error naming the file.
+pub fn observe_file(
+    text: &str,
+    path: &Path,
+    set: Option<&str>,
+) -> Result<Observation, CompareError> {
+    let at = path.display().to_string();
+    let c = super::read(text, &at).map_err(|e| CompareError::Format {
+        // `read` names the file already; CompareError names it once.
+        what: e.strip_prefix(&format!("{at}: ")).unwrap_or(&e).to_string(),
+        path: at.clone(),
+    })?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| at.clone(), |s| s.to_string_lossy().into_owned());
+    observation(&c, set.unwrap_or(&stem), None, None, &at).map_err(|e| CompareError::Format {
+        path: at.clone(),
+        what: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{pg15, settings};
+    use super::*;
+    use crate::{compare, Options, Verdict};
+
+    #[test]
+    fn a_capture_has_the_figures_of_a_run() {
+        let o = observation(&pg15(), "prod", None, Some(2), "c.json").unwrap();
+        assert_eq!((o.config.as_str(), o.load, o.repeat), ("prod", 4, Some(2)));
+        let m = |k: &str| o.metrics.get(k).copied();
+        // 50,000 reads in 100 s taking 25 s; 2,000 WAL flushes taking 2 s; 1,000
+        // buffered block writes.
+        assert_eq!(m("single-block-read iops"), Some(500.0));
+        assert_eq!(m("single-block-read mean_us"), Some(500.0));
+        assert_eq!(m("single-block-read mbps"), Some(500.0 * 8192.0 / 1e6));
+        assert_eq!(m("redo-write iops"), Some(20.0));
+        assert_eq!(m("redo-write mean_us"), Some(1000.0));
+        assert_eq!(m("dbwr-write iops"), Some(10.0));
+        // Copies into the page cache, not storage latency.
+        assert_eq!(m("dbwr-write mean_us"), None);
+        assert_eq!(m("iops"), Some(530.0));
+        // Summed over the classes, so to rounding.
+        assert!((m("mbps").unwrap() - 530.0 * 8192.0 / 1e6).abs() < 1e-9);
+        assert!(o.histograms.is_empty());
+        let at = observation(&pg15(), "prod", Some(16), None, "c.json").unwrap();
+        assert_eq!(at.load, 16);
+    }
+
+    #[test]
+    fn untimed_figures_are_absent_not_zero() {
+        let mut c = pg15();
+        c.settings = settings(&[("track_io_timing", "off"), ("track_wal_io_timing", "off")]);
+        let o = observation(&c, "prod", None, None, "c.json").unwrap();
+        assert!(o.metrics.keys().all(|k| !k.ends_with("mean_us")), "{o:?}");
+        assert_eq!(o.metrics.get("single-block-read iops"), Some(&500.0));
+    }
+
+    #[test]
+    fn two_captures_compare_on_read_latency() {
+        let a = observation(&pg15(), "a", None, None, "a.json").unwrap();
+        let mut slow = pg15();
+        slow.end.views.get_mut("pg_stat_database").unwrap()[1]["blk_read_time"] =
+            serde_json::json!(50_500.0);
+        let b = observation(&slow, "b", None, None, "b.json").unwrap();
+        assert_eq!(b.metrics["single-block-read mean_us"], 1000.0);
+        let cmp = compare(&[a, b], &Options::default()).unwrap();
+        assert_eq!(cmp.class.as_deref(), Some("single-block-read"));
+        let p = cmp
+            .pairs
+            .iter()
+            .find(|p| p.metric == "single-block-read mean_us")
+            .unwrap();
+        assert_eq!(p.effect.as_ref().unwrap().factor, 0.5);
+        // One capture a side: no test can tell.
+        assert_eq!(p.verdict, Verdict::TooFewRepeats);
+    }
+
+    #[test]
+    fn a_capture_file_is_named_by_its_set_or_stem_and_a_bad_one_by_its_file() {
+        let text = serde_json::to_string_pretty(&pg15()).unwrap();
+        let o = observe_file(&text, Path::new("caps/prodA.json"), None).unwrap();
+        assert_eq!(
+            (o.config.as_str(), o.source.as_str()),
+            ("prodA", "caps/prodA.json")
+        );
+        let o = observe_file(&text, Path::new("caps/prodA.json"), Some("set1")).unwrap();
+        assert_eq!(o.config, "set1");
+
+        let mut c = pg15();
+        c.end.postmaster_start = "2026-11-27 07:00:30+00".into();
+        let text = serde_json::to_string(&c).unwrap();
+        let e = observe_file(&text, Path::new("caps/prodB.json"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("caps/prodB.json: the server restarted between the snapshots"),
+            "{e}"
+        );
+        assert_eq!(e.matches("prodB.json").count(), 1, "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
