@@ -1,7 +1,7 @@
 //! `dbio pg`: a PostgreSQL server's own I/O statistics, captured over a time (two
 //! snapshots of its statistics views) for `dbio replay` and `dbio compare`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -217,28 +217,28 @@ fn join(a: JoinArgs) -> anyhow::Result<i32> {
 }
 
 /// Refuses an output that is a directory before anything is read from the server.
-fn check_out(out: &PathBuf) -> anyhow::Result<()> {
+fn check_out(out: &Path) -> anyhow::Result<()> {
     if out.is_dir() {
         return Err(anyhow!("--out {}: a directory, not a file", out.display()));
     }
     Ok(())
 }
 
-fn write_json<T: serde::Serialize>(path: &PathBuf, value: &T) -> anyhow::Result<()> {
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     dbio_report::write_atomic(path, text.as_bytes())?;
     Ok(())
 }
 
 /// The model the capture gives, as `dbio replay --dry-run` shows it.
-fn summary(c: &PgCapture, out: &PathBuf) -> anyhow::Result<()> {
+fn summary(c: &PgCapture, out: &Path) -> anyhow::Result<()> {
     let name = out
         .file_name()
         .map_or(out.display().to_string(), |n| n.to_string_lossy().into());
     let m = model_of(c, &name).map_err(|e| anyhow!("{}: {e}", out.display()))?;
     let size = m.dataset_bytes.map_or("unknown".to_string(), format_size);
     print!("{}", dbio_report::replay::model_text(&m, &size));
-    common::wrote(vec![out.clone()]);
+    common::wrote(vec![out.to_path_buf()]);
     Ok(())
 }
 
