@@ -114,9 +114,12 @@ pub fn event_line(e: &EventComparison) -> String {
             size_text(f, c)
         ),
         (None, Some(h), _, _) => format!(
-            "{}: here {} (the report gives no production mean)",
+            "{}: here {} ({})",
             e.event,
-            latency(h)
+            latency(h),
+            e.production_note
+                .as_deref()
+                .unwrap_or("the report gives no production mean")
         ),
         (_, None, _, _) => format!("{}: no I/O of {} completed here", e.event, e.class),
         (Some(p), Some(h), _, _) => {
@@ -340,8 +343,15 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
     let _ = writeln!(
         b,
         "<p class=\"sub\">Per wait event at {:.2}x the production load: production's mean \
-         wait (from the report) and this storage's, and how many times better or worse.</p>",
-        r.reference_scale
+         wait (from its own figures) and this storage's{}, and how many times better or \
+         worse.</p>",
+        r.reference_scale,
+        if r.model.service_time {
+            " (its service time: the latency less any wait for a free session, as production \
+             timed each call)"
+        } else {
+            ""
+        }
     );
     b += "<ul>\n";
     for e in &r.events {

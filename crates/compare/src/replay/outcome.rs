@@ -82,6 +82,9 @@ pub struct EventComparison {
     /// dbio class replaying it.
     pub class: String,
     pub production_mean_us: Option<f64>,
+    /// Why production has no mean, where it has none (not timed, not judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_note: Option<String>,
     /// This storage's mean: from each I/O's intended start, or where the model times
     /// I/O calls only (`service_time`), from its issue.
     pub here_mean_us: Option<f64>,
@@ -340,6 +343,7 @@ fn events(
                 event: m.event.clone(),
                 class: m.class.clone(),
                 production_mean_us: prod,
+                production_note: prod.map_or(m.mean_source.clone(), |_| None),
                 here_mean_us: here,
                 here_wait_us: wait,
                 here_p99_us: done.map(|c| c.p99_us),
