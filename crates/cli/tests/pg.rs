@@ -306,3 +306,90 @@ fn capture_errors_are_one_line() {
         "{e}"
     );
 }
+
+/// The validation in short (`scripts/validate-replay-pg` is the whole of it):
+/// PostgreSQL 18 reading straight from this disk under pgbench, captured, and the
+/// capture replayed on the same disk. The replay runs the captured sessions at the
+/// captured rate, and its read latency is of the order of PostgreSQL's own; the
+/// bound is loose, as other tests load the same disk at the same time.
+#[test]
+fn pg18_capture_replayed_on_its_own_storage() {
+    let Some(srv) = Server::start("18", &["io_method=sync", "debug_io_direct=data"]) else {
+        return;
+    };
+    let init = Command::new(lab())
+        .args(["pgbench", "--dir", s(&srv.dir), "--", "-i", "-q", "-s", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    srv.restart();
+    let mut load = Command::new(lab())
+        .args(["pgbench", "--dir", s(&srv.dir), "--"])
+        .args(["-S", "-c", "2", "-j", "1", "-R", "150", "-T", "9"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let tmp = support::scratch();
+    let cap = tmp.path().join("cap.json");
+    let o = dbio(&[
+        "pg",
+        "capture",
+        &srv.conninfo(),
+        "--time",
+        "5s",
+        "--out",
+        s(&cap),
+    ]);
+    let _ = load.wait();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = dbio_compare::pg::read(&std::fs::read_to_string(&cap).unwrap(), "cap").unwrap();
+    let m = dbio_compare::pg::model_of(&c, "cap").unwrap();
+    assert_eq!(m.users, Some(2), "pgbench's two sessions: {:?}", m.notes);
+    let rep = tmp.path().join("rep.json");
+    let target = tmp.path().join("data");
+    let o = dbio(&[
+        "replay",
+        s(&cap),
+        "--target",
+        s(&target),
+        "--time",
+        "4s",
+        "--json",
+        s(&rep),
+    ]);
+    // 3: an objective (PostgreSQL's own mean) was missed, which noise may do.
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    let read = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == "DataFileRead")
+        .expect("the reads replayed");
+    let (own, here) = (
+        read["production_mean_us"].as_f64().unwrap(),
+        read["here_mean_us"].as_f64().unwrap(),
+    );
+    assert!(
+        (0.2..=5.0).contains(&(here / own)),
+        "PostgreSQL's own {own} us, replayed {here} us"
+    );
+    let (asked, achieved) = (
+        read["asked_iops"].as_f64().unwrap(),
+        read["achieved_iops"].as_f64().unwrap(),
+    );
+    assert!(
+        (achieved / asked - 1.0).abs() < 0.2,
+        "asked {asked}/s, achieved {achieved}/s"
+    );
+}
