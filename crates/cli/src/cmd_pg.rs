@@ -114,7 +114,9 @@ fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_compare::pg::P
 }
 
 fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
-    let stop = common::stop_flag();
+    // A stop during the login or a snapshot (a server that does not answer) ends the
+    // command within 1.5 s; the wait between snapshots looks at the flag itself.
+    let stop = common::stop_flag_within(Duration::from_millis(1500));
     check_out(&a.out)?;
     let mut s = pg_conn::connect(&a.conninfo)?;
     let settings = pg_conn::settings(&mut s)?;

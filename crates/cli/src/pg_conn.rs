@@ -149,7 +149,21 @@ fn split_pgpass(line: &str) -> Vec<String> {
 pub fn connect(conninfo: &str) -> anyhow::Result<Server> {
     let c = config(conninfo)?;
     let target = describe(&c);
-    let mut client = c.connect(NoTls).map_err(|e| connect_error(&target, &e))?;
+    // The client's own timeout covers the TCP connect only; a server that accepts and
+    // never answers its startup would hold the login forever.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let login = c.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(login.connect(NoTls));
+    });
+    let timeout = c.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
+    let mut client = match rx.recv_timeout(timeout + Duration::from_secs(1)) {
+        Ok(r) => r.map_err(|e| connect_error(&target, &e))?,
+        Err(_) => bail!(
+            "PostgreSQL at {target} did not answer the login within {} s",
+            timeout.as_secs()
+        ),
+    };
     let row = client
         .query_one(
             "SELECT version(), current_setting('server_version_num')::int",

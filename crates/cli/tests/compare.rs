@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shared_data::awr_real;
-use support::{dbio, json, s, scratch, signal, spawn};
+use support::{dbio, json, pair, s, scratch, signal, spawn};
 
 /// The tests of this file run real I/O; one at a time, so that each measures its own
 /// runs, not its neighbours' (the machine has few cores).
@@ -28,15 +28,6 @@ fn options(ds: &Path) -> String {
         "--target {} --size 64MiB --workload single-block-read",
         s(ds)
     )
-}
-
-fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
-    cmp["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["config"] == config && p["metric"] == metric)
-        .unwrap_or_else(|| panic!("no pair {config} {metric}"))
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use dbio_compare::pg::PgCapture;
 use serde_json::{json, Value};
-use support::{dbio, json, s, scratch};
+use support::{dbio, json, pair, s, scratch};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -75,15 +75,6 @@ fn verdict<'a>(text: &'a str, head: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no verdict {head:?}: {text}"));
     let rest = &text[start..];
     &rest[..rest.find("\n  metric").unwrap_or(rest.len())]
-}
-
-fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
-    cmp["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["config"] == config && p["metric"] == metric)
-        .unwrap_or_else(|| panic!("no pair {config} {metric}: {cmp}"))
 }
 
 #[test]

@@ -69,3 +69,13 @@ pub fn run_ok(args: &[&str]) -> Value {
         .expect("--json given");
     json(Path::new(args[at + 1]))
 }
+
+/// The pair of a comparison's JSON for `config` and `metric`.
+pub fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
+    cmp["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["config"] == config && p["metric"] == metric)
+        .unwrap_or_else(|| panic!("no pair {config} {metric}: {cmp}"))
+}
