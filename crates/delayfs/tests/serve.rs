@@ -57,8 +57,7 @@ struct Daemon {
 impl Daemon {
     fn start() -> Daemon {
         // On the build disk: the daemon's O_DIRECT needs a real file system.
-        let dir =
-            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let backing = dir.path().join("backing.img");
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).unwrap();
