@@ -104,6 +104,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         storage.engine,
         storage.direct,
         &storage.dataset,
+        None,
     );
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);

@@ -230,6 +230,7 @@ pub fn cache_check(
     engine: EngineKind,
     direct: bool,
     dataset: &Dataset,
+    page_cache: Option<u64>,
 ) -> Option<dbio_stats::CacheCheck> {
     use dbio_diag::cache::{cache_check, is_this_host, mem_total, CachePlace};
     if engine == EngineKind::Null {
@@ -241,7 +242,11 @@ pub fn cache_check(
         None => CachePlace::Local { direct },
     };
     // The data files: the redo log is written, never read.
-    Some(cache_check(dataset.data_bytes(), place, mem_total()))
+    let memory = match (&place, page_cache) {
+        (CachePlace::Local { .. }, Some(limit)) => Some(limit),
+        _ => mem_total(),
+    };
+    Some(cache_check(dataset.data_bytes(), place, memory))
 }
 
 impl StorageArgs {

@@ -9,6 +9,8 @@
 //!   and the `iostat -x` / `mpstat` figures of two readings.
 //! - [`loopfs`]: a file system on a loop device that dbio makes on its own
 //!   image file and always takes down again (`dbio age`, the tests).
+//! - [`pagecache`]: dbio in a memory cgroup of its own, so that its buffered I/O
+//!   goes through a page cache of a chosen size.
 //! - [`sampler`]: a thread that reads both once a second beside a run and
 //!   hands back the result's `devices` section.
 //!
@@ -21,6 +23,7 @@ pub mod doctor;
 pub mod frag;
 pub mod hostcpu;
 pub mod loopfs;
+pub mod pagecache;
 pub mod sampler;
 
 pub use blockdev::{devices_under, BlockDevice};
