@@ -29,11 +29,12 @@ mod slob_run;
 pub mod sweep;
 pub mod verify_map;
 
-pub use calibrate::{calibrate, calibrate_in_step, Alone, CalibrateSpec, Step};
+pub use calibrate::{calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, Step};
+pub use drive::Requests;
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
-pub use run::{run, RunOutput, RunSpec};
+pub use run::{run, run_requests, RunOutput, RunSpec};
 pub use slob_run::SlobRow;
 
 use dbio_engine::EngineError;
