@@ -15,7 +15,8 @@ use dbio_stats::{
 };
 use dbio_workload::{Dataset, IoClass, WorkloadConfig};
 
-use crate::drive::{drive, Load, Requests};
+use crate::drive::{drive, Load};
+use crate::requests::Requests;
 use crate::{ExperimentError, ProgressFn};
 
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any

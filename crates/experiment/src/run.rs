@@ -11,7 +11,8 @@ use dbio_workload::verify::{GenMap, VerifyCounts};
 use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, RedoFlush, WorkloadConfig};
 
-use crate::drive::{class_descs, drive, Load, Requests};
+use crate::drive::{class_descs, drive, Load};
+use crate::requests::Requests;
 use crate::{ExperimentError, ProgressFn};
 
 /// What to run.
