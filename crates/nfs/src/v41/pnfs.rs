@@ -34,6 +34,9 @@ mod layoutcommit;
 /// How long a data server may stay silent before its calls fail (and go through the
 /// metadata server).
 const DS_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a data server that could not be reached is not tried again: a dead one
+/// costs [`DS_TIMEOUT`] once per address, not once per file.
+const DS_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// The metadata server, where a counter or an event names no data server.
 pub const MDS: &str = "MDS";
@@ -259,6 +262,10 @@ pub struct Layouts {
     /// handle): layouts are asked with them instead of an open of their own.
     lent: Mutex<HashMap<Fh4, Stateid>>,
     servers: RwLock<Vec<Arc<DataServer>>>,
+    /// Data servers that could not be reached (by their addresses): since when, and why.
+    unreachable: Mutex<HashMap<Vec<SocketAddr>, (Instant, NfsError)>>,
+    /// What the user is told once: a data server that does not answer.
+    warnings: Mutex<Vec<String>>,
     /// Per file, its writes through data servers not yet committed (LAYOUTCOMMIT).
     pending: Mutex<HashMap<Fh4, Arc<PendingWrites>>>,
     /// Bumped whenever a route changes: data paths look their routes up again.
@@ -288,6 +295,8 @@ impl Layouts {
             opens: Mutex::new(HashMap::new()),
             lent: Mutex::new(HashMap::new()),
             servers: RwLock::new(Vec::new()),
+            unreachable: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             events: Mutex::new(Vec::new()),
@@ -735,8 +744,17 @@ impl Layouts {
             .await
     }
 
+    /// Warnings for the user: each data server that could not be reached, once.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The pool index of the data server at `addrs` (the first TCP address that
-    /// takes a session), connecting once.
+    /// takes a session), connecting once; one that could not be reached is not tried
+    /// again for [`DS_RETRY_AFTER`].
     async fn data_server(&self, addrs: &[crate::proto::nfs4::NetAddr]) -> Result<usize, NfsError> {
         let known: Vec<SocketAddr> = addrs.iter().filter_map(tcp_addr).collect();
         {
@@ -745,6 +763,47 @@ impl Layouts {
                 return Ok(i);
             }
         }
+        {
+            let u = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((since, e)) = u.get(&known) {
+                if since.elapsed() < DS_RETRY_AFTER {
+                    return Err(e.clone());
+                }
+            }
+        }
+        let reached = self.reach_data_server(addrs).await;
+        if dbio_rpc::stop::requested() {
+            // Not the data server's fault.
+            return reached;
+        }
+        let mut u = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        match &reached {
+            Ok(_) => {
+                u.remove(&known);
+            }
+            Err(e) => {
+                if u.insert(known.clone(), (Instant::now(), e.clone()))
+                    .is_none()
+                {
+                    let names: Vec<String> = known.iter().map(|a| a.to_string()).collect();
+                    let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+                    w.push(format!(
+                        "pNFS data server {} cannot be reached ({e}); its stripes go \
+                         through the metadata server",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        reached
+    }
+
+    /// Sets a session up with the data server at `addrs` and makes it a channel of the
+    /// router.
+    async fn reach_data_server(
+        &self,
+        addrs: &[crate::proto::nfs4::NetAddr],
+    ) -> Result<usize, NfsError> {
         let mut opts = self.session.clone();
         opts.slots = crate::v41::MAX_SLOTS;
         // A dead data server must fail its calls at once: they go to the metadata
