@@ -152,7 +152,7 @@ fn v3_mount_and_fsinfo_and_create_that_never_answer() {
         m.port(),
         n.port()
     );
-    stop_while_held(&url, Some(&held), &format!("FSINFO /export: stopped"));
+    stop_while_held(&url, Some(&held), "FSINFO /export: stopped after");
     // CREATE of the data set's first file held.
     let (n, held) = stall::proxy(nfs, |s| s.prog == 100003 && s.proc_ == 8);
     let url = format!(

@@ -363,5 +363,8 @@ impl Connection {
 }
 
 #[cfg(test)]
-#[path = "conn_tests.rs"]
+#[path = "conn/gather_tests.rs"]
+mod gather_tests;
+#[cfg(test)]
+#[path = "conn/tests.rs"]
 mod tests;
