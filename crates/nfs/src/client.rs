@@ -13,8 +13,8 @@ use dbio_rpc::{AuthSys, Credential};
 use dbio_xdr::{XdrDecode, XdrEncode};
 
 use crate::channel::{CallError, Results};
-use crate::error::NfsError;
-use crate::mount::{bad_reply, call_error, getport, resolve, MountClient};
+use crate::error::{bad_reply, call_error, NfsError};
+use crate::mount::{getport, MountClient};
 use crate::path::{PathSpec, PathState};
 use crate::proto::nfs3::{
     self, decode_res, AccessArgs, AccessOk, CommitArgs, CommitOk, CreateArgs, CreateHow, CreateOk,
@@ -23,6 +23,7 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
+use crate::resolve::resolve;
 use crate::retry::Backoff;
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;

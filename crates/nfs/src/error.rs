@@ -3,6 +3,7 @@
 use dbio_rpc::conn::TransportError;
 use dbio_rpc::RpcError;
 
+use crate::channel::CallError;
 use crate::proto::mount3::Mountstat3;
 use crate::proto::nfs3::Nfsstat3;
 use crate::url::UrlError;
@@ -119,6 +120,30 @@ impl NfsError {
             NfsError::Retried { last, .. } => last.kind(),
             _ => None,
         }
+    }
+}
+
+/// Maps a failed call to an error naming what was called and on what.
+pub(crate) fn call_error(what: &str, path: &str, e: CallError) -> NfsError {
+    match e {
+        CallError::Transport(source) => NfsError::Transport {
+            what: what.to_string(),
+            path: path.to_string(),
+            source,
+        },
+        CallError::Rpc(source) => NfsError::Rpc {
+            what: what.to_string(),
+            path: path.to_string(),
+            source,
+        },
+    }
+}
+
+pub(crate) fn bad_reply(what: &str, path: &str, e: impl std::fmt::Display) -> NfsError {
+    NfsError::BadReply {
+        what: what.to_string(),
+        path: path.to_string(),
+        reason: e.to_string(),
     }
 }
 

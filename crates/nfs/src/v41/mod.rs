@@ -30,10 +30,10 @@ pub use state::StateManager;
 use bytes::Bytes;
 
 use crate::error::NfsError;
-use crate::mount::resolve;
 use crate::proto::nfs4::{
     bit, Bitmap4, Compound, Fattr, Fh4, Ftype4, Nfstime4, OpResult, Stateid, MINOR_VERSION,
 };
+use crate::resolve::resolve;
 use crate::url::NfsUrl;
 use crate::ClientOptions;
 
