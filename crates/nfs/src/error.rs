@@ -4,6 +4,7 @@ use dbio_rpc::conn::TransportError;
 use dbio_rpc::RpcError;
 
 use crate::channel::CallError;
+use crate::kinds::LongRead;
 use crate::proto::mount3::Mountstat3;
 use crate::proto::nfs3::Nfsstat3;
 use crate::url::UrlError;
@@ -59,6 +60,14 @@ pub enum NfsError {
         path: String,
         #[source]
         source: RpcError,
+    },
+    /// A READ reply carried more bytes than asked ([`LongRead`], the same in every
+    /// version).
+    #[error("READ {path} from {server}: {long}")]
+    LongRead {
+        server: String,
+        path: String,
+        long: LongRead,
     },
     #[error("{what} {path}: malformed reply: {reason}")]
     BadReply {
@@ -145,6 +154,21 @@ pub(crate) fn bad_reply(what: &str, path: &str, e: impl std::fmt::Display) -> Nf
         path: path.to_string(),
         reason: e.to_string(),
     }
+}
+
+/// The READ length rule ([`LongRead`]) for the file reads of both versions, as their
+/// error.
+pub(crate) fn check_read_len(
+    server: &str,
+    path: &str,
+    asked: u32,
+    got: usize,
+) -> Result<(), NfsError> {
+    LongRead::check(asked, got).map_err(|long| NfsError::LongRead {
+        server: server.to_string(),
+        path: path.to_string(),
+        long,
+    })
 }
 
 /// Short human meaning of the common statuses.
