@@ -539,15 +539,12 @@ fn ctrl_c_stops_ping_and_cp() {
     }
 }
 
-/// Against a scripted server: a file whose READs bring more than asked and never say
-/// EOF is printed up to its size and no further; the server then refuses UMNT, which
-/// after the work is a warning, not a failure.
-#[test]
-fn cat_stops_at_the_size_and_a_refused_unmount_is_a_warning() {
+/// A scripted NFSv3 server with a file of `size` bytes whose READs bring `extra` bytes
+/// more than asked and never say EOF.
+fn never_ending_file(size: u64, extra: usize) -> scripted::Server {
     use dbio_nfs::proto::nfs3;
     use dbio_xdr::{BufMut, XdrDecode, XdrPut};
-    const SIZE: u64 = 150_000;
-    let server = scripted::nfs_server(|call, peer| {
+    scripted::nfs_server(move |call, peer| {
         if call.prog != nfs3::PROGRAM {
             return scripted::Step::Default;
         }
@@ -556,15 +553,15 @@ fn cat_stops_at_the_size_and_a_refused_unmount_is_a_warning() {
             1 => nfs3::encode_res_ok(
                 &mut res,
                 &nfs3::GetattrOk {
-                    attributes: scripted::attrs(nfs3::Ftype3::Reg, SIZE),
+                    attributes: scripted::attrs(nfs3::Ftype3::Reg, size),
                 },
             ),
             6 => {
                 let Ok(args) = nfs3::ReadArgs::from_xdr(&call.args) else {
                     return scripted::Step::Close;
                 };
-                // OK, no attributes, count, eof false, data: 100 bytes more than asked.
-                let data = vec![b'x'; args.count as usize + 100];
+                // OK, no attributes, count, eof false, data.
+                let data = vec![b'x'; args.count as usize + extra];
                 res.put_u32(0);
                 res.put_xdr_bool(false);
                 res.put_u32(data.len() as u32);
@@ -575,7 +572,16 @@ fn cat_stops_at_the_size_and_a_refused_unmount_is_a_warning() {
         }
         peer.reply(call.xid, &res);
         scripted::Step::Done
-    });
+    })
+}
+
+/// Against a scripted server: a file whose READs bring all they ask, past its size, and
+/// never say EOF is printed up to its size and no further; the server then refuses
+/// UMNT, which after the work is a warning, not a failure.
+#[test]
+fn cat_stops_at_the_size_and_a_refused_unmount_is_a_warning() {
+    const SIZE: u64 = 150_000;
+    let server = never_ending_file(SIZE, 0);
     let p = server.addr.port();
     let url = format!("nfs://127.0.0.1/export?mountport={p}&nfsport={p}");
     let t0 = Instant::now();
@@ -588,6 +594,26 @@ fn cat_stops_at_the_size_and_a_refused_unmount_is_a_warning() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with("dbio: warning: ") && err.contains("/export"),
+        "{err}"
+    );
+}
+
+/// A READ reply longer than asked fails `cat` with one line naming the file and both
+/// lengths (it was cut silently before).
+#[test]
+fn cat_refuses_a_read_longer_than_asked() {
+    let server = never_ending_file(150_000, 100);
+    let p = server.addr.port();
+    let url = format!("nfs://127.0.0.1/export?mountport={p}&nfsport={p}");
+    let out = dbio(&["nfs", "cat", &url, "--timeout", "1s"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    let line = err.lines().find(|l| l.contains("READ")).unwrap_or_default();
+    assert!(
+        line.starts_with("dbio: ")
+            && line.contains("/export")
+            && line.contains("bytes, ")
+            && line.contains(" were asked"),
         "{err}"
     );
 }

@@ -13,8 +13,8 @@ use dbio_rpc::{AuthSys, Credential};
 use dbio_xdr::{XdrDecode, XdrEncode};
 
 use crate::channel::{CallError, Results};
-use crate::error::NfsError;
-use crate::mount::{bad_reply, call_error, getport, resolve, MountClient};
+use crate::error::{bad_reply, call_error, check_read_len, NfsError};
+use crate::mount::{getport, MountClient};
 use crate::path::{PathSpec, PathState};
 use crate::proto::nfs3::{
     self, decode_res, AccessArgs, AccessOk, CommitArgs, CommitOk, CreateArgs, CreateHow, CreateOk,
@@ -23,6 +23,7 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
+use crate::resolve::resolve;
 use crate::retry::Backoff;
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
@@ -450,7 +451,7 @@ impl Nfs3Client {
             .call_buf(Proc::Read, rel, || self.read_call(fh, offset, count))
             .await?;
         let reply = self.decode_read(&res, rel)?;
-        check_read_len(&reply, count, &self.full_path(rel))?;
+        check_read_len(&self.server, &self.full_path(rel), count, reply.data.len())?;
         Ok(reply)
     }
 
@@ -695,27 +696,11 @@ pub fn decode_results<'r, T: XdrDecode<'r>>(
     }
 }
 
-/// A READ reply must not carry more data than was asked for: extra bytes
-/// would land past the range the caller reads (invented data).
 /// Bytes a successful READ reply of `count` bytes brings at least (record mark, RPC reply
 /// header, status, no attributes, count, eof, data length, data): the hint that lets the
 /// connection gather several replies per wake-up.
 pub fn read_reply_hint(count: u32) -> u32 {
     count.saturating_add(48)
-}
-
-pub fn check_read_len(reply: &ReadReply, asked: u32, path: &str) -> Result<(), NfsError> {
-    if reply.data.len() > asked as usize {
-        return Err(bad_reply(
-            "READ",
-            path,
-            format!(
-                "more data than asked ({} > {asked} bytes)",
-                reply.data.len()
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The result status is NFS3ERR_JUKEBOX.

@@ -3,6 +3,8 @@
 use dbio_rpc::conn::TransportError;
 use dbio_rpc::RpcError;
 
+use crate::channel::CallError;
+use crate::kinds::LongRead;
 use crate::proto::mount3::Mountstat3;
 use crate::proto::nfs3::Nfsstat3;
 use crate::url::UrlError;
@@ -58,6 +60,14 @@ pub enum NfsError {
         path: String,
         #[source]
         source: RpcError,
+    },
+    /// A READ reply carried more bytes than asked ([`LongRead`], the same in every
+    /// version).
+    #[error("READ {path} from {server}: {long}")]
+    LongRead {
+        server: String,
+        path: String,
+        long: LongRead,
     },
     #[error("{what} {path}: malformed reply: {reason}")]
     BadReply {
@@ -120,6 +130,45 @@ impl NfsError {
             _ => None,
         }
     }
+}
+
+/// Maps a failed call to an error naming what was called and on what.
+pub(crate) fn call_error(what: &str, path: &str, e: CallError) -> NfsError {
+    match e {
+        CallError::Transport(source) => NfsError::Transport {
+            what: what.to_string(),
+            path: path.to_string(),
+            source,
+        },
+        CallError::Rpc(source) => NfsError::Rpc {
+            what: what.to_string(),
+            path: path.to_string(),
+            source,
+        },
+    }
+}
+
+pub(crate) fn bad_reply(what: &str, path: &str, e: impl std::fmt::Display) -> NfsError {
+    NfsError::BadReply {
+        what: what.to_string(),
+        path: path.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// The READ length rule ([`LongRead`]) for the file reads of both versions, as their
+/// error.
+pub(crate) fn check_read_len(
+    server: &str,
+    path: &str,
+    asked: u32,
+    got: usize,
+) -> Result<(), NfsError> {
+    LongRead::check(asked, got).map_err(|long| NfsError::LongRead {
+        server: server.to_string(),
+        path: path.to_string(),
+        long,
+    })
 }
 
 /// Short human meaning of the common statuses.

@@ -36,3 +36,24 @@ impl Stable {
         }
     }
 }
+
+/// A READ reply that carries more bytes than the count asked: the one rule every READ
+/// path of every version applies (the extra bytes would be data from past the range
+/// asked for, which no caller can place).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the READ reply carries {got} bytes, {asked} were asked")]
+pub struct LongRead {
+    pub asked: u32,
+    pub got: usize,
+}
+
+impl LongRead {
+    /// `Err` when a reply of `got` bytes answers a READ of `asked`.
+    pub fn check(asked: u32, got: usize) -> Result<(), LongRead> {
+        if got > asked as usize {
+            Err(LongRead { asked, got })
+        } else {
+            Ok(())
+        }
+    }
+}

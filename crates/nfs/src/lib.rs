@@ -39,6 +39,7 @@ pub mod mount;
 pub mod path;
 pub mod ping;
 pub mod pool;
+pub mod resolve;
 pub mod retry;
 pub mod router;
 pub mod table;

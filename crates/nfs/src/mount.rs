@@ -8,46 +8,10 @@ use dbio_rpc::Credential;
 use dbio_xdr::{Decoder, XdrEncode};
 
 use crate::channel::{CallError, Results, RpcChannel};
-use crate::error::NfsError;
+use crate::error::{bad_reply, call_error, NfsError};
 use crate::proto::mount3::{self, DirPath, Exports, MountList, MountOk};
 use crate::proto::nfs3::FileHandle;
 use crate::proto::portmap::{self, Mapping};
-
-/// Maps a failed call to an error naming what was called and on what.
-pub(crate) fn call_error(what: &str, path: &str, e: CallError) -> NfsError {
-    match e {
-        CallError::Transport(source) => NfsError::Transport {
-            what: what.to_string(),
-            path: path.to_string(),
-            source,
-        },
-        CallError::Rpc(source) => NfsError::Rpc {
-            what: what.to_string(),
-            path: path.to_string(),
-            source,
-        },
-    }
-}
-
-pub(crate) fn bad_reply(what: &str, path: &str, e: impl std::fmt::Display) -> NfsError {
-    NfsError::BadReply {
-        what: what.to_string(),
-        path: path.to_string(),
-        reason: e.to_string(),
-    }
-}
-
-/// Resolves `host` (name or address) to a socket address.
-pub async fn resolve(host: &str, port: u16) -> Result<SocketAddr, NfsError> {
-    let err = |reason: String| NfsError::Resolve {
-        host: host.to_string(),
-        reason,
-    };
-    let mut addrs = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| err(e.to_string()))?;
-    addrs.next().ok_or_else(|| err("no address".into()))
-}
 
 /// Asks the portmapper on `server` (port 111) for the TCP port of `prog`/`vers`.
 pub async fn getport(

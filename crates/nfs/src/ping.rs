@@ -18,7 +18,7 @@ use dbio_rpc::conn::{CompletionQueue, ReplyTo};
 use crate::channel::{CallError, Results};
 use crate::copy::CopyError;
 use crate::datapath::{DataPath, FileId};
-use crate::mount::call_error;
+use crate::error::call_error;
 use crate::router::{Route, Router};
 
 /// How often a ping waiting for replies looks at the stop flag.

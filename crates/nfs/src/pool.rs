@@ -29,8 +29,7 @@ use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 use crate::channel::CallError;
 use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
 use crate::datapath::DataPath;
-use crate::error::NfsError;
-use crate::mount::call_error;
+use crate::error::{call_error, NfsError};
 use crate::path::{PathEvent, PathSpec, PathState};
 use crate::proto::{nfs3, nfs4};
 use crate::router::Router;
@@ -213,7 +212,7 @@ impl Pool {
         let (proto, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
-                let addr = crate::mount::resolve(&url.host, NFS_PORT).await?;
+                let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
                 paths.push(PathSpec::new(addr.ip()));
                 paths.extend(url.paths.iter().cloned());
             }

@@ -5,20 +5,21 @@
 
 #[path = "hostile/server.rs"]
 mod server;
+#[path = "hostile/v3_file.rs"]
+mod v3_file;
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use dbio_nfs::copy::{self, CopyOptions};
-use dbio_nfs::pool::{Pool, PoolOptions};
 use dbio_nfs::proto::nfs3::{self, Nfsstat3, ReadArgs};
 use dbio_nfs::NfsError;
 use dbio_rpc::conn::{CallBuf, ConnStats, Connection, ReplyTo, TransportError};
 use dbio_rpc::{encode_call, AuthStat, Credential, ReplyError, RpcError};
 use dbio_xdr::{BufMut, XdrDecode, XdrPut};
 use server::*;
+use v3_file::*;
 
 /// Hard limit of one case: several deadlines, far below the test harness's patience.
 const HARD: Duration = Duration::from_secs(10);
@@ -547,17 +548,6 @@ fn read_server(make: impl Fn(u32) -> Vec<u8> + Send + Sync + 'static) -> Server 
     })
 }
 
-/// READ results: OK, no attributes, `count`, `eof`, then `data` as opaque.
-fn read_res(count: u32, eof: bool, data: &[u8]) -> Vec<u8> {
-    let mut r = Vec::new();
-    r.put_u32(0);
-    r.put_xdr_bool(false);
-    r.put_u32(count);
-    r.put_xdr_bool(eof);
-    r.put_opaque(data);
-    r
-}
-
 fn expect_bad_read(err: NfsError, why: &str) {
     match &err {
         NfsError::BadReply { what, reason, .. } => {
@@ -566,78 +556,6 @@ fn expect_bad_read(err: NfsError, why: &str) {
         }
         other => panic!("expected BadReply, got {other}"),
     }
-}
-
-/// Downloads the export's root as a file through a pool's data path, as `dbio nfs cat`
-/// and `cp` do: up to the size GETATTR gives. Returns the bytes handed on.
-fn pool_download(server: &Server) -> Vec<u8> {
-    let options = PoolOptions {
-        conns_per_path: 1,
-        workers: 0,
-        client: client_options(),
-        mount_timeout: None,
-    };
-    let (pool, rest) = Pool::open(&server.url(), Vec::new(), options).expect("pool");
-    let fs = pool.fs();
-    let (fh, attr) = pool.block_on(fs.lookup_path(&rest)).expect("getattr");
-    let mut dp = pool.data_path(4, 1 << 16).expect("data path");
-    let file = dp.add_file(fh.as_bytes()).expect("handle");
-    let opts = CopyOptions {
-        depth: 4,
-        io_size: 1 << 16,
-        ..CopyOptions::default()
-    };
-    let stop = AtomicBool::new(false);
-    let mut got = Vec::new();
-    let n = pool
-        .block_on(copy::download(
-            &mut dp,
-            file,
-            attr.size,
-            &opts,
-            "f",
-            &stop,
-            |off, d| {
-                assert_eq!(off, got.len() as u64);
-                got.extend_from_slice(d);
-                Ok(())
-            },
-            "memory",
-        ))
-        .expect("download");
-    assert_eq!(n, got.len() as u64);
-    got
-}
-
-/// A server whose GETATTR says a regular file of `size` bytes and whose READ answers
-/// with `make(offset, requested count)` as results.
-fn file_server(size: u64, make: impl Fn(u64, u32) -> Vec<u8> + Send + Sync + 'static) -> Server {
-    nfs_server(move |call, peer| {
-        if call.prog != nfs3::PROGRAM {
-            return Step::Default;
-        }
-        match call.proc_ {
-            1 => {
-                let mut res = Vec::new();
-                nfs3::encode_res_ok(
-                    &mut res,
-                    &nfs3::GetattrOk {
-                        attributes: attrs(nfs3::Ftype3::Reg, size),
-                    },
-                );
-                peer.reply(call.xid, &res);
-                Step::Done
-            }
-            6 => {
-                let Ok(args) = ReadArgs::from_xdr(&call.args) else {
-                    return Step::Close;
-                };
-                peer.reply(call.xid, &make(args.offset, args.count));
-                Step::Done
-            }
-            _ => Step::Default,
-        }
-    })
 }
 
 #[test]
@@ -649,17 +567,25 @@ fn read_returning_more_than_asked_is_refused() {
     run_case(HARD, MEM, move || async move {
         let client = mount(&server).await.expect("mount");
         let err = client.read(client.root(), 0, 512, "f").await.unwrap_err();
-        expect_bad_read(err, "more data than asked");
+        assert!(
+            matches!(err, NfsError::LongRead { long, .. } if long.asked == 512 && long.got == 612),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "READ /export/f from 127.0.0.1: the READ reply carries 612 bytes, 512 were asked"
+        );
     });
 }
 
 #[test]
 fn whole_file_read_hands_on_no_more_than_the_size_whatever_the_replies() {
-    // Every READ brings 100 bytes more than asked and never says EOF: the copy hands on
-    // exactly the file's size, and ends.
+    // Every READ brings all it was asked for, past the file's size, and never says EOF
+    // (a READ longer than asked is an error, `a_long_read_is_the_same_error_in_both_
+    // versions`): the copy hands on exactly the file's size, and ends.
     const SIZE: u64 = 150_000;
     let server = file_server(SIZE, |_, count| {
-        let data = vec![1u8; count as usize + 100];
+        let data = vec![1u8; count as usize];
         read_res(data.len() as u32, false, &data)
     });
     let got = run_case(HARD, MEM, move || {

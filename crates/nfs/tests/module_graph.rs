@@ -211,3 +211,17 @@ fn no_import_circle_of_more_than_two_modules() {
         "modules that import one another in a circle: {big:?}"
     );
 }
+
+#[test]
+fn nfsv41_borrows_nothing_from_the_nfsv3_mount_module() {
+    let g = graph();
+    let borrowers: Vec<&String> = g
+        .iter()
+        .filter(|(from, to)| from.starts_with("v41") && to.contains("mount"))
+        .map(|(from, _)| from)
+        .collect();
+    assert!(
+        borrowers.is_empty(),
+        "v4.1 modules importing NFSv3's mount module: {borrowers:?}"
+    );
+}

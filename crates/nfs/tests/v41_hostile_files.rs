@@ -23,6 +23,13 @@ use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
+// The NFSv3 side of the READ length rule's test.
+#[allow(dead_code)]
+#[path = "hostile/server.rs"]
+mod server;
+#[allow(dead_code)]
+#[path = "hostile/v3_file.rs"]
+mod v3_file;
 use v41_script::{answer_session_op, sequence_ok, serve_calls, u32_at};
 
 /// The extra bytes the hostile READ returns, and the hostile WRITE claims.
@@ -171,7 +178,10 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
         let e = c.read_open(&file, 0, 4096).await.unwrap_err().to_string();
         assert_eq!(
             e,
-            "NFSv4.1 /export/f: malformed reply: READ returned more data than asked for"
+            format!(
+                "READ /export/f from 127.0.0.1:{port}: the READ reply carries 4196 bytes, \
+                 4096 were asked"
+            )
         );
         let e = c
             .write(&file, 0, &[1; 4096], StableHow::FileSync)
@@ -204,10 +214,10 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
 const DATA_END: u64 = 150_000;
 
 /// Answers one COMPOUND of a pool and its data path: the session's ops (but a refused
-/// DESTROY_SESSION), READs (100 bytes more than asked below [`DATA_END`], nothing
+/// DESTROY_SESSION), READs (`extra` bytes more than asked below [`DATA_END`], nothing
 /// beyond, never EOF), and anything else (the lease renewal's lookups) with
 /// NFS4ERR_NOTSUPP.
-fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
+fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32, extra: u32) {
     let ok = Nfsstat4::Ok;
     let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 4;
     let count = u32_at(args, at) as usize;
@@ -247,28 +257,29 @@ fn answer_copy(args: &[u8], out: &mut Vec<u8>, reads: &AtomicU32) {
     let want = u32_at(args, third + 4 + 16 + 8);
     encode_resop_status(out, Opnum::Read, ok);
     out.put_u32(0); // eof false, always
-    let n = if offset < DATA_END { want + EXTRA } else { 0 };
+    let n = if offset < DATA_END { want + extra } else { 0 };
     out.put_opaque(&vec![7u8; n as usize]);
 }
 
 /// A scripted NFSv4.1 server for one connection; counts the READs.
-fn copy_server(l: TcpListener, reads: Arc<AtomicU32>) {
+fn copy_server(l: TcpListener, reads: Arc<AtomicU32>, extra: u32) {
     serve_calls(l, |proc_, args, body| {
         // NULL (procedure 0) has no results.
         if proc_ != 0 {
-            answer_copy(args, body, &reads);
+            answer_copy(args, body, &reads, extra);
         }
     });
 }
 
 /// Downloads a file of `size` bytes (as its attributes would say) through a pool's data
-/// path with the open's stateid; returns the bytes handed on and the READs sent.
-fn download_from_script(size: u64) -> (Vec<u8>, u32) {
+/// path with the open's stateid, from a server whose READs bring `extra` bytes more
+/// than asked; returns the bytes handed on and the READs sent, or the copy's error.
+fn download_from_script(size: u64, extra: u32) -> Result<(Vec<u8>, u32), String> {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let reads = Arc::new(AtomicU32::new(0));
     let r = reads.clone();
-    std::thread::spawn(move || copy_server(l, r));
+    std::thread::spawn(move || copy_server(l, r, extra));
     let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export?version=4.1")).unwrap();
     let options = PoolOptions {
         conns_per_path: 1,
@@ -294,23 +305,20 @@ fn download_from_script(size: u64) -> (Vec<u8>, u32) {
     let stop = AtomicBool::new(false);
     let mut got = Vec::new();
     let t0 = Instant::now();
-    let n = pool
-        .block_on(copy::download(
-            &mut dp,
-            file,
-            size,
-            &opts,
-            "/export/f",
-            &stop,
-            |off, d| {
-                assert_eq!(off, got.len() as u64);
-                got.extend_from_slice(d);
-                Ok(())
-            },
-            "memory",
-        ))
-        .unwrap();
-    assert_eq!(n, got.len() as u64);
+    let done = pool.block_on(copy::download(
+        &mut dp,
+        file,
+        size,
+        &opts,
+        "/export/f",
+        &stop,
+        |off, d| {
+            assert_eq!(off, got.len() as u64);
+            got.extend_from_slice(d);
+            Ok(())
+        },
+        "memory",
+    ));
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     drop(dp);
     // Teardown goes on past the refused DESTROY_SESSION and reports it.
@@ -319,18 +327,39 @@ fn download_from_script(size: u64) -> (Vec<u8>, u32) {
         e.contains("DESTROY_SESSION") && e.contains("NFS4ERR_BADSESSION"),
         "{e}"
     );
-    (got, reads.load(SeqCst))
+    let n = done.map_err(|e| e.to_string())?;
+    assert_eq!(n, got.len() as u64);
+    Ok((got, reads.load(SeqCst)))
 }
 
 #[test]
 fn whole_file_read_over_v41_hands_on_no_more_than_the_size() {
-    // Every READ brings 100 bytes more than asked and none says EOF.
-    let (got, _) = download_from_script(DATA_END);
+    // Every READ brings all it was asked for, past the file's size, and none says EOF
+    // (a READ longer than asked is an error: the test below).
+    let (got, _) = download_from_script(DATA_END, 0).unwrap();
     assert_eq!(got.len() as u64, DATA_END);
     assert!(got.iter().all(|b| *b == 7));
     // A size of 2^64 - 1: the READ that brings nothing is the end; only the first
     // window and that READ went out.
-    let (got, reads) = download_from_script(u64::MAX);
+    let (got, reads) = download_from_script(u64::MAX, 0).unwrap();
     assert_eq!(got.len(), 3 << 16);
     assert!(reads <= 8, "{reads} READs");
+}
+
+#[test]
+fn a_long_read_is_the_same_error_in_both_versions() {
+    // The same file read the same way (`dbio nfs cat`'s whole-file read, 64 KiB READs)
+    // from an NFSv4.1 server and an NFSv3 server whose READs bring 100 bytes more than
+    // asked: one error, word for word.
+    let v41 = download_from_script(DATA_END, EXTRA).unwrap_err();
+    let server = v3_file::file_server(DATA_END, |_, count| {
+        let data = vec![7u8; (count + EXTRA) as usize];
+        v3_file::read_res(data.len() as u32, false, &data)
+    });
+    let v3 = v3_file::try_pool_download(&server).unwrap_err();
+    assert_eq!(
+        v41,
+        "READ /export/f at offset 0: the READ reply carries 65636 bytes, 65536 were asked"
+    );
+    assert_eq!(v3, v41);
 }

@@ -36,6 +36,9 @@ pub enum PartError {
     /// The call got no reply (timeout, connection lost, refused), on every path tried.
     #[error("{0}")]
     Transport(dbio_rpc::conn::TransportError),
+    /// A READ reply carried more bytes than the part asked.
+    #[error("{0}")]
+    LongRead(crate::kinds::LongRead),
     /// The reply broke the protocol.
     #[error("malformed reply: {0}")]
     Malformed(String),

@@ -8,6 +8,7 @@ use dbio_xdr::XdrEncode;
 use super::{BusyStatus, Dir, PartError, PartReply as Reply, Stability};
 use crate::channel::Results;
 use crate::client::{is_jukebox, read_reply_hint};
+use crate::kinds::LongRead;
 use crate::proto::nfs3::{
     decode_res, Data, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteArgs, WriteOk,
 };
@@ -59,8 +60,8 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
     match dir {
         Dir::Read => match decode_res::<ReadOk>(res.bytes()) {
             Ok(Ok(ok)) => {
-                let got = ok.data.0.len().min(want as usize);
-                Ok(Reply::Read(res.share(&ok.data.0[..got])))
+                LongRead::check(want, ok.data.0.len()).map_err(PartError::LongRead)?;
+                Ok(Reply::Read(res.share(ok.data.0)))
             }
             Ok(Err(status)) => Err(PartError::Status3(status)),
             Err(e) => Err(malformed(&e)),

@@ -19,6 +19,7 @@ use super::Stability;
 use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartReply, PartResult};
 use crate::channel::Results;
 use crate::error::NfsError;
+use crate::kinds::LongRead;
 use crate::proto::nfs4::{
     decode_io_reply, Fh4, IoCompound, IoOp, IoResult, Nfsstat4, StableHow, Stateid, PROC_COMPOUND,
 };
@@ -240,8 +241,8 @@ impl Wire {
         }
         match (dir, reply.result) {
             (Dir::Read, Some(IoResult::Read { data, .. })) => {
-                let got = data.len().min(want as usize);
-                Ok(PartReply::Read(results.share(&data[..got])))
+                LongRead::check(want, data.len()).map_err(PartError::LongRead)?;
+                Ok(PartReply::Read(results.share(data)))
             }
             (Dir::Write, Some(IoResult::Write { count, committed })) => Ok(PartReply::Written(
                 count,

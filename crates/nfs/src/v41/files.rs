@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 
 use super::{attr_mask, bad, Attr, Client};
-use crate::error::NfsError;
+use crate::error::{check_read_len, NfsError};
 use crate::proto::nfs4::{
     bit, share, ArgOp, Bitmap4, Compound, Delegation, Fh4, OpResult, OpenClaim, OpenHow, SetAttrs,
     SetTime, StableHow, Stateid, Verifier, MINOR_VERSION,
@@ -388,10 +388,10 @@ impl Client {
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
-            Some(OpResult::Read { data, .. }) if data.len() > len as usize => {
-                Err(bad(path, "READ returned more data than asked for"))
+            Some(OpResult::Read { eof, data }) => {
+                check_read_len(self.server(), path, len, data.len())?;
+                Ok((r.share(data), *eof))
             }
-            Some(OpResult::Read { eof, data }) => Ok((r.share(data), *eof)),
             _ => Err(bad(path, "READ reply without data")),
         }
     }

@@ -29,11 +29,11 @@ pub use state::StateManager;
 
 use bytes::Bytes;
 
-use crate::error::NfsError;
-use crate::mount::resolve;
+use crate::error::{check_read_len, NfsError};
 use crate::proto::nfs4::{
     bit, Bitmap4, Compound, Fattr, Fh4, Ftype4, Nfstime4, OpResult, Stateid, MINOR_VERSION,
 };
+use crate::resolve::resolve;
 use crate::url::NfsUrl;
 use crate::ClientOptions;
 
@@ -261,15 +261,18 @@ impl Client {
         len: u32,
         path: &str,
     ) -> Result<(Bytes, bool), NfsError> {
-        let c = Compound::new("read", MINOR_VERSION).putfh(fh).read(
-            Stateid::ANONYMOUS,
-            offset,
-            len.min(self.max_read()),
-        );
+        let len = len.min(self.max_read());
+        let c =
+            Compound::new("read", MINOR_VERSION)
+                .putfh(fh)
+                .read(Stateid::ANONYMOUS, offset, len);
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
         match res.results.last() {
-            Some(OpResult::Read { eof, data }) => Ok((r.share(data), *eof)),
+            Some(OpResult::Read { eof, data }) => {
+                check_read_len(self.server(), path, len, data.len())?;
+                Ok((r.share(data), *eof))
+            }
             _ => Err(bad(path, "READ reply without data")),
         }
     }

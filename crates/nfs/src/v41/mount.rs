@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use dbio_rpc::conn::Connection;
 
-use crate::error::NfsError;
-use crate::mount::call_error;
+use crate::error::{call_error, NfsError};
 use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
 use crate::v41::callback::BackChannel;

@@ -18,8 +18,7 @@ use dbio_xdr::{XdrEncode, XdrPut};
 use tokio::sync::Notify;
 
 use crate::channel::{build_call, Results};
-use crate::error::NfsError;
-use crate::mount::call_error;
+use crate::error::{call_error, NfsError};
 use crate::proto::nfs4::{
     chan_dir, decode_compound, session_flags, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound,
     CompoundRes, Nfsstat4, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION,
