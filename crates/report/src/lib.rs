@@ -52,6 +52,7 @@ mod devices_view;
 mod fmt;
 mod html;
 mod markdown;
+mod kernel_nfs_view;
 mod nfs_views;
 mod ranks_view;
 mod rate_view;
