@@ -56,7 +56,9 @@ pub struct Args {
     #[command(flatten)]
     pub nfs: crate::nfs_target::NfsArgs,
     /// With an nfs:// target: show the dNFS views (channels, calls, events) under the
-    /// progress line, refreshed every second
+    /// progress line, refreshed every second. With a target on a kernel NFS mount: the
+    /// kernel client's last second there (calls, round trip, backlog), from
+    /// /proc/self/mountstats; its views are in the result either way
     #[arg(long)]
     views: bool,
     /// Take the workload from a SLOB 2.5 slob.conf, read as it is: UPDATE_PCT, SCAN_PCT,

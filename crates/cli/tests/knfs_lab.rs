@@ -1,6 +1,6 @@
 //! dbio on the Linux kernel's NFS client, in the VM of scripts/knfs-lab
 //! (Debian's kernel under QEMU, ganesha inside): NFSv3 with nconnect=1 and 4
-//! and NFSv4.1, one boot. Each `dbio run --warmup 0s` of 8 KiB O_DIRECT
+//! (rsize and wsize 64 KiB) and NFSv4.1 (actimeo=0), one boot. Each `dbio run --warmup 0s` of 8 KiB O_DIRECT
 //! reads records the kernel's views of its mount, whose READ count between
 //! the window's edges is the run's reads exactly (one READ per read), with
 //! one connection per nconnect; `--views` shows the kernel's last second
@@ -27,8 +27,8 @@ fn require_peers() -> bool {
 /// (mount name, its options, connections expected)
 const MOUNTS: [(&str, &str, usize); 3] = [
     ("k1", "vers=3,nconnect=1", 1),
-    ("k4", "vers=3,nconnect=4", 4),
-    ("v41", "vers=4.1", 1),
+    ("k4", "vers=3,nconnect=4,rsize=65536,wsize=65536", 4),
+    ("v41", "vers=4.1,actimeo=0", 1),
 ];
 
 #[test]
@@ -94,7 +94,11 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
                 .find(|o| o["procedure"] == p)
                 .map_or(0, |o| o["calls"].as_u64().unwrap())
         };
-        assert_eq!(calls("READ"), reads, "{m} ({opts}): kernel READs vs the run's reads");
+        assert_eq!(
+            calls("READ"),
+            reads,
+            "{m} ({opts}): kernel READs vs the run's reads"
+        );
         assert_eq!(calls("WRITE"), 0, "{m}: a read-only run");
         assert_eq!(k["read_bytes"].as_u64().unwrap(), reads * 8192, "{m}");
         let xprts = k["connections"].as_array().unwrap();
@@ -107,13 +111,17 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
                 "{m}: every connection carries READs: {xprts:?}"
             );
         }
-        let vers = if m == "v41" { "4.1" } else { "3" };
-        assert!(
-            k["options"].as_str().unwrap().contains(&format!("vers={vers}")),
-            "{m}: {k}"
-        );
+        // The options asked are the mount's (actimeo=0 shows as its four parts).
+        let got = k["options"].as_str().unwrap();
+        for o in opts.split(',') {
+            let o = o.replace("actimeo=0", "acregmax=0");
+            assert!(got.split(',').any(|g| g == o), "{m}: {o} not in {got}");
+        }
         let err = std::fs::read_to_string(d.join(format!("run-{m}.err"))).unwrap();
-        assert!(err.contains("kernel NFS 127.0.0."), "{m}: no live view: {err}");
+        assert!(
+            err.contains("kernel NFS 127.0.0."),
+            "{m}: no live view: {err}"
+        );
         assert!(!err.contains("views: none"), "{m}: {err}");
     }
     let doctor = |m: &str| std::fs::read_to_string(d.join(format!("doctor-{m}.out"))).unwrap();

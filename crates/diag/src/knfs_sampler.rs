@@ -16,11 +16,14 @@ use crate::mountstats::{self, MountCounters};
 /// Most seconds kept in the series (a week); the edges count always.
 const MAX_SECONDS: usize = 7 * 86_400;
 
+/// What the thread hands back: the window's start (when and what), and the seconds.
+type Sampled = (Option<(Instant, MountCounters)>, Vec<KernelNfsSecond>);
+
 /// A running sampler; [`KernelNfsSampler::finish`] stops it.
 pub struct KernelNfsSampler {
     mount_point: PathBuf,
     stop: Sender<()>,
-    thread: JoinHandle<(Option<(Instant, MountCounters)>, Vec<KernelNfsSecond>)>,
+    thread: JoinHandle<Sampled>,
     live: Arc<Mutex<String>>,
 }
 

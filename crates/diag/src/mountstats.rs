@@ -16,7 +16,6 @@
 //! a malformed number ends that line's parse, not the whole.
 
 use std::path::Path;
-use std::time::Instant;
 
 use dbio_stats::{KernelNfsConnection, KernelNfsOp, KernelNfsSection};
 
@@ -262,13 +261,6 @@ pub fn window(a: &MountCounters, b: &MountCounters, window_s: f64) -> KernelNfsS
     }
 }
 
-/// One reading and when it was taken.
-#[derive(Clone, Debug)]
-pub struct Reading {
-    pub at: Instant,
-    pub counters: MountCounters,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,7 +301,10 @@ mod tests {
             (read.calls, read.transmissions, read.bytes_received),
             (1790, 1790, 14_892_800)
         );
-        assert_eq!((read.queue_ms, read.rtt_ms, read.execute_ms), (324, 1926, 2399));
+        assert_eq!(
+            (read.queue_ms, read.rtt_ms, read.execute_ms),
+            (324, 1926, 2399)
+        );
         assert_eq!(k4.read_bytes(), 14_663_680);
         assert_eq!(k4.write_bytes(), 10_873 + 25_165_824);
         let v41 = find(&all, Path::new("/tmp/knfs/v41")).unwrap();
@@ -332,7 +327,10 @@ mod tests {
         assert_eq!(w.calls("READ"), 1517);
         assert_eq!(w.calls("WRITE"), 51);
         assert_eq!(w.calls("GETATTR"), 7 - 1);
-        assert!(w.ops.iter().all(|o| o.calls > 0), "unused operations left out");
+        assert!(
+            w.ops.iter().all(|o| o.calls > 0),
+            "unused operations left out"
+        );
         let read = w.ops.iter().find(|o| o.procedure == "READ").unwrap();
         assert_eq!(read.retransmissions(), 0);
         assert_eq!((read.rtt_ms, read.execute_ms), (1922, 2412));
