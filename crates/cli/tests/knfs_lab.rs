@@ -46,25 +46,33 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
     let dir = support::scratch();
     let d = dir.path();
     let dbio = env!("CARGO_BIN_EXE_dbio");
-    // In the guest: per mount, a data set (created through the mount), then
-    // the measured run with --views, then doctor.
-    let mut guest = String::from("set -u\n");
+    // In the guest: one data set (every mount shows the same export), then per
+    // mount the measured run with --views, then doctor; each step's time in
+    // steps.log, for a run that goes over its budget.
+    let mut guest = format!(
+        "set -u\n\
+         step() {{ echo \"$(date +%s) $1\" >>$KNFS_DIR/steps.log; }}\n\
+         step start\n\
+         {dbio} run --target $KNFS_MNT_k1/dbio --workload single-block-read --size 8MiB \
+           --loops 1 >$KNFS_DIR/prep.out 2>&1 || exit 10\n\
+         step prepared\n"
+    );
     for (m, _, _) in MOUNTS {
         guest.push_str(&format!(
             "p=$KNFS_MNT_{m}/dbio\n\
-             {dbio} run --target $p --workload single-block-read --size 16MiB --loops 1 \
-               >$KNFS_DIR/prep-{m}.out 2>&1 || exit 10\n\
-             {dbio} run --target $p --workload single-block-read --size 16MiB --time 3s \
+             {dbio} run --target $p --workload single-block-read --size 8MiB --time 2s \
                --warmup 0s --users 2 --views --json $KNFS_DIR/run-{m}.json \
                >$KNFS_DIR/run-{m}.out 2>$KNFS_DIR/run-{m}.err || exit 11\n\
+             step run-{m}\n\
              {dbio} doctor --target $p >$KNFS_DIR/doctor-{m}.out 2>&1\n\
-             [ $? -le 1 ] || exit 12\n"
+             [ $? -le 1 ] || exit 12\n\
+             step doctor-{m}\n"
         ));
     }
     guest.push_str("exit 0\n");
     std::fs::write(d.join("guest.sh"), guest).unwrap();
     let mut cmd = Command::new(script());
-    cmd.args(["run", "--dir", support::s(d), "--budget", "200"]);
+    cmd.args(["run", "--dir", support::s(d), "--budget", "400"]);
     for (m, opts, _) in MOUNTS {
         cmd.args(["--mount", &format!("{m}:{opts}")]);
     }
@@ -78,8 +86,15 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "knfs-lab run failed: {log}");
-    eprintln!("knfs-lab run: {:.0} s", t.elapsed().as_secs_f64());
+    let steps = std::fs::read_to_string(d.join("steps.log")).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "knfs-lab run failed: {log}\nsteps:\n{steps}"
+    );
+    eprintln!(
+        "knfs-lab run: {:.0} s; steps (unix s):\n{steps}",
+        t.elapsed().as_secs_f64()
+    );
     for (m, opts, conns) in MOUNTS {
         let r: Value = support::json(&d.join(format!("run-{m}.json")));
         let k = &r["kernel_nfs"];
