@@ -421,9 +421,8 @@ pub fn measure(
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     // The kernel NFS client's counters of the mount, for a target on one.
-    let knfs = target
-        .device_dir()
-        .and_then(|d| crate::kernel_views::start(d, plan.warmup));
+    let knfs = target.device_dir().and_then(crate::kernel_views::start);
+    spec.on_window = knfs.as_ref().map(crate::kernel_views::hook);
     let printer = common::progress_printer();
     // Device and CPU statistics beside the run, for a target on local devices.
     let sampler = target.device_dir().and_then(device_sampler);

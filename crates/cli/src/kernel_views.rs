@@ -4,7 +4,6 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::time::Duration;
 
 use dbio_diag::KernelNfsSampler;
 use dbio_stats::KernelNfsSection;
@@ -12,7 +11,7 @@ use dbio_stats::KernelNfsSection;
 /// Starts reading the kernel client's counters of the mount under `dir`;
 /// None (after one line saying why) when it is not an NFS mount or
 /// /proc/self/mountstats does not show it.
-pub fn start(dir: &Path, warmup: Duration) -> Option<KernelNfsSampler> {
+pub fn start(dir: &Path) -> Option<KernelNfsSampler> {
     let Some(m) = dbio_diag::blockdev::mount_of(dir) else {
         eprintln!(
             "kernel NFS views: none ({}: its mount is not in /proc/self/mountinfo)",
@@ -28,13 +27,21 @@ pub fn start(dir: &Path, warmup: Duration) -> Option<KernelNfsSampler> {
         );
         return None;
     }
-    match KernelNfsSampler::start(&m.mount_point, warmup) {
+    match KernelNfsSampler::start(&m.mount_point) {
         Ok(s) => Some(s),
         Err(why) => {
             eprintln!("kernel NFS views: none ({why})");
             None
         }
     }
+}
+
+/// The run's hook that reads the window's edges.
+pub fn hook(s: &KernelNfsSampler) -> dbio_experiment::WindowHook {
+    let edge = s.edge();
+    dbio_experiment::WindowHook(std::sync::Arc::new(move |e| {
+        edge(e == dbio_experiment::WindowEdge::Start)
+    }))
 }
 
 /// Ends the sampling; the section, or None after one line saying why.

@@ -1,7 +1,8 @@
 //! A thread that reads the kernel NFS client's counters of one mount
-//! (/proc/self/mountstats) beside a run: at the measured window's start
-//! (when the warm-up's time is up), once a second through the run (the live
-//! view and the section's `series`), and at the end, when the run is over.
+//! (/proc/self/mountstats) beside a run: once a second through the run (the
+//! live view and the section's `series`), and at the measured window's edges
+//! when the run says ([`KernelNfsSampler::edge`]: after the warm-up, and
+//! when the load's last I/O completed).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -16,62 +17,57 @@ use crate::mountstats::{self, MountCounters};
 /// Most seconds kept in the series (a week); the edges count always.
 const MAX_SECONDS: usize = 7 * 86_400;
 
-/// What the thread hands back: the window's start (when and what), and the seconds.
-type Sampled = (Option<(Instant, MountCounters)>, Vec<KernelNfsSecond>);
+/// A reading and when it was taken.
+type Reading = (Instant, MountCounters);
+
+/// The window's two edges as read so far.
+#[derive(Default)]
+struct Edges {
+    start: Option<Reading>,
+    end: Option<Reading>,
+}
 
 /// A running sampler; [`KernelNfsSampler::finish`] stops it.
 pub struct KernelNfsSampler {
     mount_point: PathBuf,
+    started: Instant,
     stop: Sender<()>,
-    thread: JoinHandle<Sampled>,
+    thread: JoinHandle<Vec<KernelNfsSecond>>,
     live: Arc<Mutex<String>>,
+    edges: Arc<Mutex<Edges>>,
 }
 
 impl KernelNfsSampler {
-    /// Starts sampling the NFS mount at `mount_point`; the window's start is
-    /// read `warmup` from now (at once when zero, before this returns).
-    /// Err: why there are no views (no such mount in mountstats).
-    pub fn start(mount_point: &Path, warmup: Duration) -> Result<KernelNfsSampler, String> {
+    /// Starts sampling the NFS mount at `mount_point` once a second. Err:
+    /// why there are no views (no such mount in mountstats).
+    pub fn start(mount_point: &Path) -> Result<KernelNfsSampler, String> {
         let first = mountstats::read(mount_point)?;
-        let t0 = Instant::now();
+        let started = Instant::now();
         let mount = mount_point.to_path_buf();
         let live = Arc::new(Mutex::new(String::new()));
         let shown = Arc::clone(&live);
         let (stop, rx) = mpsc::channel::<()>();
-        let edge = warmup.is_zero().then(|| (t0, first.clone()));
         let thread = std::thread::Builder::new()
             .name("dbio-mountstats".into())
             .spawn(move || {
-                let mut edge = edge;
                 let mut prev = first;
                 let mut series = Vec::new();
-                let mut next = t0
-                    + if warmup.is_zero() {
-                        Duration::from_secs(1)
-                    } else {
-                        warmup
-                    };
+                let mut next = started + Duration::from_secs(1);
                 loop {
                     let wait = next.saturating_duration_since(Instant::now());
                     match rx.recv_timeout(wait) {
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return (edge, series),
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return series,
                         Err(RecvTimeoutError::Timeout) => {}
                     }
                     let Ok(now) = mountstats::read(&mount) else {
-                        return (edge, series);
+                        return series;
                     };
-                    let at = Instant::now();
-                    match &edge {
-                        None => edge = Some((at, now.clone())),
-                        Some((from, _)) => {
-                            let s = second(&prev, &now, at.duration_since(*from).as_secs_f64());
-                            if let Ok(mut l) = shown.lock() {
-                                *l = live_line(&now, &s);
-                            }
-                            if series.len() < MAX_SECONDS {
-                                series.push(s);
-                            }
-                        }
+                    let s = second(&prev, &now, started.elapsed().as_secs_f64());
+                    if let Ok(mut l) = shown.lock() {
+                        *l = live_line(&now, &s);
+                    }
+                    if series.len() < MAX_SECONDS {
+                        series.push(s);
                     }
                     prev = now;
                     next += Duration::from_secs(1);
@@ -83,10 +79,32 @@ impl KernelNfsSampler {
             .map_err(|e| format!("cannot start the mountstats reader: {e}"))?;
         Ok(KernelNfsSampler {
             mount_point: mount_point.to_path_buf(),
+            started,
             stop,
             thread,
             live,
+            edges: Arc::new(Mutex::new(Edges::default())),
         })
+    }
+
+    /// A function that reads the window's start (`true`) or end (`false`)
+    /// when called; give it to the run.
+    pub fn edge(&self) -> impl Fn(bool) + Send + Sync + 'static {
+        let mount = self.mount_point.clone();
+        let edges = Arc::clone(&self.edges);
+        move |start: bool| {
+            let Ok(now) = mountstats::read(&mount) else {
+                return;
+            };
+            if let Ok(mut e) = edges.lock() {
+                let r = Some((Instant::now(), now));
+                if start {
+                    e.start = r;
+                } else {
+                    e.end = r;
+                }
+            }
+        }
     }
 
     /// The last second's figures, one line (empty before the first second).
@@ -94,20 +112,39 @@ impl KernelNfsSampler {
         self.live.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
-    /// Stops the thread, reads the window's end and gives the section; Err
-    /// when the mount went away or the run ended before the warm-up did.
+    /// Stops the thread and gives the section of the two edges (the end read
+    /// now if the run did not say); Err when the start was never read (the
+    /// run ended before its warm-up did) or the mount went away.
     pub fn finish(self) -> Result<KernelNfsSection, String> {
-        let end = mountstats::read(&self.mount_point);
+        let late_end = mountstats::read(&self.mount_point);
         let at = Instant::now();
         let _ = self.stop.send(());
-        let (edge, series) = self
+        let series = self
             .thread
             .join()
             .map_err(|_| "the mountstats reader failed".to_string())?;
-        let end = end?;
-        let (from, start) = edge.ok_or("the run ended before its warm-up did")?;
-        let mut section = mountstats::window(&start, &end, at.duration_since(from).as_secs_f64());
-        section.series = series;
+        let mut edges = self
+            .edges
+            .lock()
+            .map_err(|_| "the mountstats reader failed".to_string())?;
+        let (from, start) = edges
+            .start
+            .take()
+            .ok_or("the run ended before its warm-up did")?;
+        let (to, end) = match edges.end.take() {
+            Some(e) => e,
+            None => (at, late_end?),
+        };
+        let mut section = mountstats::window(&start, &end, to.duration_since(from).as_secs_f64());
+        // The seconds as from the window's start.
+        let shift = from.duration_since(self.started).as_secs_f64();
+        section.series = series
+            .into_iter()
+            .map(|mut s| {
+                s.t_s -= shift;
+                s
+            })
+            .collect();
         Ok(section)
     }
 }

@@ -331,6 +331,7 @@ fn ramp(
             verify: None,
             verify_sync: false,
             open_loop: None,
+            on_window: None,
         };
         let out = drive(&load, stop, &live, &mut |_| {})?;
         if let Some(e) = out.error {

@@ -33,7 +33,7 @@ pub use calibrate::{calibrate, calibrate_in_step, Alone, CalibrateSpec, Step};
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
-pub use run::{run, RunOutput, RunSpec};
+pub use run::{run, RunOutput, RunSpec, WindowEdge, WindowHook};
 pub use slob_run::SlobRow;
 
 use dbio_engine::EngineError;

@@ -8,7 +8,9 @@
 use serde::{Deserialize, Serialize};
 
 /// What the kernel client did on the target's mount between the measured
-/// window's edges (readings of /proc/self/mountstats at its start and end).
+/// window's edges (readings of /proc/self/mountstats when the warm-up is
+/// over, or before the first I/O without one, and when the load's last I/O
+/// completed).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct KernelNfsSection {
     /// The mount's source, e.g. "filer:/export".
@@ -100,7 +102,8 @@ impl KernelNfsConnection {
 /// One second of the window (the live view).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct KernelNfsSecond {
-    /// Seconds from the window's start to this second's end.
+    /// Seconds from the window's start to this second's end (negative in
+    /// the warm-up).
     pub t_s: f64,
     pub reads: u64,
     pub writes: u64,
