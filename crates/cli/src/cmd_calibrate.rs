@@ -16,10 +16,12 @@ use crate::common::{self, duration_arg, LabelArgs, OutputArgs, StorageArgs, EXIT
         latency at max IOPS, like Oracle's DBMS_RESOURCE_MANAGER.CALIBRATE_IO but without its \
         flaws: the load grows as outstanding asynchronous I/Os from one thread (1, 2, 4, ... up \
         to --max-outstanding), never as more processes than the cores can drive; every level is \
-        measured after a short warm-up and kept as a point of the curve; the IOPS ramp goes up \
-        to --max-outstanding unless the mean latency passes --max-latency first, the MB/s ramp \
-        stops at its knee (two levels in a row gaining under 3% over the best so far); latency is in microseconds, and the answer says at which load it was \
-        found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
+        measured after a short warm-up and kept as a point of the curve, and is the same I/O as \
+        `dbio run --workload single-block-read --outstanding N --seed S` (the MB/s ramp: 1 MiB \
+        random reads); the IOPS ramp goes up to --max-outstanding unless the mean latency passes \
+        --max-latency first, the MB/s ramp up to 64 or --max-outstanding (a device may give its \
+        most only there, after levels without gain); latency is in microseconds, and the answer \
+        says at which load it was found. MB/s has no latency cap (as CALIBRATE_IO).\n\nWith no options, a 1 GiB data set \
         is created (or reused) in /var/tmp/dbio-<uid> and kept for the next command; it says so \
         at the end, and `rm -r /var/tmp/dbio-<uid>` removes it.\n\nExample: dbio calibrate --target \
         /data/dbio --size 1GiB --max-latency 2ms --json cal.json --html cal.html\n\nSeveral hosts: \
@@ -41,8 +43,12 @@ pub struct Args {
     max_outstanding: u32,
     /// Bound on the whole calibration (data-set creation not included); 70% for the IOPS ramp.
     /// Each level gets its share of it (at most 5 s): a longer time gives steadier points
-    #[arg(long, value_name = "DURATION", default_value = "25s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "22s", value_parser = duration_arg)]
     time: Duration,
+    /// Seed of the I/O generators: a level at N outstanding reads what `dbio run
+    /// --workload single-block-read --outstanding N --seed S` reads
+    #[arg(long, value_name = "S", default_value_t = 0x5eed)]
+    seed: u64,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -104,6 +110,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         storage.engine,
         storage.direct,
         &storage.dataset,
+        None,
     );
     let interrupted = result.interrupted;
     let result = AnyResult::Calibrate(result);
@@ -125,9 +132,8 @@ impl Args {
             max_latency_us: self.max_latency_us,
             max_outstanding: self.max_outstanding,
             time: self.time,
-            knee_gain: 0.03,
             cores,
-            seed: 0x5eed,
+            seed: self.seed,
         }
     }
 

@@ -103,6 +103,13 @@ pub struct Args {
     /// Go through the page cache instead of O_DIRECT
     #[arg(long)]
     buffered: bool,
+    /// Read through a page cache of SIZE, as a server with that much page cache does
+    /// (implies --buffered; for a PostgreSQL that reads without direct I/O, give its
+    /// server's page cache): dbio runs in a memory cgroup of its own whose limit is SIZE
+    /// above its own memory, and drops the data set's pages before each step. Needs root (or
+    /// a delegated cgroup); local targets only
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    page_cache: Option<u64>,
     /// Let dbio overwrite files in --target that it did not create
     #[arg(long)]
     force_overwrite: bool,
@@ -207,6 +214,24 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
     Ok((m, report.histograms))
 }
 
+/// What the replay did of production's page cache, when it matters.
+fn page_cache_note(model: &WorkloadModel, args: &Args) -> Option<String> {
+    match args.page_cache {
+        Some(bytes) => Some(format!(
+            "reads: replayed through a page cache of {} (--page-cache: dbio in a memory \
+             cgroup whose limit is that above dbio's own memory, the data set's pages \
+             dropped before each step)",
+            format_size(bytes)
+        )),
+        None if model.data_buffered && !args.buffered => Some(
+            "reads: replayed O_DIRECT (no --page-cache): each goes to the device without \
+             the page cache's own cost per miss, which production's times include"
+                .into(),
+        ),
+        None => None,
+    }
+}
+
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let (mut model, histograms) = model(&args)?;
     let engine = match (args.engine, model.engine.as_deref()) {
@@ -220,7 +245,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         time: Some(args.time),
         warmup: args.warmup,
         seed: args.seed,
-        direct: !args.buffered,
+        direct: !(args.buffered || args.page_cache.is_some()),
         raw: false,
         arrivals: args.arrivals,
         size: args.size,
@@ -271,7 +296,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         labels: args.label.labels(),
         force_overwrite: args.force_overwrite,
         views: false,
+        page_cache: args.page_cache,
     };
+    if let Some(note) = page_cache_note(&model, &args) {
+        model.notes.push(note);
+    }
     let name = args.target.clone().unwrap_or_else(common::default_target);
     let mut runs = Vec::new();
     for (i, (scale, plan)) in plans.iter().enumerate() {

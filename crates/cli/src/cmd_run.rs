@@ -167,6 +167,12 @@ pub struct Args {
     /// Go through the page cache instead of O_DIRECT (figures then show memory, not storage)
     #[arg(long)]
     buffered: bool,
+    /// Go through a page cache of SIZE (implies --buffered): dbio runs in a memory cgroup
+    /// of its own whose limit is SIZE above its own memory, and drops the data set's
+    /// pages first, so reads miss as on a server with that much page cache and pay what a miss
+    /// costs there. Needs root (or a delegated cgroup); local targets only
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    page_cache: Option<u64>,
     /// Let dbio overwrite files in --target that it did not create
     #[arg(long)]
     force_overwrite: bool,
@@ -266,7 +272,7 @@ impl Args {
             warmup: self.warmup,
             loops: self.loops,
             seed: self.seed,
-            direct: !self.buffered,
+            direct: !(self.buffered || self.page_cache.is_some()),
             verify: self.verify,
             verify_sync: self.verify_sync,
             raw: !self.no_raw,
@@ -358,6 +364,8 @@ pub struct Setup {
     pub labels: dbio_stats::Labels,
     pub force_overwrite: bool,
     pub views: bool,
+    /// Buffered I/O through a page cache of this many bytes (`--page-cache`).
+    pub page_cache: Option<u64>,
 }
 
 impl Args {
@@ -368,6 +376,7 @@ impl Args {
             labels: self.label.labels(),
             force_overwrite: self.force_overwrite,
             views: self.views,
+            page_cache: self.page_cache,
         }
     }
 }
@@ -407,6 +416,11 @@ pub fn measure(
             Err(e) => return Err(e.into()),
         }
     }
+    // Held until the run ends: dbio leaves the memory cgroup when it drops.
+    let confined = match (args.page_cache, &prepared) {
+        (Some(bytes), Some((dataset, _))) => Some(page_cache_for(&target, bytes, dataset)?),
+        _ => None,
+    };
     let stopped = prepared.is_none() || stop.load(Ordering::Relaxed);
     let (false, Some((dataset, verify))) = (start(stopped)?, prepared) else {
         let mut result = plan.interrupted_result(&name, engine);
@@ -417,7 +431,13 @@ pub fn measure(
             before_start: true,
         });
     };
-    let cache = common::cache_check(&target, engine, direct, &dataset);
+    let cache = common::cache_check(
+        &target,
+        engine,
+        direct,
+        &dataset,
+        confined.as_ref().map(|c| c.bytes),
+    );
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     // The kernel NFS client's counters of the mount, for a target on one.
@@ -459,6 +479,30 @@ pub fn measure(
         error: out.error,
         before_start: false,
     })
+}
+
+/// dbio in a page cache of `bytes` ([`dbio_diag::pagecache`]), with the data files of
+/// `dataset` evicted from it so that the run's reads start cold.
+fn page_cache_for(
+    target: &Target,
+    bytes: u64,
+    dataset: &dbio_workload::Dataset,
+) -> anyhow::Result<dbio_diag::pagecache::PageCacheLimit> {
+    use dbio_diag::pagecache::{drop_cached, PageCacheLimit};
+    anyhow::ensure!(
+        target.nfs().is_none(),
+        "--page-cache: applies to a local directory; an NFS target's page cache is the server's"
+    );
+    let limit = PageCacheLimit::confine(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "--page-cache: cannot confine dbio's page cache to {}: {e} (run as root, or \
+             read O_DIRECT without --page-cache)",
+            dbio_workload::units::format_size(bytes)
+        )
+    })?;
+    let data: Vec<_> = dataset.engine_files().into_iter().map(|f| f.path).collect();
+    drop_cached(&data).map_err(|e| anyhow::anyhow!("--page-cache: evicting the data set: {e}"))?;
+    Ok(limit)
 }
 
 /// The sampler of the devices under `dir` (and the machine's CPU), once a

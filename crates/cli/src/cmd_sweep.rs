@@ -291,7 +291,7 @@ fn warn_repeats(repeats: u32) {
 }
 
 /// Whether `dbio COMMAND ARGS` parses (the parser `dbio run` itself uses), as one line.
-fn run_line(command: &str, args: &[String]) -> Result<(), String> {
+fn run_line(command: &str, args: &[String]) -> Result<(), sweep::BadArguments> {
     use clap::error::{ContextKind, ErrorKind};
     let line = ["dbio", command]
         .into_iter()
@@ -302,13 +302,14 @@ fn run_line(command: &str, args: &[String]) -> Result<(), String> {
     };
     let arg = e.get(ContextKind::InvalidArg).map(|a| a.to_string());
     Err(match (e.kind(), arg) {
-        (ErrorKind::UnknownArgument, Some(a)) => {
-            format!("option {a}: `dbio {command}` has no such option")
-        }
+        (ErrorKind::UnknownArgument, Some(option)) => sweep::BadArguments::UnknownOption {
+            option,
+            command: command.to_string(),
+        },
         _ => {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            first.trim_start_matches("error: ").to_string()
+            sweep::BadArguments::Refused(first.trim_start_matches("error: ").to_string())
         }
     })
 }
@@ -333,7 +334,7 @@ struct Processes {
 }
 
 impl Executor for Processes {
-    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), String> {
+    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), sweep::HookError> {
         eprintln!("sweep: before {}: {command}", run.config);
         let status = Command::new("/bin/sh")
             .args(["-c", command])
@@ -341,11 +342,17 @@ impl Executor for Processes {
             .env("DBIO_SWEEP_USERS", run.users.to_string())
             .env("DBIO_SWEEP_REPEAT", run.repeat.to_string())
             .status()
-            .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+            .map_err(|source| sweep::HookError::Spawn {
+                shell: "/bin/sh",
+                source,
+            })?;
         if status.success() {
             Ok(())
         } else {
-            Err(format!("{command:?} ended with {status}"))
+            Err(sweep::HookError::Exit {
+                command: command.to_string(),
+                status,
+            })
         }
     }
 

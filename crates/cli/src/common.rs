@@ -230,6 +230,7 @@ pub fn cache_check(
     engine: EngineKind,
     direct: bool,
     dataset: &Dataset,
+    page_cache: Option<u64>,
 ) -> Option<dbio_stats::CacheCheck> {
     use dbio_diag::cache::{cache_check, is_this_host, mem_total, CachePlace};
     if engine == EngineKind::Null {
@@ -241,7 +242,11 @@ pub fn cache_check(
         None => CachePlace::Local { direct },
     };
     // The data files: the redo log is written, never read.
-    Some(cache_check(dataset.data_bytes(), place, mem_total()))
+    let memory = match (&place, page_cache) {
+        (CachePlace::Local { .. }, Some(limit)) => Some(limit),
+        _ => mem_total(),
+    };
+    Some(cache_check(dataset.data_bytes(), place, memory))
 }
 
 impl StorageArgs {
@@ -325,6 +330,8 @@ pub fn stop_flag() -> &'static AtomicBool {
 pub fn stop_flag_within(grace: Duration) -> &'static AtomicBool {
     static WATCHDOG: std::sync::Once = std::sync::Once::new();
     WATCHDOG.call_once(|| start_watchdog(grace));
+    // Every wait of the NFS client's transport ends soon after a signal.
+    dbio_rpc::stop::end_waits_on(&STOP);
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only touches atomics and calls write and _exit.
         unsafe {
@@ -356,6 +363,25 @@ pub fn results_if_stuck(write: impl FnOnce() -> bool + Send + 'static) {
 pub fn finishing() {
     let mut f = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
     *f = (None, true);
+}
+
+/// A command that failed once a signal had come failed because of it (a wait the
+/// signal ended, named in `error`): one line, the results armed by
+/// [`results_if_stuck`] written, exit code 130. `None` when no signal came.
+pub fn ended_by_signal(error: &str) -> Option<i32> {
+    if !STOP.load(Ordering::SeqCst) {
+        return None;
+    }
+    let mut f = FALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    let results = match (f.1, f.0.take().map(|write| write())) {
+        (false, Some(true)) => "; results written, marked interrupted",
+        (false, Some(false)) => "; no results written",
+        _ => "",
+    };
+    // The watchdog has nothing left to do.
+    f.1 = true;
+    eprintln!("dbio: interrupted: {error}{results}");
+    Some(EXIT_INTERRUPTED)
 }
 
 fn start_watchdog(grace: Duration) {

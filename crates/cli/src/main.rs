@@ -109,7 +109,11 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // One line, naming what and where; no backtrace.
-            eprintln!("dbio: {}", one_line(&e));
+            let line = one_line(&e);
+            if let Some(code) = common::ended_by_signal(&line) {
+                std::process::exit(code);
+            }
+            eprintln!("dbio: {line}");
             std::process::exit(2);
         }
     }

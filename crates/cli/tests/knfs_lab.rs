@@ -71,16 +71,30 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
     }
     guest.push_str("exit 0\n");
     std::fs::write(d.join("guest.sh"), guest).unwrap();
-    let mut cmd = Command::new(script());
-    cmd.args(["run", "--dir", support::s(d), "--budget", "400"]);
-    for (m, opts, _) in MOUNTS {
-        cmd.args(["--mount", &format!("{m}:{opts}")]);
-    }
+    let lab = || {
+        let mut cmd = Command::new(script());
+        cmd.args(["run", "--dir", support::s(d), "--budget", "400"]);
+        for (m, opts, _) in MOUNTS {
+            cmd.args(["--mount", &format!("{m}:{opts}")]);
+        }
+        cmd.args(["--", "sh", &format!("{}/guest.sh", d.display())])
+            .output()
+            .unwrap()
+    };
     let t = Instant::now();
-    let out = cmd
-        .args(["--", "sh", &format!("{}/guest.sh", d.display())])
-        .output()
-        .unwrap();
+    let mut out = lab();
+    // 124: the VM went over its budget. Under emulation on a loaded machine a boot
+    // can stall; one more boot tells a stalled emulator from a run that hangs.
+    if out.status.code() == Some(124) {
+        let steps = std::fs::read_to_string(d.join("steps.log")).unwrap_or_default();
+        eprintln!(
+            "knfs-lab: over its budget after {:.0} s, booting once more; steps:\n{steps}{}",
+            t.elapsed().as_secs_f64(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_file(d.join("steps.log"));
+        out = lab();
+    }
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

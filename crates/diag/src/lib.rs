@@ -12,6 +12,8 @@
 //! - [`knfs_sampler`]: a thread that reads them beside a run on a kernel NFS mount.
 //! - [`mountstats`]: /proc/self/mountstats parsed, the kernel NFS client's
 //!   counters of one mount, and the result's `kernel_nfs` section of two readings.
+//! - [`pagecache`]: dbio in a memory cgroup of its own, so that its buffered I/O
+//!   goes through a page cache of a chosen size.
 //! - [`sampler`]: a thread that reads both once a second beside a run and
 //!   hands back the result's `devices` section.
 //!
@@ -26,6 +28,7 @@ pub mod hostcpu;
 pub mod knfs_sampler;
 pub mod loopfs;
 pub mod mountstats;
+pub mod pagecache;
 pub mod sampler;
 
 pub use blockdev::{devices_under, BlockDevice};

@@ -175,6 +175,7 @@ fn uring_without_registered_buffers_or_files() {
 fn uring_batched_submission_starts_io_at_commit() {
     uring_roundtrip(UringOptions {
         kick_below: 0,
+        submit_batch: 0,
         ..Default::default()
     });
 }
@@ -549,6 +550,7 @@ fn uring_fdatasync_writes_at_commit_and_unregistered() {
     for opts in [
         UringOptions {
             kick_below: 0,
+            submit_batch: 0,
             ..Default::default()
         },
         UringOptions {

@@ -1,9 +1,9 @@
 //! `calibrate`: max IOPS at a latency cap and max MB/s, like CALIBRATE_IO
 //! without its flaws. Load grows as outstanding asynchronous I/Os from one
 //! thread (never as more processes than the cores can drive), each level
-//! is measured after a warm-up, the IOPS ramp goes up to the highest load
-//! or the latency cap, the MB/s ramp stops at its knee, and every level is
-//! kept as a point of the curve.
+//! is measured after a warm-up, both ramps go up to their highest load (the
+//! IOPS ramp stops earlier at the latency cap), and every level is kept as a
+//! point of the curve. A level is the I/O of `dbio run` at that load.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,22 +16,17 @@ use dbio_stats::{
 use dbio_workload::{Dataset, IoClass, WorkloadConfig};
 
 use crate::drive::{drive, Load};
+use crate::requests::Requests;
 use crate::{ExperimentError, ProgressFn};
 
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any
 /// device here without tying up gigabytes of buffers.
 const MBPS_MAX_OUTSTANDING: u32 = 64;
-/// Levels in a row without the knee gain that end the MB/s ramp. The IOPS
-/// ramp has no knee: on a shared device one level read high or low by a
-/// neighbour's burst ended it at 32 or 128 outstanding while the device
-/// gave its most at 256 (BENCHMARKS.md), and its levels are short enough
-/// that the whole ramp fits the default time.
-const KNEE_LEVELS: u32 = 2;
-/// No knee is declared below this load: on a shared, noisy device one lucky
-/// reading at 1 or 2 outstanding would otherwise end the ramp long before
-/// the device's real parallelism is reached. A device without parallelism
-/// costs only a few short levels more.
-const KNEE_MIN_OUTSTANDING: u32 = 16;
+/// Warm-up of a ramp's first level: fills the queue and the device's caches
+/// of metadata. Levels after it follow a running load, whose queue is full
+/// within milliseconds: they need less.
+const FIRST_WARMUP: Duration = Duration::from_millis(300);
+const NEXT_WARMUP: Duration = Duration::from_millis(100);
 /// Share of the time budget given to the IOPS ramp; the rest is for MB/s.
 const IOPS_SHARE: f64 = 0.7;
 
@@ -49,9 +44,6 @@ pub struct CalibrateSpec {
     pub max_outstanding: u32,
     /// Bound on the whole calibration.
     pub time: Duration,
-    /// A level must beat the best so far by this fraction, else the ramp
-    /// has reached its knee.
-    pub knee_gain: f64,
     /// Cores: synchronous engines get at most one thread per core.
     pub cores: u32,
     pub seed: u64,
@@ -160,8 +152,7 @@ pub fn calibrate_in_step(
     let iops_level_s = level_seconds(budget * IOPS_SHARE, iops_levels.len());
     let mbps_level_s = level_seconds(budget * (1.0 - IOPS_SHARE), mbps_levels.len());
 
-    let mut small = WorkloadConfig::new(spec.dataset.block_size);
-    small.classes = vec![IoClass::SingleBlockRead];
+    let small = iops_workload(spec.dataset.block_size);
     // The IOPS ramp may not eat into the time reserved for the MB/s ramp.
     let iops_end = t0 + spec.time.mul_f64(IOPS_SHARE);
     let iops = ramp(
@@ -256,16 +247,62 @@ fn level_seconds(budget: f64, levels: usize) -> f64 {
     (budget * 0.95 / levels.max(1) as f64).clamp(0.5, 5.0)
 }
 
-/// Whether the knee ends a ramp after `flat` levels in a row without gain,
-/// the last at `outstanding`: only the MB/s ramp has one.
-fn knee_ends(measure: Measure, flat: u32, outstanding: u32) -> bool {
-    measure == Measure::Mbps && flat >= KNEE_LEVELS && outstanding >= KNEE_MIN_OUTSTANDING
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Measure {
     Iops,
     Mbps,
+}
+
+/// A level of a ramp at `outstanding`: the load of `dbio run` with the same
+/// workload, engine, outstanding I/Os (users, for a synchronous engine) and
+/// seed, so that the curve's point is what a run at that load gets.
+fn level_load<'a>(
+    spec: &'a CalibrateSpec,
+    workload: &'a WorkloadConfig,
+    outstanding: u32,
+    level: Duration,
+    warmup: Duration,
+) -> Load<'a> {
+    let (users, per_user) = if is_async(spec.engine) {
+        (1, outstanding)
+    } else {
+        (outstanding, 1)
+    };
+    Load {
+        dataset: &spec.dataset,
+        engine: spec.engine,
+        direct: spec.direct,
+        workload,
+        users,
+        outstanding: per_user,
+        duration: Some(level),
+        warmup,
+        loops: None,
+        seed: spec.seed,
+        verify: None,
+        verify_sync: false,
+        open_loop: None,
+        on_window: None,
+    }
+}
+
+/// The 8 KiB random reads of the IOPS ramp: `dbio run --workload
+/// single-block-read`.
+fn iops_workload(block_size: u32) -> WorkloadConfig {
+    let mut w = WorkloadConfig::new(block_size);
+    w.classes = vec![IoClass::SingleBlockRead];
+    w
+}
+
+/// The first `per_user` I/Os each user issues in the IOPS ramp's level at
+/// `outstanding` (see [`Requests`]).
+pub fn level_requests(
+    spec: &CalibrateSpec,
+    outstanding: u32,
+    per_user: usize,
+) -> Result<Requests, ExperimentError> {
+    let workload = iops_workload(spec.dataset.block_size);
+    level_load(spec, &workload, outstanding, Duration::ZERO, Duration::ZERO).requests(per_user)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -286,14 +323,17 @@ fn ramp(
         best_histogram: Vec::new(),
     };
     let mut best = 0.0f64;
-    let mut flat = 0;
-    // A short warm-up fills the queue and the device's caches of metadata;
-    // it is part of the level's time.
+    // The warm-up is part of the level's time.
     let total = Duration::from_secs_f64(level_s);
-    let warmup = (total / 5).min(Duration::from_millis(300));
-    let level = total - warmup;
     let live = Live::new();
     for &outstanding in levels {
+        let warmup = if r.points.is_empty() {
+            FIRST_WARMUP
+        } else {
+            NEXT_WARMUP
+        }
+        .min(total / 5);
+        let level = total - warmup;
         let here = if stop.load(Ordering::Relaxed) {
             STOPPED
         } else if !may_start(r.points.is_empty(), Instant::now(), level + warmup, end) {
@@ -312,27 +352,7 @@ fn ramp(
                 break;
             }
         }
-        let (users, per_user) = if is_async(spec.engine) {
-            (1, outstanding)
-        } else {
-            (outstanding, 1)
-        };
-        let load = Load {
-            dataset: &spec.dataset,
-            engine: spec.engine,
-            direct: spec.direct,
-            workload,
-            users,
-            outstanding: per_user,
-            duration: Some(level),
-            warmup,
-            loops: None,
-            seed: spec.seed ^ u64::from(outstanding),
-            verify: None,
-            verify_sync: false,
-            open_loop: None,
-            on_window: None,
-        };
+        let load = level_load(spec, workload, outstanding, level, warmup);
         let out = drive(&load, stop, &live, &mut |_| {})?;
         if let Some(e) = out.error {
             return Err(e);
@@ -377,18 +397,7 @@ fn ramp(
             r.stop = "latency cap";
             break;
         }
-        // One level without gain may be noise (a shared device, a
-        // neighbour's burst); two in a row is the knee.
-        if best > 0.0 && value < best * (1.0 + spec.knee_gain) {
-            flat += 1;
-        } else {
-            flat = 0;
-        }
         best = best.max(value);
-        if knee_ends(measure, flat, outstanding) {
-            r.stop = "knee";
-            break;
-        }
     }
     Ok(r)
 }
@@ -425,17 +434,6 @@ mod tests {
         assert!(may_start(true, now, level, now));
         assert!(!may_start(false, now, level, now));
         assert!(may_start(false, now, level, now + level));
-    }
-
-    #[test]
-    fn only_the_mbps_ramp_stops_at_its_knee() {
-        assert!(!knee_ends(Measure::Iops, 5, 128), "IOPS runs to the top");
-        assert!(knee_ends(Measure::Mbps, KNEE_LEVELS, KNEE_MIN_OUTSTANDING));
-        assert!(!knee_ends(Measure::Mbps, KNEE_LEVELS - 1, 64));
-        assert!(
-            !knee_ends(Measure::Mbps, KNEE_LEVELS, 8),
-            "no knee below 16"
-        );
     }
 
     #[test]

@@ -109,9 +109,7 @@ pub(crate) fn drive(
         }
         engines.push(e);
     }
-    let gens = (0..users)
-        .map(|u| Generator::new(load.workload, &layout, u, users, load.seed))
-        .collect::<Result<Vec<_>, _>>()?;
+    let gens = load.generators(&layout)?;
     let halt = AtomicBool::new(false);
     let start = Instant::now();
     let record_from = start + load.warmup;

@@ -24,16 +24,18 @@ pub mod matrix;
 mod pace;
 pub mod plan;
 pub mod replay;
+mod requests;
 mod run;
 mod slob_run;
 pub mod sweep;
 pub mod verify_map;
 
-pub use calibrate::{calibrate, calibrate_in_step, Alone, CalibrateSpec, Step};
+pub use calibrate::{calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, Step};
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
-pub use run::{run, RunOutput, RunSpec, WindowEdge, WindowHook};
+pub use requests::Requests;
+pub use run::{run, run_requests, RunOutput, RunSpec, WindowEdge, WindowHook};
 pub use slob_run::SlobRow;
 
 use dbio_engine::EngineError;

@@ -12,6 +12,7 @@ use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, RedoFlush, WorkloadConfig};
 
 use crate::drive::{class_descs, drive, Load};
+use crate::requests::Requests;
 use crate::{ExperimentError, ProgressFn};
 
 /// What to run.
@@ -82,6 +83,31 @@ pub struct RunOutput {
     pub error: Option<ExperimentError>,
 }
 
+/// The load a run drives.
+fn load_of(spec: &RunSpec) -> Load<'_> {
+    Load {
+        dataset: &spec.dataset,
+        engine: spec.engine,
+        direct: spec.direct,
+        workload: &spec.workload,
+        users: spec.users,
+        outstanding: spec.outstanding,
+        duration: spec.time,
+        warmup: spec.warmup,
+        loops: spec.loops,
+        seed: spec.seed,
+        verify: spec.verify.as_deref(),
+        verify_sync: spec.verify_sync,
+        open_loop: spec.open_loop.as_ref(),
+        on_window: spec.on_window.as_ref(),
+    }
+}
+
+/// The first `per_user` I/Os each user of `spec` issues (closed loop).
+pub fn run_requests(spec: &RunSpec, per_user: usize) -> Result<Requests, ExperimentError> {
+    load_of(spec).requests(per_user)
+}
+
 /// Runs `spec` until its time or loops are done, or `stop` is set (then
 /// the result is marked interrupted). With `progress`, a line a second.
 pub fn run(
@@ -98,22 +124,7 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
-    let load = Load {
-        dataset: &spec.dataset,
-        engine: spec.engine,
-        direct: spec.direct,
-        workload: &spec.workload,
-        users: spec.users,
-        outstanding: spec.outstanding,
-        duration: spec.time,
-        warmup: spec.warmup,
-        loops: spec.loops,
-        seed: spec.seed,
-        verify: spec.verify.as_deref(),
-        verify_sync: spec.verify_sync,
-        open_loop: spec.open_loop.as_ref(),
-        on_window: spec.on_window.as_ref(),
-    };
+    let load = load_of(spec);
     let live = Live::new();
     let t0 = Instant::now();
     let mut meter = Progress::new(&live, t0);

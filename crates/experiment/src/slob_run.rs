@@ -105,7 +105,7 @@ impl RunOptions {
         Ok(rows)
     }
 
-    fn set(&mut self, knob: &Knob, schemas: u32) -> Result<(), String> {
+    fn set(&mut self, knob: &Knob, schemas: u32) -> Result<(), TooManySessions> {
         match knob {
             Knob::UpdatePct(p) => self.update_pct = Some(*p),
             Knob::ScanPct(p) => self.scan_pct = Some(*p),
@@ -120,9 +120,10 @@ impl RunOptions {
             Knob::SessionsPerSchema(t) => {
                 let users = u64::from(schemas) * u64::from(*t);
                 if users > u64::from(MAX_SESSIONS) {
-                    return Err(format!(
-                        "{schemas} schemas (--users) x {t} sessions is above SLOB's {MAX_SESSIONS}"
-                    ));
+                    return Err(TooManySessions {
+                        schemas,
+                        per_schema: *t,
+                    });
                 }
                 self.users = users as u32;
             }
@@ -161,6 +162,14 @@ fn model_decides(knob: &Knob) -> bool {
             | Knob::WorkUnit(_)
             | Knob::Think(Some(_))
     )
+}
+
+/// A slob.conf whose sessions exceed what SLOB runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{schemas} schemas (--users) x {per_schema} sessions is above SLOB's {MAX_SESSIONS}")]
+struct TooManySessions {
+    schemas: u32,
+    per_schema: u32,
 }
 
 #[cfg(test)]

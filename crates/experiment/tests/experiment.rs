@@ -117,7 +117,6 @@ fn calibrate_records_points_in_order_and_max_within_cap() {
         max_latency_us: 20_000.0,
         max_outstanding: 4,
         time: Duration::from_secs(4),
-        knee_gain: 0.03,
         cores: 2,
         seed: 1,
     };

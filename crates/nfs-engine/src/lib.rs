@@ -293,9 +293,24 @@ impl NfsTarget {
         }
     }
 
-    /// Warnings for the user gathered so far (the library prints nothing).
+    /// Warnings for the user gathered so far (the library prints nothing), oldest
+    /// first: the list only grows.
     pub fn warnings(&self) -> Vec<String> {
-        self.warnings.lock().map(|w| w.clone()).unwrap_or_default()
+        let Ok(mut w) = self.warnings.lock() else {
+            return Vec::new();
+        };
+        // pNFS: data servers that could not be reached, each once.
+        for l in self
+            .pool
+            .layouts()
+            .map(|l| l.warnings())
+            .unwrap_or_default()
+        {
+            if !w.contains(&l) {
+                w.push(l);
+            }
+        }
+        w.clone()
     }
 
     /// `server:/path/rel`, for messages and the files view.

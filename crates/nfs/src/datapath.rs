@@ -32,7 +32,7 @@ use burst::{burst_pick, Burst};
 pub use error::{BusyStatus, DataError, PartError};
 
 /// How durable a WRITE must be when it completes (the file API's stability).
-pub use crate::fs::Stable as Stability;
+pub use crate::kinds::Stable as Stability;
 
 /// Data of a completed READ.
 #[derive(Clone, Debug, Default)]
@@ -90,29 +90,6 @@ struct Op {
 
 /// Most slots (I/Os in flight) of a data path: a slot number fits a tag.
 pub const MAX_DEPTH: u32 = 1 << 16;
-
-/// Tag of one RPC: slot, part of the slot's I/O, session slot (NFSv4.1: index in the
-/// lease), channel it went on, 16 bits each.
-fn tag(slot: u32, part: u32, sslot: u16, ch: usize) -> u64 {
-    u64::from(slot & 0xffff) << 48
-        | u64::from(part & 0xffff) << 32
-        | u64::from(sslot) << 16
-        | (ch as u64 & 0xffff)
-}
-
-fn untag(t: u64) -> (u32, u32, u16, usize) {
-    (
-        (t >> 48) as u32,
-        (t >> 32 & 0xffff) as u32,
-        (t >> 16 & 0xffff) as u16,
-        (t & 0xffff) as usize,
-    )
-}
-
-/// The key of an RPC across re-sends: its slot and part.
-fn part_key(t: u64) -> u64 {
-    t & !0xffff_ffff
-}
 
 /// What the server said to one RPC of an I/O, whatever the protocol version.
 pub(crate) enum PartReply {
@@ -798,6 +775,9 @@ fn batch_for(batches: &mut Vec<CallBatch>, ch: usize, depth: u32) -> &mut CallBa
 
 /// Bursts: the calls of one flush on one connection.
 mod burst;
+/// Tags: which slot, part, session slot and channel a reply belongs to.
+mod tag;
+use tag::{part_key, tag, untag};
 mod error;
 /// Parts of an I/O: cut at the transfer size, and at stripe units on striped files.
 mod parts;

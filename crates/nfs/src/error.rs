@@ -90,8 +90,8 @@ impl NfsError {
     }
 
     /// What the status means, whichever version's status it is.
-    pub fn kind(&self) -> Option<crate::fs::ErrorKind> {
-        use crate::fs::ErrorKind as K;
+    pub fn kind(&self) -> Option<crate::kinds::ErrorKind> {
+        use crate::kinds::ErrorKind as K;
         use crate::proto::nfs4::Nfsstat4 as S4;
         match self {
             NfsError::Status { status, .. } => match status {

@@ -34,6 +34,7 @@ pub mod datapath;
 pub mod error;
 pub mod failover;
 pub mod fs;
+pub mod kinds;
 pub mod mount;
 pub mod path;
 pub mod ping;

@@ -69,12 +69,15 @@ pub struct Retrying {
 
 impl Retrying {
     /// After a "try later": waits before the next re-send and returns true, or returns
-    /// false at once when the re-sends are used up.
+    /// false at once when the re-sends are used up (or when the process stops,
+    /// [`dbio_rpc::stop`]).
     pub async fn again(&mut self) -> bool {
         if !self.backoff.allows(self.resends) {
             return false;
         }
-        tokio::time::sleep(self.backoff.delay(self.resends)).await;
+        if !dbio_rpc::stop::sleep(self.backoff.delay(self.resends)).await {
+            return false;
+        }
         self.resends += 1;
         true
     }

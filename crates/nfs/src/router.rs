@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
-use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo};
+use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo, TransportError};
 use dbio_rpc::Credential;
 
 use crate::channel::{build_call, CallError, Results};
@@ -446,7 +446,9 @@ impl Router {
                     return Results::from_record(reply.record).map_err(CallError::Rpc);
                 }
                 Err(e) => {
-                    if moves + 1 < self.opened_paths {
+                    // A stop is no path failure: nothing moves.
+                    let stopped = matches!(e, TransportError::Stopped { .. });
+                    if !stopped && moves + 1 < self.opened_paths {
                         if let Some(other) = self.path_failed(ch, &e.to_string()) {
                             ch = other;
                             moves += 1;

@@ -53,6 +53,9 @@ pub enum TransportError {
         len: usize,
         limit: usize,
     },
+    /// The process is stopping ([`crate::stop`]).
+    #[error("stopped after {secs:.1} s waiting for {waiting_for}")]
+    Stopped { waiting_for: String, secs: f64 },
 }
 
 /// How a connection behaves. The defaults suit a server on a LAN.
@@ -247,8 +250,13 @@ impl Connection {
     /// Connects (failing within `connect_timeout` if the server cannot be
     /// reached) and spawns the task that owns the socket on the current
     /// tokio runtime.
+    /// A stop of the process ends the attempt ([`crate::stop`]).
     pub async fn connect(addr: SocketAddr, config: ConnConfig) -> Result<Self, TransportError> {
-        let stream = crate::conn_task::open(addr, &config).await?;
+        let stream = crate::stop::or_stopped(
+            || format!("a connection to {addr}"),
+            crate::conn_task::open(addr, &config),
+        )
+        .await??;
         let stats = Arc::new(ConnStats::default());
         if let Ok(mut a) = stats.local_addr.lock() {
             *a = stream.local_addr().ok();
@@ -326,15 +334,19 @@ impl Connection {
         let _ = self.tx.send(Msg::Serve(sink, self.tx.downgrade()));
     }
 
-    /// Sends a call and waits for its reply.
+    /// Sends a call and waits for its reply; a stop of the process ends the wait
+    /// ([`crate::stop`]).
     pub async fn call(&self, call: CallBuf) -> CallResult {
         let (tx, rx) = oneshot::channel();
         self.submit(call, ReplyTo::Once(tx));
-        rx.await.unwrap_or_else(|_| {
-            Err(TransportError::Closed {
-                addr: self.addr.to_string(),
+        let addr = self.addr;
+        crate::stop::or_stopped(|| format!("a reply from {addr}"), rx)
+            .await?
+            .unwrap_or_else(|_| {
+                Err(TransportError::Closed {
+                    addr: addr.to_string(),
+                })
             })
-        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -351,5 +363,8 @@ impl Connection {
 }
 
 #[cfg(test)]
-#[path = "conn_tests.rs"]
+#[path = "conn/gather_tests.rs"]
+mod gather_tests;
+#[cfg(test)]
+#[path = "conn/tests.rs"]
 mod tests;

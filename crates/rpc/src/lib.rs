@@ -35,6 +35,8 @@
 //!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on. Calls the
 //!   server sends over the connection (the NFSv4.1 back channel) go to a handler set
 //!   with `Connection::serve_calls`, which answers each [`conn::IncomingCall`].
+//! - [`stop`]: the process's stop flag (SIGINT, SIGTERM) ends every connect and every
+//!   wait for a reply, with an error naming what it waited for and for how long.
 
 pub mod auth;
 mod coalesce;
@@ -46,6 +48,7 @@ pub mod msg;
 pub mod record;
 mod recv_room;
 mod socket;
+pub mod stop;
 
 pub use auth::{AuthError, AuthSys, Credential, OpaqueAuth};
 pub use msg::{

@@ -251,7 +251,7 @@ fn class_acc(r: &RawClass) -> Result<ClassAcc, RawError> {
         return Err(bad(format!("{} size buckets", r.sizes.len())));
     }
     let mut acc = ClassAcc::new(ClassDesc::new(r.class.clone(), r.wait_event.clone()));
-    decode_counts(&h.counts, &mut acc.hist).map_err(bad)?;
+    decode_counts(&h.counts, &mut acc.hist).map_err(|e| bad(e.to_string()))?;
     if acc.hist.len() != r.ios {
         return Err(bad(format!(
             "histogram holds {} I/Os, the class {}",
@@ -288,7 +288,18 @@ fn encode_counts(h: &Histogram<u64>) -> String {
     s
 }
 
-fn decode_counts(text: &str, h: &mut Histogram<u64>) -> Result<(), String> {
+/// A histogram's text that does not decode.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum BadCounts {
+    #[error("bad histogram token {0:?}")]
+    Token(String),
+    #[error("histogram value overflows at {0:?}")]
+    Overflow(String),
+    #[error("histogram value {0} ns out of range")]
+    Range(u64),
+}
+
+fn decode_counts(text: &str, h: &mut Histogram<u64>) -> Result<(), BadCounts> {
     let mut value = 0u64;
     for token in text.split_ascii_whitespace() {
         let (delta, n) = match token.split_once('*') {
@@ -297,13 +308,13 @@ fn decode_counts(text: &str, h: &mut Histogram<u64>) -> Result<(), String> {
         };
         let num = |s: &str| {
             s.parse::<u64>()
-                .map_err(|_| format!("bad histogram token {token:?}"))
+                .map_err(|_| BadCounts::Token(token.to_string()))
         };
         value = value
             .checked_add(num(delta)?)
-            .ok_or_else(|| format!("histogram value overflows at {token:?}"))?;
+            .ok_or_else(|| BadCounts::Overflow(token.to_string()))?;
         h.record_n(value, num(n)?)
-            .map_err(|_| format!("histogram value {value} ns out of range"))?;
+            .map_err(|_| BadCounts::Range(value))?;
     }
     Ok(())
 }

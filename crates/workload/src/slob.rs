@@ -312,10 +312,10 @@ impl SlobConf {
     /// [`SlobConf::parse`] of `text`, named `path` in messages.
     pub fn parse_str(path: &Path, text: &str) -> Result<SlobConf, SlobError> {
         let name = path.display().to_string();
-        let list = assignments(text).map_err(|(line, msg)| SlobError::Syntax {
+        let list = assignments(text).map_err(|(line, e)| SlobError::Syntax {
             path: name.clone(),
             line,
-            msg,
+            msg: e.to_string(),
         })?;
         let mut vars: HashMap<String, (Value, usize)> = HashMap::new();
         let mut order: Vec<String> = Vec::new();

@@ -40,6 +40,20 @@ impl Value {
     }
 }
 
+/// Why a line cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShellError {
+    #[error("`{0}` is not an assignment: dbio reads VAR=value lines (and export) only")]
+    NotAssignment(String),
+    #[error("`{0}`: pipes, redirections and subshells are not read by dbio")]
+    Unsupported(String),
+    /// A quote, `$(` or `${` that the line does not close.
+    #[error("a {0} is not closed on its line")]
+    Unclosed(&'static str),
+    #[error("a line continued with \\ is not read by dbio")]
+    Continued,
+}
+
 /// One assignment: the variable, its value, the 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assignment {
@@ -51,7 +65,7 @@ pub struct Assignment {
 /// Reads `text` as bash would source it; the assignments in order (a
 /// variable assigned twice appears twice, the later one counting), or the
 /// line that cannot be read and why.
-pub fn assignments(text: &str) -> Result<Vec<Assignment>, (usize, String)> {
+pub fn assignments(text: &str) -> Result<Vec<Assignment>, (usize, ShellError)> {
     let mut vars: HashMap<String, Value> = HashMap::new();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -81,16 +95,8 @@ fn command(
     n: usize,
     line: &str,
     out: &mut Vec<Assignment>,
-) -> Result<(), (usize, String)> {
-    let not_assignment = || {
-        (
-            n,
-            format!(
-                "`{}` is not an assignment: dbio reads VAR=value lines (and export) only",
-                line.trim()
-            ),
-        )
-    };
+) -> Result<(), (usize, ShellError)> {
+    let not_assignment = || (n, ShellError::NotAssignment(line.trim().to_string()));
     let mut cmd = cmd.into_iter().peekable();
     let export = cmd.next_if(|w| matches!(w, Word::Plain(Value::Text(t)) if t == "export"));
     for w in cmd {
@@ -137,7 +143,7 @@ impl Lexer<'_> {
         self.s.get(self.at).copied()
     }
 
-    fn words(&mut self) -> Result<Vec<Word>, String> {
+    fn words(&mut self) -> Result<Vec<Word>, ShellError> {
         let mut words = Vec::new();
         loop {
             while self.peek().is_some_and(|c| c == b' ' || c == b'\t') {
@@ -150,9 +156,8 @@ impl Lexer<'_> {
                     words.push(Word::Separator);
                 }
                 Some(b'|' | b'&' | b'<' | b'>' | b'(' | b')') => {
-                    return Err(format!(
-                        "`{}`: pipes, redirections and subshells are not read by dbio",
-                        String::from_utf8_lossy(self.s).trim()
+                    return Err(ShellError::Unsupported(
+                        String::from_utf8_lossy(self.s).trim().to_string(),
                     ))
                 }
                 Some(_) => words.push(self.word()?),
@@ -161,7 +166,7 @@ impl Lexer<'_> {
     }
 
     /// One word; `NAME=` at its start makes it an assignment.
-    fn word(&mut self) -> Result<Word, String> {
+    fn word(&mut self) -> Result<Word, ShellError> {
         let start = self.at;
         while self
             .peek()
@@ -181,7 +186,7 @@ impl Lexer<'_> {
         Ok(Word::Plain(self.rest_of_word()?))
     }
 
-    fn rest_of_word(&mut self) -> Result<Value, String> {
+    fn rest_of_word(&mut self) -> Result<Value, ShellError> {
         let mut v = Value::Text(String::new());
         while let Some(c) = self.peek() {
             match c {
@@ -193,7 +198,7 @@ impl Lexer<'_> {
                         self.at += 1;
                     }
                     if self.peek().is_none() {
-                        return Err("a single quote is not closed on its line".into());
+                        return Err(ShellError::Unclosed("single quote"));
                     }
                     v.push_str(&String::from_utf8_lossy(&self.s[start..self.at]));
                     self.at += 1;
@@ -207,7 +212,7 @@ impl Lexer<'_> {
                     self.at += 1;
                     match self.peek() {
                         Some(_) => self.push_char(&mut v),
-                        None => return Err("a line continued with \\ is not read by dbio".into()),
+                        None => return Err(ShellError::Continued),
                     }
                 }
                 b'$' => {
@@ -232,11 +237,11 @@ impl Lexer<'_> {
         self.at += c.len_utf8().min(self.s.len() - self.at).max(1);
     }
 
-    fn double_quoted(&mut self) -> Result<Value, String> {
+    fn double_quoted(&mut self) -> Result<Value, ShellError> {
         let mut v = Value::Text(String::new());
         loop {
             match self.peek() {
-                None => return Err("a double quote is not closed on its line".into()),
+                None => return Err(ShellError::Unclosed("double quote")),
                 Some(b'"') => {
                     self.at += 1;
                     return Ok(v);
@@ -246,7 +251,7 @@ impl Lexer<'_> {
                     match self.peek() {
                         Some(b'"' | b'\\' | b'$' | b'`') => self.push_char(&mut v),
                         Some(_) => v.push('\\'),
-                        None => return Err("a double quote is not closed on its line".into()),
+                        None => return Err(ShellError::Unclosed("double quote")),
                     }
                 }
                 Some(b'$') => {
@@ -272,7 +277,7 @@ impl Lexer<'_> {
     }
 
     /// `$NAME`, `${...}`, `$(...)`; a `$` before anything else is itself.
-    fn dollar(&mut self) -> Result<Value, String> {
+    fn dollar(&mut self) -> Result<Value, ShellError> {
         self.at += 1;
         match self.peek() {
             Some(b'(') => {
@@ -290,7 +295,7 @@ impl Lexer<'_> {
                         _ => {}
                     }
                 }
-                Err("a $( is not closed on its line".into())
+                Err(ShellError::Unclosed("$("))
             }
             Some(b'{') => self.braced(),
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
@@ -320,7 +325,7 @@ impl Lexer<'_> {
     }
 
     /// `${NAME}`, `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}`, `${NAME=word}`.
-    fn braced(&mut self) -> Result<Value, String> {
+    fn braced(&mut self) -> Result<Value, ShellError> {
         self.at += 1;
         let start = self.at;
         while self
@@ -365,11 +370,11 @@ impl Lexer<'_> {
     }
 
     /// The word of `${NAME:-word}`, up to the closing brace.
-    fn braced_word(&mut self) -> Result<Value, String> {
+    fn braced_word(&mut self) -> Result<Value, ShellError> {
         let mut v = Value::Text(String::new());
         loop {
             match self.peek() {
-                None => return Err("a ${ is not closed on its line".into()),
+                None => return Err(ShellError::Unclosed("${")),
                 Some(b'}') => {
                     self.at += 1;
                     return Ok(v);
@@ -381,7 +386,7 @@ impl Lexer<'_> {
                         self.at += 1;
                     }
                     if self.peek().is_none() {
-                        return Err("a single quote is not closed on its line".into());
+                        return Err(ShellError::Unclosed("single quote"));
                     }
                     v.push_str(&String::from_utf8_lossy(&self.s[start..self.at]));
                     self.at += 1;
@@ -457,10 +462,10 @@ mod tests {
     fn commands_and_open_quotes_are_refused_with_their_line() {
         let (line, e) = assignments("A=1\nif [ x ]; then\n").unwrap_err();
         assert_eq!(line, 2);
-        assert!(e.contains("not an assignment"), "{e}");
+        assert!(e.to_string().contains("not an assignment"), "{e}");
         let (line, e) = assignments("\n\nA=\"open\n").unwrap_err();
         assert_eq!(line, 3);
-        assert!(e.contains("double quote is not closed"), "{e}");
+        assert!(e.to_string().contains("double quote is not closed"), "{e}");
         assert_eq!(assignments("echo hi > x").unwrap_err().0, 1);
         assert_eq!(assignments("A=1 \\").unwrap_err().0, 1);
     }

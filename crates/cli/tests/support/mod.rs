@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
+pub mod stall;
+
 use serde_json::Value;
 
 /// Runs `dbio` to the end.

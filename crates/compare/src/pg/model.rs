@@ -48,6 +48,9 @@ pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError
          at most {} active at once)",
         c.sessions.max, c.sessions.samples, c.sessions.mean, c.sessions.max_active
     ));
+    m.data_buffered = !c
+        .setting("debug_io_direct")
+        .is_some_and(|v| v.split(',').any(|p| p.trim() == "data"));
     reads(c, t, bs, &mut m);
     wal(c, t, &mut m);
     writes(c, t, bs, &mut m);
@@ -144,6 +147,15 @@ fn reads(c: &PgCapture, t: f64, bs: u32, m: &mut WorkloadModel) {
          memory; with a page cache much smaller than the database the two agree"
             .into(),
     );
+    if m.data_buffered {
+        m.notes.push(
+            "reads: PostgreSQL read through the OS page cache (debug_io_direct without \
+             data): a miss costs it more than the device's time (a page allocated, often \
+             one reclaimed first, and a copy); --page-cache SIZE, the server's page cache, \
+             replays the reads the same way through a cache that size"
+                .into(),
+        );
+    }
     if c.major() == 17 {
         m.notes.push(
             "reads: PostgreSQL 17 counts combined reads block by block, so its time per read \

@@ -117,6 +117,9 @@ fn pg15_model_takes_each_figure_from_its_view() {
     assert!(m.service_time);
     assert_eq!(m.dataset_bytes, Some(1 << 30));
     assert!(m.notes.iter().any(|n| n.contains("extends")));
+    // 15 without debug_io_direct reads through the page cache, and says how to replay it.
+    assert!(m.data_buffered);
+    assert!(m.notes.iter().any(|n| n.contains("--page-cache")));
     // The model is one a replay can run, and saves and loads as TOML.
     m.check().unwrap();
     let back = crate::replay::WorkloadModel::from_toml(&m.to_toml(), "m.toml").unwrap();
@@ -247,6 +250,8 @@ fn pg18_reads_sizes_from_bytes_and_wal_from_pg_stat_io() {
     assert_eq!(m.class("dbwr-write").unwrap().rate, 1.0);
     assert!(m.not_replayed.iter().any(|n| n.starts_with("DataFileSync")));
     assert!(m.notes.iter().any(|n| n.contains("io_method worker")));
+    assert!(!m.data_buffered, "debug_io_direct=data reads O_DIRECT");
+    assert!(!m.notes.iter().any(|n| n.contains("--page-cache")));
     m.check().unwrap();
 }
 

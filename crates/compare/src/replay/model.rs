@@ -52,6 +52,12 @@ pub struct WorkloadModel {
     /// latency less the time an arrival waited to be issued).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub service_time: bool,
+    /// Production read and wrote its data files through the OS page cache
+    /// (PostgreSQL without `debug_io_direct`): each read it counted is a page-cache
+    /// lookup, and a miss costs more than the device's time. The replay reads the same
+    /// way when told the size of the server's page cache (`--page-cache`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub data_buffered: bool,
     /// What a reader of the figures must know: where production's times mix in other
     /// things, what the source could not say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -261,6 +267,7 @@ mod tests {
             outstanding: Some(1),
             engine: Some("psync".into()),
             service_time: true,
+            data_buffered: true,
             notes: vec!["a note".into()],
         }
     }

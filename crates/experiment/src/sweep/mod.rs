@@ -103,10 +103,35 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// Why a configuration's `before` hook failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot start {shell}: {source}")]
+    Spawn {
+        shell: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{command:?} ended with {status}")]
+    Exit {
+        command: String,
+        status: std::process::ExitStatus,
+    },
+}
+
+/// Why a command line does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadArguments {
+    #[error("option {option}: `dbio {command}` has no such option")]
+    UnknownOption { option: String, command: String },
+    /// The parser's own line.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Carries out runs and hooks.
 pub trait Executor {
     /// Runs a configuration's `before` hook.
-    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), String>;
+    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), HookError>;
     /// Runs one run with these command options, writing its result JSON to `result`.
     fn run(&mut self, run: &PlannedRun, args: &[String], result: &Path) -> Outcome;
 }
@@ -357,7 +382,7 @@ pub fn run_arguments(plan: &CheckedPlan, run: &PlannedRun) -> Result<Vec<String>
 /// command does not know stops the sweep before `--out` exists, not at that run.
 pub fn check_arguments(
     plan: &CheckedPlan,
-    parse: impl Fn(&str, &[String]) -> Result<(), String>,
+    parse: impl Fn(&str, &[String]) -> Result<(), BadArguments>,
 ) -> Result<(), SweepError> {
     let schedule = plan.schedule();
     for config in &plan.plan.configs {
@@ -430,7 +455,8 @@ pub fn execute(
         })?;
         if last_config.as_deref() != Some(run.config.as_str()) {
             if let Some(hook) = &config.before {
-                if let Err(message) = exec.before(hook, &run) {
+                if let Err(e) = exec.before(hook, &run) {
+                    let message = e.to_string();
                     manifest.runs[i].status = Status::Failed;
                     manifest.runs[i].message = Some(format!("hook: {message}"));
                     manifest.save(dir)?;

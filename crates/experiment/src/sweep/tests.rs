@@ -12,7 +12,7 @@ struct Fake {
 }
 
 impl Executor for Fake {
-    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), String> {
+    fn before(&mut self, command: &str, run: &PlannedRun) -> Result<(), HookError> {
         self.hooks.push((command.to_string(), run.index));
         Ok(())
     }

@@ -99,7 +99,7 @@ impl<'f> Builder<'f> {
     pub(super) fn local(&mut self, addr: &str, line: usize) -> Result<(), ConfigError> {
         let file = self.file;
         let entry = self.entry("local", line)?;
-        check_address("local", addr).map_err(|r| line_error(file, line, r))?;
+        check_address("local", addr).map_err(|r| line_error(file, line, r.to_string()))?;
         entry.local = Some((addr.to_string(), line));
         Ok(())
     }
@@ -111,7 +111,7 @@ impl<'f> Builder<'f> {
             .current
             .as_mut()
             .ok_or_else(|| no_server(file, "path", line))?;
-        check_address("path", addr).map_err(|r| line_error(file, line, r))?;
+        check_address("path", addr).map_err(|r| line_error(file, line, r.to_string()))?;
         if entry.config.paths.len() >= MAX_PATHS {
             let name = &entry.config.name;
             return Err(line_error(
@@ -159,7 +159,7 @@ impl<'f> Builder<'f> {
         }
         let security = match security {
             Some((value, at)) => {
-                Some(parse_security("security", value).map_err(|r| self.error(at, r))?)
+                Some(parse_security("security", value).map_err(|r| self.error(at, r.to_string()))?)
             }
             None => None,
         };
@@ -223,8 +223,8 @@ impl<'f> Builder<'f> {
     pub(super) fn security_default(&mut self, value: &str, line: usize) -> Result<(), ConfigError> {
         let file = self.file;
         let entry = self.once("security_default", line)?;
-        entry.config.security_default =
-            parse_security("security_default", value).map_err(|r| line_error(file, line, r))?;
+        entry.config.security_default = parse_security("security_default", value)
+            .map_err(|r| line_error(file, line, r.to_string()))?;
         Ok(())
     }
 
@@ -326,21 +326,37 @@ fn check_no_local(file: &str, entry: &Pending) -> Result<(), ConfigError> {
     }
 }
 
+/// A value a keyword does not take.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum BadValue {
+    #[error("security {0} is not supported yet (only sys)")]
+    Unsupported(String),
+    #[error("{keyword}: '{value}' is not one of sys, krb5, krb5i, krb5p")]
+    NotAFlavor {
+        keyword: &'static str,
+        value: String,
+    },
+    #[error("{keyword}: '{value}' is not an IP address, host name or interface name")]
+    NotAnAddress {
+        keyword: &'static str,
+        value: String,
+    },
+}
+
 /// A security flavor; Kerberos flavors are known but refused.
-fn parse_security(keyword: &str, value: &str) -> Result<Security, String> {
+fn parse_security(keyword: &'static str, value: &str) -> Result<Security, BadValue> {
     match value.to_ascii_lowercase().as_str() {
         "sys" => Ok(Security::Sys),
-        "krb5" | "krb5i" | "krb5p" => {
-            Err(format!("security {value} is not supported yet (only sys)"))
-        }
-        _ => Err(format!(
-            "{keyword}: '{value}' is not one of sys, krb5, krb5i, krb5p"
-        )),
+        "krb5" | "krb5i" | "krb5p" => Err(BadValue::Unsupported(value.to_string())),
+        _ => Err(BadValue::NotAFlavor {
+            keyword,
+            value: value.to_string(),
+        }),
     }
 }
 
 /// An IP address (IPv6 possibly with a `%zone`), a host name or an interface name; not resolved.
-fn check_address(keyword: &str, addr: &str) -> Result<(), String> {
+fn check_address(keyword: &'static str, addr: &str) -> Result<(), BadValue> {
     let valid = if addr.parse::<IpAddr>().is_ok() {
         true
     } else if addr.contains(':') {
@@ -353,9 +369,10 @@ fn check_address(keyword: &str, addr: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!(
-            "{keyword}: '{addr}' is not an IP address, host name or interface name"
-        ))
+        Err(BadValue::NotAnAddress {
+            keyword,
+            value: addr.to_string(),
+        })
     }
 }
 

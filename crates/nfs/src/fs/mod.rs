@@ -111,28 +111,7 @@ pub struct Page {
     pub eof: bool,
 }
 
-/// How durable a WRITE must be before its reply (numbered as both versions' wire
-/// numbers it: `stable_how` and `stable_how4`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stable {
-    /// In the server's memory; a later COMMIT makes it durable.
-    Unstable = 0,
-    /// The data on stable storage (not necessarily the metadata).
-    DataSync = 1,
-    /// Data and metadata on stable storage.
-    FileSync = 2,
-}
-
-impl Stable {
-    /// The stability of a wire number; an unknown one is taken as the weakest.
-    pub fn from_wire(n: u32) -> Stable {
-        match n {
-            2 => Stable::FileSync,
-            1 => Stable::DataSync,
-            _ => Stable::Unstable,
-        }
-    }
-}
+pub use crate::kinds::{ErrorKind, Stable};
 
 /// A WRITE's outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -658,19 +637,6 @@ fn listing_error(fs: &Fs, rel: &str, why: &str) -> NfsError {
 /// ACCESS bits: NFSv4 numbers them as NFSv3 does (a test checks), so the codec's
 /// NFSv3 table serves both.
 pub use crate::proto::nfs3::access;
-
-/// What an error status means, whichever version's status it was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    NotFound,
-    Exists,
-    NotDir,
-    IsDir,
-    NotEmpty,
-    Access,
-    NoSpace,
-    Stale,
-}
 
 /// `dir/name` (`name` alone at the root).
 pub fn join(dir: &str, name: &str) -> String {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::{FileRoute, Layouts, MDS};
 use crate::error::NfsError;
-use crate::fs::Stable;
+use crate::kinds::Stable;
 use crate::proto::nfs4::{Compound, Fh4, OpResult, Verifier, MINOR_VERSION};
 use crate::router::MAX_DATA_SERVERS;
 use crate::v41::layout::StripeMap;

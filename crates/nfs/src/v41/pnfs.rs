@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 use crate::error::NfsError;
 use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, Nfsstat4, SessionId, Stateid};
 use crate::router::Router;
-use crate::v41::layout::{tcp_addr, FileLayoutGrant, LayoutReply, StripeMap, StripeTarget};
+use crate::v41::layout::{
+    FileLayoutGrant, LayoutReply, NoLayout, StripeError, StripeMap, StripeTarget,
+};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
 use dbio_rpc::conn::Siblings;
@@ -30,10 +32,35 @@ pub use layoutcommit::{LayoutCommitted, PendingWrites};
 /// LAYOUTCOMMIT and the COMMITs of data written through data servers.
 #[path = "layoutcommit.rs"]
 mod layoutcommit;
+/// Sessions with the data servers.
+#[path = "pnfs_servers.rs"]
+mod servers;
 
 /// How long a data server may stay silent before its calls fail (and go through the
 /// metadata server).
 const DS_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a data server that could not be reached is not tried again: a dead one
+/// costs [`DS_TIMEOUT`] once per address, not once per file.
+const DS_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// Why a file's I/O goes through the metadata server.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ThroughMds {
+    /// The server gave no layout.
+    #[error("{0}")]
+    NoLayout(NoLayout),
+    /// The layout's stripes do not fit its device.
+    #[error("{0}")]
+    Stripes(StripeError),
+    /// The OPEN or LAYOUTGET was refused.
+    #[error("{0}")]
+    Refused(NfsError),
+    /// A data server of the layout could not be reached.
+    #[error("data server: {0}")]
+    Unreachable(NfsError),
+    #[error("layout recalled by the server")]
+    Recalled,
+}
 
 /// The metadata server, where a counter or an event names no data server.
 pub const MDS: &str = "MDS";
@@ -150,7 +177,7 @@ pub struct FileRoute {
     /// reachable, so through the metadata server).
     servers: Vec<Option<usize>>,
     /// Why I/O goes through the metadata server, when it does.
-    pub through_mds: Option<String>,
+    pub through_mds: Option<ThroughMds>,
 }
 
 /// Where a part of an I/O goes.
@@ -259,6 +286,10 @@ pub struct Layouts {
     /// handle): layouts are asked with them instead of an open of their own.
     lent: Mutex<HashMap<Fh4, Stateid>>,
     servers: RwLock<Vec<Arc<DataServer>>>,
+    /// Data servers that could not be reached (by their addresses): since when, and why.
+    unreachable: Mutex<HashMap<Vec<SocketAddr>, (Instant, NfsError)>>,
+    /// What the user is told once: a data server that does not answer.
+    warnings: Mutex<Vec<String>>,
     /// Per file, its writes through data servers not yet committed (LAYOUTCOMMIT).
     pending: Mutex<HashMap<Fh4, Arc<PendingWrites>>>,
     /// Bumped whenever a route changes: data paths look their routes up again.
@@ -288,6 +319,8 @@ impl Layouts {
             opens: Mutex::new(HashMap::new()),
             lent: Mutex::new(HashMap::new()),
             servers: RwLock::new(Vec::new()),
+            unreachable: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             events: Mutex::new(Vec::new()),
@@ -431,7 +464,7 @@ impl Layouts {
         let (open, layout) = match got {
             Ok(x) => x,
             Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
-            Err(e) => (Stateid::ANONYMOUS, Err(e.to_string())),
+            Err(e) => (Stateid::ANONYMOUS, Err(ThroughMds::Refused(e))),
         };
         let route = match layout {
             Ok((grant, device)) => {
@@ -440,8 +473,10 @@ impl Layouts {
                 for addrs in &device.multipath_ds_list {
                     match self.data_server(addrs).await {
                         Ok(i) => servers.push(Some(i)),
+                        // Stopping: what it waited for is the answer, not the route.
+                        Err(e) if dbio_rpc::stop::requested() => return Err(e),
                         Err(e) => {
-                            unreachable.get_or_insert(e.to_string());
+                            unreachable.get_or_insert(e);
                             servers.push(None);
                         }
                     }
@@ -451,7 +486,7 @@ impl Layouts {
                     open,
                     layout: Some((grant, device)),
                     servers,
-                    through_mds: unreachable.map(|e| format!("data server: {e}")),
+                    through_mds: unreachable.map(ThroughMds::Unreachable),
                 }
             }
             Err(no) => FileRoute {
@@ -575,7 +610,7 @@ impl Layouts {
                         open: route.open,
                         layout: None,
                         servers: Vec::new(),
-                        through_mds: Some("layout recalled by the server".into()),
+                        through_mds: Some(ThroughMds::Recalled),
                     });
                     old.push((*fh, path.clone(), std::mem::replace(route, mds)));
                 }
@@ -660,7 +695,7 @@ impl Layouts {
         &self,
         fh: Fh4,
         path: &str,
-    ) -> Result<Result<(FileLayoutGrant, FileDsAddr), String>, NfsError> {
+    ) -> Result<Result<(FileLayoutGrant, FileDsAddr), ThroughMds>, NfsError> {
         let stateid = self.open_stateid(fh, path).await?;
         let reply = self
             .mds
@@ -668,11 +703,11 @@ impl Layouts {
             .await?;
         let grant = match reply {
             LayoutReply::Files(g) => g,
-            LayoutReply::NoLayout(no) => return Ok(Err(no.to_string())),
+            LayoutReply::NoLayout(no) => return Ok(Err(ThroughMds::NoLayout(no))),
         };
         let device = self.mds.getdeviceinfo(grant.layout.deviceid, path).await?;
         if let Err(e) = StripeMap::new(&grant.layout, &device) {
-            return Ok(Err(e.to_string()));
+            return Ok(Err(ThroughMds::Stripes(e)));
         }
         Ok(Ok((grant, device)))
     }
@@ -733,64 +768,6 @@ impl Layouts {
         self.mds
             .layout_open_by_name(fh, dir_fh, name, LayoutIomode::Rw, path)
             .await
-    }
-
-    /// The pool index of the data server at `addrs` (the first TCP address that
-    /// takes a session), connecting once.
-    async fn data_server(&self, addrs: &[crate::proto::nfs4::NetAddr]) -> Result<usize, NfsError> {
-        let known: Vec<SocketAddr> = addrs.iter().filter_map(tcp_addr).collect();
-        {
-            let s = self.servers.read().unwrap_or_else(|e| e.into_inner());
-            if let Some(i) = s.iter().position(|d| known.contains(&d.addr)) {
-                return Ok(i);
-            }
-        }
-        let mut opts = self.session.clone();
-        opts.slots = crate::v41::MAX_SLOTS;
-        // A dead data server must fail its calls at once: they go to the metadata
-        // server instead of waiting out the connection's retries.
-        opts.conn.fail_fast = true;
-        opts.conn.timeout = DS_TIMEOUT;
-        opts.conn.connect_timeout = DS_TIMEOUT;
-        opts.conn.retries = 1;
-        // One thread runs them all: a wake-up for one reads the others, and each holds
-        // back replies as a share of what all have outstanding. Alone, one with fewer
-        // than 8 calls out gathers none, and each of its replies wakes the thread.
-        if let Some((router, _)) = self.router.get() {
-            opts.conn.siblings = router.runs_on_callers().then(|| self.ds_siblings.clone());
-        }
-        let client = Client::connect_data_server(addrs, &self.options, opts).await?;
-        let addr: SocketAddr = client.server().parse().map_err(|_| NfsError::Invalid {
-            path: client.server().to_string(),
-            reason: "data server address".into(),
-        })?;
-        let Some((router, _)) = self.router.get() else {
-            return Err(NfsError::Invalid {
-                path: addr.to_string(),
-                reason: "data server met before the pool's connections exist".into(),
-            });
-        };
-        let session = client.into_session();
-        let conn = session.connection().clone();
-        let mut s = self.servers.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = s.iter().position(|d| d.addr == addr) {
-            return Ok(i);
-        }
-        let channel = router
-            .add_data_server(s.len(), conn.clone())
-            .ok_or_else(|| NfsError::Invalid {
-                path: addr.to_string(),
-                reason: format!("more than {} data servers", crate::router::MAX_DATA_SERVERS),
-            })?;
-        s.push(Arc::new(DataServer {
-            addr,
-            channel,
-            conn,
-            sessions: Mutex::new(vec![Arc::new(session)]),
-            epoch: AtomicU64::new(0),
-            renewing: tokio::sync::Mutex::new(()),
-        }));
-        Ok(s.len() - 1)
     }
 }
 
