@@ -56,7 +56,9 @@ pub struct Args {
     #[command(flatten)]
     pub nfs: crate::nfs_target::NfsArgs,
     /// With an nfs:// target: show the dNFS views (channels, calls, events) under the
-    /// progress line, refreshed every second
+    /// progress line, refreshed every second. With a target on a kernel NFS mount: the
+    /// kernel client's last second there (calls, round trip, backlog), from
+    /// /proc/self/mountstats; its views are in the result either way
     #[arg(long)]
     views: bool,
     /// Take the workload from a SLOB 2.5 slob.conf, read as it is: UPDATE_PCT, SCAN_PCT,
@@ -438,18 +440,30 @@ pub fn measure(
     );
     let mut spec = plan.spec(&name, dataset, engine, verify);
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
+    // The kernel NFS client's counters of the mount, for a target on one.
+    let knfs = target.device_dir().and_then(crate::kernel_views::start);
+    spec.on_window = knfs.as_ref().map(crate::kernel_views::hook);
     let printer = common::progress_printer();
-    let views = (args.views && target.has_live_views()).then(|| views_printer(&target));
-    let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &printer) {
-        (Some(v), _) => Some(v),
-        (None, Some(p)) => Some(p),
-        _ => None,
-    };
     // Device and CPU statistics beside the run, for a target on local devices.
     let sampler = target.device_dir().and_then(device_sampler);
-    let out = run(&spec, stop, progress);
+    let out = {
+        let views = (args.views && target.has_live_views()).then(|| views_printer(&target));
+        let knfs_views = match (&knfs, args.views) {
+            (Some(k), true) => Some(crate::kernel_views::printer(k)),
+            _ => None,
+        };
+        let progress: Option<&(dyn Fn(&str) + Sync)> = match (&views, &knfs_views, &printer) {
+            (Some(v), _, _) => Some(v),
+            (None, Some(k), _) => Some(k),
+            (None, None, Some(p)) => Some(p),
+            _ => None,
+        };
+        run(&spec, stop, progress)
+    };
+    let knfs = knfs.and_then(crate::kernel_views::finish);
     common::print_notices(&target);
     let mut out = out?;
+    out.result.kernel_nfs = knfs.map(Box::new);
     if let Some(s) = sampler {
         let section = s.finish();
         if !section.devices.is_empty() || !section.cpu.is_empty() {

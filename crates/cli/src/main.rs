@@ -16,6 +16,7 @@ mod cmd_run;
 mod cmd_sweep;
 mod cmd_verify;
 mod common;
+mod kernel_views;
 mod mpi_calibrate;
 mod mpi_run;
 mod nfs_target;

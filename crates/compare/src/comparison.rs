@@ -67,6 +67,10 @@ pub struct Comparison {
     /// (see [`crate::provenance`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The NFS views of each configuration and load whose runs have them (kernel
+    /// mount or dbio's client), summed over repeats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nfs_views: Vec<crate::nfs_views::NfsViewRow>,
 }
 
 /// One metric of one configuration at one load, over its repeats.
@@ -281,6 +285,7 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
         }
     }
     let warnings = crate::provenance::differences(obs, &configs);
+    let nfs_views = crate::nfs_views::rows(obs, &configs, &loads);
     Ok(Comparison {
         kind: "comparison".into(),
         format_version: FORMAT_VERSION,
@@ -296,6 +301,7 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
         class,
         class_reason,
         warnings,
+        nfs_views,
     })
 }
 

@@ -20,6 +20,7 @@ fn obs(config: &str, load: u32, repeat: u32, iops: f64, lat: f64) -> Observation
         .collect(),
         setup: Default::default(),
         options: Vec::new(),
+        nfs: None,
     }
 }
 
@@ -178,6 +179,7 @@ fn the_charts_show_single_block_reads_else_the_busiest_class() {
         histograms: Default::default(),
         setup: Default::default(),
         options: Vec::new(),
+        nfs: None,
     };
     // DBWR sorts first, redo has the most time; single-block reads still win.
     let oltp = [

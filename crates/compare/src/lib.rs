@@ -8,6 +8,7 @@
 pub mod awr;
 pub mod comparison;
 pub mod inputs;
+pub mod nfs_views;
 pub mod observation;
 pub mod pg;
 pub mod provenance;

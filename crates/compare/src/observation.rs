@@ -37,6 +37,9 @@ pub struct Observation {
     /// The command-line options the run was given, where the result says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// The NFS traffic its views counted (kernel mount or dbio's client), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfs: Option<crate::nfs_views::NfsTraffic>,
 }
 
 /// Whether more of a metric is better (throughput) or worse (latency, CPU).
@@ -82,6 +85,11 @@ pub struct ResultView {
     dbio_version: Option<String>,
     #[serde(default)]
     provenance: Option<dbio_stats::Provenance>,
+    /// The NFS views, read leniently (see [`crate::nfs_views`]).
+    #[serde(default)]
+    nfs: Option<serde_json::Value>,
+    #[serde(default)]
+    kernel_nfs: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -210,6 +218,7 @@ pub fn from_view(
         histograms,
         setup,
         options,
+        nfs: crate::nfs_views::traffic_of(v.kernel_nfs.as_ref(), v.nfs.as_ref()),
     })
 }
 

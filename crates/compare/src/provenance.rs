@@ -178,6 +178,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             options: args.split_whitespace().map(str::to_string).collect(),
+            nfs: None,
         }
     }
 

@@ -186,8 +186,8 @@ pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     })
 }
 
-/// mountinfo escapes space, tab, newline and backslash as \ooo.
-fn unescape(s: &str) -> String {
+/// mountinfo (and mountstats) escape space, tab, newline and backslash as \ooo.
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -9,6 +9,9 @@
 //!   and the `iostat -x` / `mpstat` figures of two readings.
 //! - [`loopfs`]: a file system on a loop device that dbio makes on its own
 //!   image file and always takes down again (`dbio age`, the tests).
+//! - [`knfs_sampler`]: a thread that reads them beside a run on a kernel NFS mount.
+//! - [`mountstats`]: /proc/self/mountstats parsed, the kernel NFS client's
+//!   counters of one mount, and the result's `kernel_nfs` section of two readings.
 //! - [`pagecache`]: dbio in a memory cgroup of its own, so that its buffered I/O
 //!   goes through a page cache of a chosen size.
 //! - [`sampler`]: a thread that reads both once a second beside a run and
@@ -22,11 +25,14 @@ pub mod diskstats;
 pub mod doctor;
 pub mod frag;
 pub mod hostcpu;
+pub mod knfs_sampler;
 pub mod loopfs;
+pub mod mountstats;
 pub mod pagecache;
 pub mod sampler;
 
 pub use blockdev::{devices_under, BlockDevice};
+pub use knfs_sampler::KernelNfsSampler;
 pub use sampler::Sampler;
 
 /// What a probe could not do.

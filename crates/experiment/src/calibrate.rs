@@ -282,6 +282,7 @@ fn level_load<'a>(
         verify: None,
         verify_sync: false,
         open_loop: None,
+        on_window: None,
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) struct Load<'a> {
     /// Open loop: I/Os arrive at these rates whatever became of the ones
     /// before (see [`crate::pace`]); `outstanding` is then a cap.
     pub open_loop: Option<&'a OpenLoop>,
+    /// Told when the measured window starts and ends.
+    pub on_window: Option<&'a crate::run::WindowHook>,
 }
 
 /// Draws before a verify-mode user gives up finding a write whose blocks
@@ -116,6 +118,14 @@ pub(crate) fn drive(
     let files = load.dataset.files.len();
     let mut cpu_from = CpuClock::now();
     let mut warm = load.warmup.is_zero();
+    let edge = |e: crate::run::WindowEdge| {
+        if let Some(h) = load.on_window {
+            (h.0)(e);
+        }
+    };
+    if warm {
+        edge(crate::run::WindowEdge::Start);
+    }
     let results = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(users as usize);
         for (u, (engine, gen)) in engines.into_iter().zip(gens).enumerate() {
@@ -164,6 +174,7 @@ pub(crate) fn drive(
             if !warm && now >= record_from {
                 cpu_from = CpuClock::now();
                 warm = true;
+                edge(crate::run::WindowEdge::Start);
             }
             tick(now);
         }
@@ -176,6 +187,9 @@ pub(crate) fn drive(
             })
             .collect::<Vec<_>>())
     })?;
+    if warm {
+        edge(crate::run::WindowEdge::End);
+    }
     // The last user's end, not when this thread saw it (it looks every 20 ms).
     let mut end = start;
     let cpu = CpuClock::now().since(&cpu_from);

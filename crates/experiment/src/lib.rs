@@ -35,7 +35,7 @@ pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
 pub use requests::Requests;
-pub use run::{run, run_requests, RunOutput, RunSpec};
+pub use run::{run, run_requests, RunOutput, RunSpec, WindowEdge, WindowHook};
 pub use slob_run::SlobRow;
 
 use dbio_engine::EngineError;

@@ -251,6 +251,7 @@ fn stream<'a>(
         verify: None,
         verify_sync: false,
         open_loop: None,
+        on_window: None,
     }
 }
 

@@ -272,6 +272,7 @@ impl RunPlan {
             on_final_pass: None,
             raw: self.raw,
             open_loop: self.open_loop.clone(),
+            on_window: None,
         }
     }
 

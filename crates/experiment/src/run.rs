@@ -53,6 +53,28 @@ pub struct RunSpec {
     /// Open loop (`--rate`): I/Os arrive on a schedule; None: each user
     /// issues the next I/O when one completes.
     pub open_loop: Option<crate::OpenLoop>,
+    /// Told at the measured window's edges, for counters read beside the run.
+    pub on_window: Option<WindowHook>,
+}
+
+/// An edge of the measured window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowEdge {
+    /// The warm-up is over (before the first I/O without one): what
+    /// completes from here on counts, within the 20 ms the driver looks.
+    Start,
+    /// The load's last I/O completed (before a final verify pass).
+    End,
+}
+
+/// Called at each [`WindowEdge`], from the thread that drives the load.
+#[derive(Clone)]
+pub struct WindowHook(pub std::sync::Arc<dyn Fn(WindowEdge) + Send + Sync>);
+
+impl std::fmt::Debug for WindowHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WindowHook")
+    }
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.
@@ -77,6 +99,7 @@ fn load_of(spec: &RunSpec) -> Load<'_> {
         verify: spec.verify.as_deref(),
         verify_sync: spec.verify_sync,
         open_loop: spec.open_loop.as_ref(),
+        on_window: spec.on_window.as_ref(),
     }
 }
 

@@ -547,6 +547,11 @@ pub fn comparison_html(c: &Comparison) -> String {
         "<h2>Per configuration</h2>\n<p class=\"sub\">Mean ± standard deviation over repeats.</p>\n",
     );
     body.push_str(&figures_table(c).html());
+    if let Some((note, t)) = crate::comparison_nfs::table(c) {
+        body.push_str("<h2>NFS views per configuration</h2>\n");
+        let _ = writeln!(body, "<p class=\"sub\">{}</p>", esc(note));
+        body.push_str(&t.html());
+    }
     let count = |v: Verdict| {
         c.pairs
             .iter()

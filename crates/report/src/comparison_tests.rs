@@ -31,6 +31,7 @@ fn run(config: &str, repeat: u32, iops: f64, read_us: f64) -> Observation {
         .collect(),
         setup: Default::default(),
         options: Vec::new(),
+        nfs: None,
     }
 }
 
@@ -132,4 +133,50 @@ fn markdown_and_csv_carry_the_verdicts() {
         .unwrap();
     let f: f64 = row.split(',').nth(factor).unwrap().parse().unwrap();
     assert!(f > 10.0, "{row}");
+}
+
+#[test]
+fn nfs_views_of_both_clients_show_under_the_figures() {
+    let plain = comparison_html(&q1_q8());
+    assert!(!plain.contains("NFS views per configuration"));
+    let mut obs = Vec::new();
+    for r in 1..=3 {
+        let mut k = run("knfs", r, 1500.0, 100.0);
+        k.nfs = Some(dbio_compare::nfs_views::NfsTraffic {
+            client: "kernel mount".into(),
+            connections: 4,
+            read_calls: 1000,
+            read_rtt_ms: 250,
+            sends: 1000,
+            backlog_sum: 500,
+            ..Default::default()
+        });
+        let mut d = run("dnfs", r, 1600.0, 90.0);
+        d.nfs = Some(dbio_compare::nfs_views::NfsTraffic {
+            client: "dbio client".into(),
+            connections: 1,
+            read_calls: 1100,
+            ..Default::default()
+        });
+        obs.push(k);
+        obs.push(d);
+    }
+    let c = compare(&obs, &Options::default()).unwrap();
+    assert_eq!(c.nfs_views.len(), 2);
+    assert_eq!(
+        c.nfs_views[0].traffic.read_calls, 3000,
+        "summed over repeats"
+    );
+    let html = comparison_html(&c);
+    for needle in [
+        "NFS views per configuration",
+        "kernel mount",
+        "dbio client",
+        "3,300",
+        "0.250",
+        "0.50",
+        "every",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
 }

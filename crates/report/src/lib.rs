@@ -36,6 +36,7 @@
 pub mod age;
 pub mod comparison;
 mod comparison_charts;
+mod comparison_nfs;
 mod comparison_view;
 pub mod matrix;
 pub mod replay;
@@ -51,6 +52,7 @@ mod csv;
 mod devices_view;
 mod fmt;
 mod html;
+mod kernel_nfs_view;
 mod markdown;
 mod nfs_views;
 mod ranks_view;

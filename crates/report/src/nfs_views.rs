@@ -1,5 +1,6 @@
 //! The dNFS views of an NFS run (servers, channels, files, stats, events)
-//! as tables; absent for local runs.
+//! as tables; absent for local runs, but for the kernel client's views of a
+//! run on a kernel NFS mount, which come first.
 
 use dbio_stats::{NfsStats, RunResult};
 
@@ -7,7 +8,7 @@ use crate::fmt::{self, Table};
 
 /// `(title, table)` for every view the result has, in dNFS order.
 pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
-    let mut out = Vec::new();
+    let mut out = crate::kernel_nfs_view::tables(r);
     let Some(nfs) = r.nfs.as_deref() else {
         return out;
     };

@@ -62,6 +62,7 @@
 
 pub mod age;
 pub mod cpu;
+pub mod kernel_nfs;
 pub mod live;
 pub mod matrix;
 mod merge;
@@ -74,6 +75,7 @@ mod upgrade;
 
 pub use age::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
 pub use cpu::{parse_proc_stat, process_cpu, CpuClock};
+pub use kernel_nfs::{KernelNfsConnection, KernelNfsOp, KernelNfsSecond, KernelNfsSection};
 pub use live::{progress_line, Live, LiveSnapshot, Progress};
 pub use matrix::{MatrixPoint, MatrixResult, MATRIX_KIND};
 pub use merge::merge_runs;

@@ -95,6 +95,12 @@ pub struct RunResult {
     /// start); absent from closed-loop runs. Optional: no format change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<Box<crate::open_loop::OpenLoopSection>>,
+    /// What the kernel NFS client did on the mount under a local target
+    /// during the measured window (from /proc/self/mountstats; every
+    /// process's traffic on that mount); absent for other targets.
+    /// Optional: no format change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_nfs: Option<Box<crate::kernel_nfs::KernelNfsSection>>,
     /// What the run really got (build, engine, mount, NFS session), so that runs
     /// compared against each other can be checked for differences nobody asked for.
     /// Optional: older results read as before (no format change).

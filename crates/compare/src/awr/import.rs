@@ -86,6 +86,7 @@ impl AwrReport {
             histograms,
             setup: Default::default(),
             options: Vec::new(),
+            nfs: None,
         }
     }
 }

@@ -49,6 +49,7 @@ pub fn observation(
         histograms: BTreeMap::new(),
         setup: BTreeMap::new(),
         options: Vec::new(),
+        nfs: None,
     })
 }
 

@@ -40,5 +40,6 @@ pub fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpe
         verify_sync: false,
         raw: true,
         open_loop: None,
+        on_window: None,
     }
 }

@@ -1,0 +1,183 @@
+//! dbio on the Linux kernel's NFS client, in the VM of scripts/knfs-lab
+//! (Debian's kernel under QEMU, ganesha inside): NFSv3 with nconnect=1 and 4
+//! (rsize and wsize 64 KiB) and NFSv4.1 (actimeo=0), one boot. Each `dbio run --warmup 0s` of 8 KiB O_DIRECT
+//! reads records the kernel's views of its mount, whose READ count between
+//! the window's edges is the run's reads exactly (one READ per read), with
+//! one connection per nconnect; `--views` shows the kernel's last second
+//! under the progress line; `doctor` warns about the single connection of
+//! nconnect=1 and not of nconnect=4. Skips where the lab cannot run (not
+//! x86_64, not root) unless DBIO_REQUIRE_PEERS=1.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+fn script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/knfs-lab")
+}
+
+fn require_peers() -> bool {
+    std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1")
+}
+
+/// (mount name, its options, connections expected)
+const MOUNTS: [(&str, &str, usize); 3] = [
+    ("k1", "vers=3,nconnect=1", 1),
+    ("k4", "vers=3,nconnect=4,rsize=65536,wsize=65536", 4),
+    ("v41", "vers=4.1,actimeo=0", 1),
+];
+
+#[test]
+fn kernel_views_count_every_read_of_the_run_on_each_mount() {
+    let check = Command::new(script()).arg("check").output().unwrap();
+    if !check.status.success() {
+        let why = String::from_utf8_lossy(&check.stdout);
+        assert!(
+            !require_peers(),
+            "DBIO_REQUIRE_PEERS=1 but the kernel NFS lab cannot run: {why}"
+        );
+        eprintln!("note: skipping the kernel NFS lab test: {why}");
+        return;
+    }
+    let dir = support::scratch();
+    let d = dir.path();
+    let dbio = env!("CARGO_BIN_EXE_dbio");
+    // In the guest: one data set (every mount shows the same export), then per
+    // mount the measured run with --views, then doctor; each step's time in
+    // steps.log, for a run that goes over its budget.
+    let mut guest = format!(
+        "set -u\n\
+         step() {{ echo \"$(date +%s) $1\" >>$KNFS_DIR/steps.log; }}\n\
+         step start\n\
+         {dbio} run --target $KNFS_MNT_k1/dbio --workload single-block-read --size 8MiB \
+           --loops 1 >$KNFS_DIR/prep.out 2>&1 || exit 10\n\
+         step prepared\n"
+    );
+    for (m, _, _) in MOUNTS {
+        guest.push_str(&format!(
+            "p=$KNFS_MNT_{m}/dbio\n\
+             {dbio} run --target $p --workload single-block-read --size 8MiB --time 2s \
+               --warmup 0s --users 2 --views --json $KNFS_DIR/run-{m}.json \
+               >$KNFS_DIR/run-{m}.out 2>$KNFS_DIR/run-{m}.err || exit 11\n\
+             step run-{m}\n\
+             {dbio} doctor --target $p >$KNFS_DIR/doctor-{m}.out 2>&1\n\
+             [ $? -le 1 ] || exit 12\n\
+             step doctor-{m}\n"
+        ));
+    }
+    guest.push_str("exit 0\n");
+    std::fs::write(d.join("guest.sh"), guest).unwrap();
+    let lab = || {
+        let mut cmd = Command::new(script());
+        cmd.args(["run", "--dir", support::s(d), "--budget", "400"]);
+        for (m, opts, _) in MOUNTS {
+            cmd.args(["--mount", &format!("{m}:{opts}")]);
+        }
+        cmd.args(["--", "sh", &format!("{}/guest.sh", d.display())])
+            .output()
+            .unwrap()
+    };
+    let t = Instant::now();
+    let mut out = lab();
+    // 124: the VM went over its budget. Under emulation on a loaded machine a boot
+    // can stall; one more boot tells a stalled emulator from a run that hangs.
+    if out.status.code() == Some(124) {
+        let steps = std::fs::read_to_string(d.join("steps.log")).unwrap_or_default();
+        eprintln!(
+            "knfs-lab: over its budget after {:.0} s, booting once more; steps:\n{steps}{}",
+            t.elapsed().as_secs_f64(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_file(d.join("steps.log"));
+        out = lab();
+    }
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = std::fs::read_to_string(d.join("steps.log")).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "knfs-lab run failed: {log}\nsteps:\n{steps}"
+    );
+    eprintln!(
+        "knfs-lab run: {:.0} s; steps (unix s):\n{steps}",
+        t.elapsed().as_secs_f64()
+    );
+    for (m, opts, conns) in MOUNTS {
+        let r: Value = support::json(&d.join(format!("run-{m}.json")));
+        let k = &r["kernel_nfs"];
+        assert!(k.is_object(), "{m}: no kernel views: {log}");
+        let reads = r["ios"].as_u64().unwrap();
+        assert!(reads > 100, "{m}: only {reads} reads");
+        let calls = |p: &str| {
+            k["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["procedure"] == p)
+                .map_or(0, |o| o["calls"].as_u64().unwrap())
+        };
+        assert_eq!(
+            calls("READ"),
+            reads,
+            "{m} ({opts}): kernel READs vs the run's reads"
+        );
+        assert_eq!(calls("WRITE"), 0, "{m}: a read-only run");
+        assert_eq!(k["read_bytes"].as_u64().unwrap(), reads * 8192, "{m}");
+        let xprts = k["connections"].as_array().unwrap();
+        assert_eq!(xprts.len(), conns, "{m}: connections");
+        let sends: u64 = xprts.iter().map(|x| x["sends"].as_u64().unwrap()).sum();
+        assert!(sends >= reads, "{m}: {sends} sends for {reads} READs");
+        if conns > 1 {
+            assert!(
+                xprts.iter().all(|x| x["sends"].as_u64().unwrap() > 0),
+                "{m}: every connection carries READs: {xprts:?}"
+            );
+        }
+        // The options asked are the mount's (actimeo=0 shows as its four parts).
+        let got = k["options"].as_str().unwrap();
+        for o in opts.split(',') {
+            let o = o.replace("actimeo=0", "acregmax=0");
+            assert!(got.split(',').any(|g| g == o), "{m}: {o} not in {got}");
+        }
+        let err = std::fs::read_to_string(d.join(format!("run-{m}.err"))).unwrap();
+        assert!(
+            err.contains("kernel NFS 127.0.0."),
+            "{m}: no live view: {err}"
+        );
+        assert!(!err.contains("views: none"), "{m}: {err}");
+    }
+    let doctor = |m: &str| std::fs::read_to_string(d.join(format!("doctor-{m}.out"))).unwrap();
+    assert!(doctor("k1").contains("nfs-nconnect"), "{}", doctor("k1"));
+    assert!(!doctor("k4").contains("nfs-nconnect"), "{}", doctor("k4"));
+}
+
+#[test]
+fn a_run_off_nfs_says_why_it_has_no_kernel_views() {
+    let dir = support::scratch();
+    let out = support::dbio(&[
+        "run",
+        "--target",
+        support::s(dir.path()),
+        "--workload",
+        "single-block-read",
+        "--size",
+        "4MiB",
+        "--loops",
+        "10",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("kernel NFS views"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("not an NFS mount"), "{err}");
+}
