@@ -263,27 +263,16 @@ fn level_load<'a>(
     level: Duration,
     warmup: Duration,
 ) -> Load<'a> {
-    let (users, per_user) = if is_async(spec.engine) {
-        (1, outstanding)
-    } else {
-        (outstanding, 1)
-    };
-    Load {
-        dataset: &spec.dataset,
-        engine: spec.engine,
-        direct: spec.direct,
+    Load::closed(
+        &spec.dataset,
+        spec.engine,
+        spec.direct,
         workload,
-        users,
-        outstanding: per_user,
-        duration: Some(level),
+        outstanding,
+        level,
         warmup,
-        loops: None,
-        seed: spec.seed,
-        verify: None,
-        verify_sync: false,
-        open_loop: None,
-        on_window: None,
-    }
+        spec.seed,
+    )
 }
 
 /// The 8 KiB random reads of the IOPS ramp: `dbio run --workload

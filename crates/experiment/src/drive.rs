@@ -48,6 +48,45 @@ pub(crate) struct Load<'a> {
     pub on_window: Option<&'a crate::run::WindowHook>,
 }
 
+impl<'a> Load<'a> {
+    /// A timed closed-loop load of `outstanding` I/Os, unverified: one user holding
+    /// them all on an asynchronous engine, one user per I/O on a synchronous one
+    /// (calibrate's levels and the matrix's points).
+    #[allow(clippy::too_many_arguments)]
+    pub fn closed(
+        dataset: &'a Dataset,
+        engine: EngineKind,
+        direct: bool,
+        workload: &'a WorkloadConfig,
+        outstanding: u32,
+        duration: Duration,
+        warmup: Duration,
+        seed: u64,
+    ) -> Self {
+        let (users, per_user) = if matches!(engine, EngineKind::Psync) {
+            (outstanding, 1)
+        } else {
+            (1, outstanding)
+        };
+        Load {
+            dataset,
+            engine,
+            direct,
+            workload,
+            users,
+            outstanding: per_user,
+            duration: Some(duration),
+            warmup,
+            loops: None,
+            seed,
+            verify: None,
+            verify_sync: false,
+            open_loop: None,
+            on_window: None,
+        }
+    }
+}
+
 /// Draws before a verify-mode user gives up finding a write whose blocks
 /// have no write in flight, and tries again after the next completion.
 const CLAIM_TRIES: u32 = 32;

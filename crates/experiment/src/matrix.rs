@@ -231,28 +231,16 @@ fn stream<'a>(
     seed: u64,
     warmup: Duration,
 ) -> Load<'a> {
-    let asynchronous = !matches!(spec.engine, EngineKind::Psync);
-    let (users, per_user) = if asynchronous {
-        (1, outstanding)
-    } else {
-        (outstanding, 1)
-    };
-    Load {
-        dataset: &spec.dataset,
-        engine: spec.engine,
-        direct: spec.direct,
+    Load::closed(
+        &spec.dataset,
+        spec.engine,
+        spec.direct,
         workload,
-        users,
-        outstanding: per_user,
-        duration: Some(spec.point),
+        outstanding,
+        spec.point,
         warmup,
-        loops: None,
         seed,
-        verify: None,
-        verify_sync: false,
-        open_loop: None,
-        on_window: None,
-    }
+    )
 }
 
 fn sorted(it: impl Iterator<Item = u32>) -> Vec<u32> {
