@@ -259,7 +259,8 @@ mod tests {
             return;
         }
         let dir =
-            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+            // The build disk: where the test binary itself lives, whatever the target directory.
+            tempfile::tempdir_in(std::env::current_exe().unwrap().parent().unwrap()).unwrap();
         let img = dir.path().join("fs.img");
         let mnt = dir.path().join("mnt");
         let dev;
