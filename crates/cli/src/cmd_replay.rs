@@ -106,8 +106,9 @@ pub struct Args {
     /// Read through a page cache of SIZE, as a server with that much page cache does
     /// (implies --buffered; for a PostgreSQL that reads without direct I/O, give its
     /// server's page cache): dbio runs in a memory cgroup of its own whose limit is SIZE
-    /// above its own memory, and drops the data set's pages before each step. Needs root (or
-    /// a delegated cgroup); local targets only
+    /// above its own memory, and drops the data set's pages before each step. The log
+    /// (WAL) is written O_DIRECT and fdatasync'd, outside that cache. Needs root (or a
+    /// delegated cgroup); local targets only
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     page_cache: Option<u64>,
     /// Let dbio overwrite files in --target that it did not create
@@ -220,7 +221,8 @@ fn page_cache_note(model: &WorkloadModel, args: &Args) -> Option<String> {
         Some(bytes) => Some(format!(
             "reads: replayed through a page cache of {} (--page-cache: dbio in a memory \
              cgroup whose limit is that above dbio's own memory, the data set's pages \
-             dropped before each step)",
+             dropped before each step); the log written O_DIRECT, then fdatasync'd, \
+             outside that cache",
             format_size(bytes)
         )),
         None if model.data_buffered && !args.buffered => Some(
@@ -246,6 +248,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         warmup: args.warmup,
         seed: args.seed,
         direct: !(args.buffered || args.page_cache.is_some()),
+        // The log around the cache: in a memory cgroup the size of the cache,
+        // reclaim waits on the writeback each fdatasync starts, and reads and
+        // flushes stalled behind it for milliseconds that the server did not see.
+        redo_direct: args.page_cache.is_some(),
         raw: false,
         arrivals: args.arrivals,
         size: args.size,

@@ -106,6 +106,7 @@ fn run(args: &Args) -> Result<(), String> {
             path: args.file.clone(),
             size,
             buffered: false,
+            direct: false,
         }],
         depth: args.depth,
         max_io: args.bs,

@@ -84,6 +84,9 @@ pub struct FileSpec {
     /// written with pwrite and made durable by fdatasync). Local engines
     /// only: the NFS client has no page cache.
     pub buffered: bool,
+    /// O_DIRECT whatever [`EngineConfig::direct`] says (a log kept out of a
+    /// run's page cache); wins over `buffered`.
+    pub direct: bool,
 }
 
 /// How to open the engine.

@@ -17,14 +17,15 @@ pub(crate) struct LocalFiles {
 
 impl LocalFiles {
     /// Opens every file of `cfg` (read-only unless `cfg.write`), with
-    /// O_DIRECT when `cfg.direct` and the file is not `buffered`. Files are
+    /// O_DIRECT when the file asks for it, or when `cfg.direct` and the file is
+    /// not `buffered`. Files are
     /// not created: the data set is prepared before an engine runs on it.
     pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
         let mut files = Vec::with_capacity(cfg.files.len());
         let mut paths = Vec::with_capacity(cfg.files.len());
         for spec in &cfg.files {
             let path = spec.path.display().to_string();
-            let direct = cfg.direct && !spec.buffered;
+            let direct = spec.direct || (cfg.direct && !spec.buffered);
             files.push(open_one(&spec.path, cfg.write, direct, &path)?);
             paths.push(path);
         }

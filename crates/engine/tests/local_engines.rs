@@ -37,6 +37,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
                 path: p.to_path_buf(),
                 size: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
                 buffered: false,
+                direct: false,
             })
             .collect(),
         depth,

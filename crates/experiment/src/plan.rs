@@ -37,6 +37,9 @@ pub struct RunOptions {
     pub redo_flush: RedoFlush,
     /// The redo log through the page cache (`--redo-buffered`).
     pub redo_buffered: bool,
+    /// The redo log with O_DIRECT while the data files go through the page cache
+    /// (a replay's `--page-cache`).
+    pub redo_direct: bool,
     /// Size of a multiblock read; None: the profile's (1 MiB). A slob.conf's
     /// SCAN_TABLE_SZ sets it.
     pub multiblock_bytes: Option<u32>,
@@ -80,6 +83,7 @@ impl Default for RunOptions {
             redo_stress: None,
             redo_flush: RedoFlush::Dsync,
             redo_buffered: false,
+            redo_direct: false,
             multiblock_bytes: None,
             hotspot_mb: 0,
             hotspot_offset_mb: 0,
@@ -155,7 +159,8 @@ impl RunPlan {
         workload.scan_pct = o.scan_pct.unwrap_or(workload.scan_pct);
         workload.redo_stress = o.redo_stress.unwrap_or(workload.redo_stress);
         workload.redo_flush = o.redo_flush;
-        workload.redo_buffered = o.redo_buffered;
+        workload.redo_buffered = o.redo_buffered && !o.redo_direct;
+        workload.redo_direct = o.redo_direct;
         workload.multiblock_bytes = o.multiblock_bytes.unwrap_or(workload.multiblock_bytes);
         if o.hotspot_mb > 0 {
             workload.hotspot = Some(Hotspot {
@@ -385,5 +390,17 @@ mod tests {
         let buffered: Vec<_> = files.iter().filter(|f| f.buffered).collect();
         assert_eq!(buffered.len(), 1, "only the redo log: {files:?}");
         assert!(buffered[0].path.ends_with("dbio-redo-01.log"));
+        assert!(files.iter().all(|f| !f.direct));
+        // A run through the page cache with its log around it: the log alone O_DIRECT.
+        let p = RunPlan::new(&RunOptions {
+            direct: false,
+            redo_direct: true,
+            ..o
+        })
+        .unwrap();
+        let files = planned.run_files(&p.workload);
+        let direct: Vec<_> = files.iter().filter(|f| f.direct).collect();
+        assert_eq!(direct.len(), 1, "only the redo log: {files:?}");
+        assert!(direct[0].path.ends_with("dbio-redo-01.log") && !direct[0].buffered);
     }
 }

@@ -121,6 +121,15 @@ mod tests {
         let p = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap();
         assert_eq!(p.workload.redo_flush, RedoFlush::Fdatasync);
         assert!(p.workload.redo_buffered);
+        // Through a page cache of its own, the log goes around it, O_DIRECT.
+        let around = RunOptions {
+            direct: false,
+            redo_direct: true,
+            ..RunOptions::default()
+        };
+        let p = replay_plan(&pg, 1.0, &around).unwrap();
+        assert!(!p.workload.redo_buffered && p.workload.redo_direct);
+        assert_eq!(p.workload.redo_flush, RedoFlush::Fdatasync);
         let e = replay_plan(&model, 0.0, &RunOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "--scale 0: must be above 0");
     }

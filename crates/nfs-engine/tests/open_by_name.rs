@@ -38,6 +38,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
             path: PathBuf::from("export/f.dat"),
             size: FILE_SIZE,
             buffered: false,
+            direct: false,
         }],
         depth: 2,
         max_io: 8192,

@@ -30,6 +30,7 @@ fn engine(t: &Arc<NfsTarget>, rel: &str) -> NfsEngine {
             path: PathBuf::from(rel),
             size: SIZE,
             buffered: false,
+            direct: false,
         }],
         depth: 2,
         max_io: 8192,

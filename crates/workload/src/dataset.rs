@@ -223,16 +223,19 @@ impl Dataset {
                 path: self.dir.join(&f.name),
                 size: f.size,
                 buffered: false,
+                direct: false,
             })
             .collect()
     }
 
     /// The files in engine order for a run of `workload`: the redo log
-    /// through the page cache when it asks for that.
+    /// through the page cache, or around it, when it asks for that.
     pub fn run_files(&self, workload: &WorkloadConfig) -> Vec<FileSpec> {
         let mut files = self.engine_files();
         for (spec, f) in files.iter_mut().zip(&self.files) {
-            spec.buffered = workload.redo_buffered && f.kind == FileKind::Redo;
+            let redo = f.kind == FileKind::Redo;
+            spec.buffered = workload.redo_buffered && redo;
+            spec.direct = workload.redo_direct && redo;
         }
         files
     }

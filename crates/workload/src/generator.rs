@@ -185,6 +185,9 @@ pub struct WorkloadConfig {
     /// The redo log through the page cache even when the data files use
     /// O_DIRECT (a WAL written with pwrite, then fdatasync).
     pub redo_buffered: bool,
+    /// The redo log with O_DIRECT even when the data files go through the
+    /// page cache.
+    pub redo_direct: bool,
     pub hotspot: Option<Hotspot>,
     pub think: Option<Think>,
     /// Size of a multiblock read (db_file_multiblock_read_count x block size).
@@ -210,6 +213,7 @@ impl WorkloadConfig {
             redo_stress: RedoStress::Lite,
             redo_flush: RedoFlush::Dsync,
             redo_buffered: false,
+            redo_direct: false,
             hotspot: None,
             think: None,
             multiblock_bytes: 1 << 20,
