@@ -252,6 +252,7 @@ impl Args {
             redo_stress: self.redo_stress,
             redo_flush: self.redo_flush,
             redo_buffered: self.redo_buffered,
+            redo_direct: false,
             multiblock_bytes: None,
             hotspot_mb: self.hotspot_mb,
             hotspot_offset_mb: self.hotspot_offset_mb,
