@@ -290,6 +290,9 @@ impl WorkloadConfig {
     }
 }
 
+/// Where each user's redo writes start: a multiple of this past the log's header.
+const REDO_ALIGN: u64 = 4096;
+
 /// Where the blocks are: data files of equal size and the redo log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -456,9 +459,11 @@ impl Generator {
         }
         // Users start their scans and redo at different places.
         let start = layout.total_blocks() * u64::from(user) / u64::from(users.max(1));
+        // Each at a 4 KiB boundary: with writes in whole 4 KiB (a WAL's blocks)
+        // every offset then suits O_DIRECT on a disk of 4 KiB sectors too.
         let redo_at = layout.redo.map_or(0, |(_, lo, hi)| {
-            let span = (hi - lo) / 512;
-            lo + span * u64::from(user) / u64::from(users.max(1)) * 512
+            let span = (hi - lo) / REDO_ALIGN;
+            lo + span * u64::from(user) / u64::from(users.max(1)) * REDO_ALIGN
         });
         Ok(Generator {
             rng: Rng::new(seed ^ (u64::from(user) << 32)),

@@ -104,6 +104,22 @@ fn redo_is_sequential_sync_and_sized_by_stress() {
     }
 }
 
+/// Writes of whole 4 KiB blocks (a PostgreSQL WAL's 8 KiB) stay on 4 KiB
+/// boundaries for every user, as O_DIRECT on a disk of 4 KiB sectors needs.
+#[test]
+fn whole_block_redo_writes_stay_on_4k_boundaries_for_every_user() {
+    let l = layout(64);
+    let mut cfg = Profile::Redo.config(8192);
+    cfg.redo_stress = RedoStress::Sized(32);
+    for user in 0..7 {
+        let mut g = Generator::new(&cfg, &l, user, 7, 5).unwrap();
+        for _ in 0..1000 {
+            let op = g.next_op();
+            assert_eq!(op.offset % 4096, 0, "user {user}: offset {}", op.offset);
+        }
+    }
+}
+
 /// With redo_flush=Fdatasync every redo write asks for a flush after it,
 /// and nothing else does; the names are PostgreSQL's wal_sync_method's.
 #[test]
