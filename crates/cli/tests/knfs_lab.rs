@@ -177,6 +177,20 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
             let o = o.replace("actimeo=0", "acregmax=0");
             assert!(got.split(',').any(|g| g == o), "{m}: {o} not in {got}");
         }
+        // The machine's CPU over the window holds dbio's own (and the kernel
+        // client's and ganesha's, in the same VM).
+        let machine = &r["machine_cpu"];
+        let busy = machine["user_s"].as_f64().unwrap() + machine["system_s"].as_f64().unwrap();
+        let own = r["cpu"]["user_s"].as_f64().unwrap() + r["cpu"]["system_s"].as_f64().unwrap();
+        assert!(
+            busy > 0.0 && busy >= 0.9 * own,
+            "{m}: machine {machine} against dbio's {own} s"
+        );
+        let per_io = machine["us_per_io"].as_f64().unwrap();
+        assert!(
+            (per_io - busy * 1e6 / reads as f64).abs() < 1e-6 * per_io.max(1.0),
+            "{m}"
+        );
         let err = std::fs::read_to_string(d.join(format!("run-{m}.err"))).unwrap();
         assert!(
             err.contains("kernel NFS 127.0.0."),
