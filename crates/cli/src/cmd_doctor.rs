@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use dbio_diag::doctor::{check_target, parse_init_ora, Checkup, Severity};
+use dbio_diag::doctor_nfs::Cluster;
 
 #[derive(clap::Args)]
 #[command(
@@ -14,10 +15,14 @@ use dbio_diag::doctor::{check_target, parse_init_ora, Checkup, Severity};
         80% full, ZFS recordsize other than 8K for data files or under 128K for redo and \
         logbias=latency on data files (with the zfs tool), data files and redo logs on one \
         file system (info), fragmented data files, \
-        O_DIRECT refused, the I/O scheduler and queue depth of the devices, and on NFS mounts \
-        one connection (no nconnect), small rsize/wsize, noac/actimeo=0 and the sunrpc slot \
-        table. With --init-ora: filesystemio_options not SETALL, parallel_max_servers above \
-        twice the cores (the CALIBRATE_IO oversubscription).\n\nOne line per finding: \
+        O_DIRECT refused, the I/O scheduler and queue depth of the devices, and on kernel NFS \
+        mounts Oracle's documented Linux options for data files (hard, tcp, timeo=600, rsize \
+        and wsize at least 32768, vers=3, actimeo=0 only for RAC: cluster_database=true in \
+        --init-ora), one connection (no nconnect), rsize/wsize under dbio's advised 1 MiB \
+        (info) and sunrpc.tcp_max_slot_table_entries under 128; each NFS finding names its \
+        source (Oracle's note or guide, nfs(5), the kernel's documentation). With --init-ora: \
+        filesystemio_options not SETALL, parallel_max_servers above twice the cores (the \
+        CALIBRATE_IO oversubscription).\n\nOne line per finding: \
         severity, check, what was found, why it matters, and the fix; then how many checks \
         ran and passed (--verbose: one `ok[CHECK]` line for each that passed). Exit code 0 when there \
         is no warning or error, 1 when there is one (info lines do not count), 2 when the \
@@ -46,22 +51,29 @@ pub struct Args {
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let target = args.target.unwrap_or_else(crate::common::default_target);
-    let mut up = check_target(&target)?;
-    if let Some(p) = &args.init_ora {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("--init-ora {}", p.display()))?;
+    let params = match &args.init_ora {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("--init-ora {}", p.display()))?;
+            // An AWR report carries the parameters in its "init.ora Parameters" section.
+            Some(if text.contains("WORKLOAD REPOSITORY") {
+                dbio_compare::awr::parameters(&text)
+            } else {
+                parse_init_ora(&text)
+            })
+        }
+        None => None,
+    };
+    // RAC or not decides the NFS attribute cache check.
+    let cluster = params.as_deref().map_or(Cluster::Unknown, Cluster::of);
+    let mut up = check_target(&target, cluster)?;
+    if let Some(params) = &params {
         let cores = args.cores.map(|c| c as usize).unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1)
         });
-        // An AWR report carries the parameters in its "init.ora Parameters" section.
-        let params = if text.contains("WORKLOAD REPOSITORY") {
-            dbio_compare::awr::parameters(&text)
-        } else {
-            parse_init_ora(&text)
-        };
-        up.params(&params, cores);
+        up.params(params, cores);
     }
     up.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if args.json {

@@ -443,7 +443,11 @@ pub fn measure(
     spec.on_final_pass = Some(|| eprintln!("verifying every block of the data set"));
     // The kernel NFS client's counters of the mount, for a target on one.
     let knfs = target.device_dir().and_then(crate::kernel_views::start);
-    spec.on_window = knfs.as_ref().map(crate::kernel_views::hook);
+    let machine = std::sync::Arc::new(dbio_diag::hostcpu::WindowTicks::default());
+    spec.on_window = Some(crate::kernel_views::hook(
+        knfs.as_ref(),
+        std::sync::Arc::clone(&machine),
+    ));
     let printer = common::progress_printer();
     // Device and CPU statistics beside the run, for a target on local devices.
     let sampler = target.device_dir().and_then(device_sampler);
@@ -465,6 +469,7 @@ pub fn measure(
     common::print_notices(&target);
     let mut out = out?;
     out.result.kernel_nfs = knfs.map(Box::new);
+    out.result.machine_cpu = machine.section(out.result.ios);
     if let Some(s) = sampler {
         let section = s.finish();
         if !section.devices.is_empty() || !section.cpu.is_empty() {

@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
+use dbio_diag::hostcpu::WindowTicks;
 use dbio_diag::KernelNfsSampler;
 use dbio_stats::KernelNfsSection;
 
@@ -36,11 +37,19 @@ pub fn start(dir: &Path) -> Option<KernelNfsSampler> {
     }
 }
 
-/// The run's hook that reads the window's edges.
-pub fn hook(s: &KernelNfsSampler) -> dbio_experiment::WindowHook {
-    let edge = s.edge();
+/// The run's hook that reads the window's edges: the machine's CPU, and the
+/// kernel client's counters for a target on a kernel NFS mount.
+pub fn hook(
+    s: Option<&KernelNfsSampler>,
+    machine: std::sync::Arc<WindowTicks>,
+) -> dbio_experiment::WindowHook {
+    let edge = s.map(|s| s.edge());
     dbio_experiment::WindowHook(std::sync::Arc::new(move |e| {
-        edge(e == dbio_experiment::WindowEdge::Start)
+        let start = e == dbio_experiment::WindowEdge::Start;
+        machine.edge(start);
+        if let Some(edge) = &edge {
+            edge(start);
+        }
     }))
 }
 

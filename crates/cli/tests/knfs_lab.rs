@@ -5,8 +5,12 @@
 //! the window's edges is the run's reads exactly (one READ per read), with
 //! one connection per nconnect; `--views` shows the kernel's last second
 //! under the progress line; `doctor` warns about the single connection of
-//! nconnect=1 and not of nconnect=4. Skips where the lab cannot run (not
-//! x86_64, not root) unless DBIO_REQUIRE_PEERS=1.
+//! nconnect=1 and not of nconnect=4, about every option of a mount against
+//! Oracle's (soft, rsize 16 KiB, timeo=100, actimeo=0 for a single instance)
+//! and a small sunrpc slot table, and not on the good mount, where it asks
+//! actimeo=0 only of RAC. A sweep of the kernel's NFSv4.1 mount against dbio's
+//! NFSv4.1 client gives the verdict table and both kinds of NFS views. Skips
+//! where the lab cannot run (not x86_64, not root) unless DBIO_REQUIRE_PEERS=1.
 
 mod support;
 
@@ -30,6 +34,9 @@ const MOUNTS: [(&str, &str, usize); 3] = [
     ("k4", "vers=3,nconnect=4,rsize=65536,wsize=65536", 4),
     ("v41", "vers=4.1,actimeo=0", 1),
 ];
+
+/// A mount against Oracle's options for data files, for doctor only.
+const BAD: &str = "bad:vers=3,soft,rsize=16384,wsize=16384,timeo=100,actimeo=0";
 
 #[test]
 fn kernel_views_count_every_read_of_the_run_on_each_mount() {
@@ -69,7 +76,30 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
              step doctor-{m}\n"
         ));
     }
-    guest.push_str("exit 0\n");
+    // doctor with a parameter file (single instance, then RAC) on the good
+    // mount, and on the bad one with a small slot table (set back after).
+    guest.push_str(&format!(
+        "printf '*.db_name=LAB\\n*.filesystemio_options=SETALL\\n' >$KNFS_DIR/single.ora\n\
+         printf '*.cluster_database=true\\n*.filesystemio_options=SETALL\\n' >$KNFS_DIR/rac.ora\n\
+         doc() {{ {dbio} doctor --json --target $1/dbio --init-ora $KNFS_DIR/$2.ora >$KNFS_DIR/$3.json 2>$KNFS_DIR/$3.err; [ $? -le 1 ] || exit 13; }}\n\
+         doc $KNFS_MNT_k4 single doctor-good\n\
+         doc $KNFS_MNT_k4 rac doctor-rac\n\
+         slots=$(cat /proc/sys/sunrpc/tcp_max_slot_table_entries)\n\
+         echo 16 >/proc/sys/sunrpc/tcp_max_slot_table_entries\n\
+         doc $KNFS_MNT_bad single doctor-bad\n\
+         echo $slots >/proc/sys/sunrpc/tcp_max_slot_table_entries\n\
+         step doctor-options\n\
+         {dbio} sweep --out $KNFS_DIR/sweep --users 1 --repeats 2 --time 1s --warmup 0s \
+           --options '--workload single-block-read --size 8MiB' \
+           --config 'knfs41=--target '$KNFS_MNT_v41/dbio \
+           --config 'dnfs41=--target nfs://127.0.0.4/export/dbio?version=4.1 --conns 1' \
+           >$KNFS_DIR/sweep.out 2>&1 || exit 14\n\
+         step sweep\n\
+         {dbio} compare $KNFS_DIR/sweep --baseline knfs41 --json $KNFS_DIR/cmp.json \
+           --html $KNFS_DIR/cmp.html >$KNFS_DIR/cmp.out 2>&1 || exit 15\n\
+         step compare\n\
+         exit 0\n"
+    ));
     std::fs::write(d.join("guest.sh"), guest).unwrap();
     let lab = || {
         let mut cmd = Command::new(script());
@@ -77,6 +107,7 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
         for (m, opts, _) in MOUNTS {
             cmd.args(["--mount", &format!("{m}:{opts}")]);
         }
+        cmd.args(["--mount", BAD]);
         cmd.args(["--", "sh", &format!("{}/guest.sh", d.display())])
             .output()
             .unwrap()
@@ -146,6 +177,20 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
             let o = o.replace("actimeo=0", "acregmax=0");
             assert!(got.split(',').any(|g| g == o), "{m}: {o} not in {got}");
         }
+        // The machine's CPU over the window holds dbio's own (and the kernel
+        // client's and ganesha's, in the same VM).
+        let machine = &r["machine_cpu"];
+        let busy = machine["user_s"].as_f64().unwrap() + machine["system_s"].as_f64().unwrap();
+        let own = r["cpu"]["user_s"].as_f64().unwrap() + r["cpu"]["system_s"].as_f64().unwrap();
+        assert!(
+            busy > 0.0 && busy >= 0.9 * own,
+            "{m}: machine {machine} against dbio's {own} s"
+        );
+        let per_io = machine["us_per_io"].as_f64().unwrap();
+        assert!(
+            (per_io - busy * 1e6 / reads as f64).abs() < 1e-6 * per_io.max(1.0),
+            "{m}"
+        );
         let err = std::fs::read_to_string(d.join(format!("run-{m}.err"))).unwrap();
         assert!(
             err.contains("kernel NFS 127.0.0."),
@@ -156,6 +201,107 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
     let doctor = |m: &str| std::fs::read_to_string(d.join(format!("doctor-{m}.out"))).unwrap();
     assert!(doctor("k1").contains("nfs-nconnect"), "{}", doctor("k1"));
     assert!(!doctor("k4").contains("nfs-nconnect"), "{}", doctor("k4"));
+    // actimeo=0 shows as acregmax=0 and more in the kernel's options; without a
+    // parameter file doctor cannot tell RAC, so it says so as info.
+    assert!(
+        doctor("v41")
+            .contains("info[nfs-attribute-cache]: the NFS mount caches no attributes (acregmax=0)"),
+        "{}",
+        doctor("v41")
+    );
+    doctor_on_real_mounts(d);
+    the_nfsv41_sweep(d);
+}
+
+/// The NFS findings of a `doctor --json` in the lab: (check, severity, found).
+fn nfs_findings(d: &Path, name: &str) -> Vec<(String, String, String)> {
+    let v: Value = support::json(&d.join(format!("{name}.json")));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap().to_string();
+            (s("check"), s("severity"), s("found"))
+        })
+        .filter(|(c, _, _)| c.starts_with("nfs-") || c.starts_with("sunrpc-"))
+        .collect()
+}
+
+fn doctor_on_real_mounts(d: &Path) {
+    let bad = nfs_findings(d, "doctor-bad");
+    let has = |check: &str, severity: &str, found: &str| {
+        bad.iter()
+            .any(|(c, s, f)| c == check && s == severity && f.contains(found))
+    };
+    for (check, severity, found) in [
+        ("nfs-hard", "error", "is soft, not hard"),
+        ("nfs-timeo", "warning", "timeo=100"),
+        ("nfs-transfer-size", "warning", "rsize=16384"),
+        ("nfs-transfer-size", "warning", "wsize=16384"),
+        ("nfs-attribute-cache", "warning", "single instance"),
+        ("nfs-nconnect", "warning", "one TCP connection"),
+        ("sunrpc-slots", "warning", "is 16"),
+    ] {
+        assert!(has(check, severity, found), "{check} {found}: {bad:?}");
+    }
+    // The good mount (hard, tcp, timeo=600, nconnect=4, rsize 64 KiB) of a
+    // single instance: no warning; 64 KiB is over Oracle's floor, under dbio's 1 MiB.
+    let good = nfs_findings(d, "doctor-good");
+    assert!(
+        good.iter().all(|(_, s, _)| s == "info"),
+        "the good mount: {good:?}"
+    );
+    assert!(
+        good.iter()
+            .any(|(c, _, f)| c == "nfs-transfer-size" && f.contains("rsize=65536")),
+        "{good:?}"
+    );
+    // RAC wants actimeo=0, which the good mount has not.
+    let rac = nfs_findings(d, "doctor-rac");
+    let warned: Vec<&str> = rac
+        .iter()
+        .filter(|(_, s, _)| s != "info")
+        .map(|(c, _, _)| c.as_str())
+        .collect();
+    assert_eq!(warned, ["nfs-attribute-cache"], "{rac:?}");
+}
+
+fn the_nfsv41_sweep(d: &Path) {
+    let out = std::fs::read_to_string(d.join("cmp.out")).unwrap();
+    assert!(out.contains("Verdict against knfs41"), "{out}");
+    let cmp: Value = support::json(&d.join("cmp.json"));
+    assert_eq!(cmp["observations"], 4, "{out}");
+    let iops = support::pair(&cmp, "dnfs41", "iops");
+    assert!(iops["verdict"].is_string(), "{iops}");
+    // Both kinds of views, each counting every READ of its two runs.
+    let views = cmp["nfs_views"].as_array().unwrap();
+    let view = |config: &str| {
+        views
+            .iter()
+            .find(|v| v["config"] == config)
+            .unwrap_or_else(|| panic!("no NFS views of {config}: {views:?}"))
+    };
+    let ios = |config: &str| -> u64 {
+        (1..=2)
+            .map(|r| {
+                let p = d.join(format!("sweep/runs/{config}/u1-r{r}.json"));
+                support::json(&p)["ios"].as_u64().unwrap()
+            })
+            .sum()
+    };
+    for (config, client, conns) in [("knfs41", "kernel mount", 1), ("dnfs41", "dbio client", 1)] {
+        let t = &view(config)["traffic"];
+        assert_eq!(t["client"], client, "{config}");
+        assert_eq!(t["connections"], conns, "{config}");
+        assert_eq!(
+            t["read_calls"].as_u64().unwrap(),
+            ios(config),
+            "{config}: READs"
+        );
+    }
+    let html = std::fs::read_to_string(d.join("cmp.html")).unwrap();
+    assert!(html.contains("kernel mount") && html.contains("dbio client"));
 }
 
 #[test]

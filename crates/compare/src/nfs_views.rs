@@ -124,9 +124,10 @@ pub fn traffic_of(kernel: Option<&Value>, nfs: Option<&Value>) -> Option<NfsTraf
         .flatten()
     {
         let calls = u(c, "calls");
+        // NFSv4.1 names its operations READ4 and WRITE4 (inside COMPOUNDs).
         match c.get("procedure").and_then(Value::as_str) {
-            Some("READ") => t.read_calls += calls,
-            Some("WRITE") => t.write_calls += calls,
+            Some("READ" | "READ4") => t.read_calls += calls,
+            Some("WRITE" | "WRITE4") => t.write_calls += calls,
             _ => t.other_calls += calls,
         }
     }
@@ -213,6 +214,17 @@ mod tests {
             None,
             "dbio's client has no per-call times here"
         );
+        // NFSv4.1: READ4 and WRITE4 inside COMPOUNDs.
+        let v41: Value = serde_json::json!({
+            "stats": {"calls": [
+                {"procedure": "COMPOUND", "calls": 4},
+                {"procedure": "READ4", "calls": 68},
+                {"procedure": "WRITE4", "calls": 5}
+            ]},
+            "channels": [{}]
+        });
+        let t = traffic_of(None, Some(&v41)).unwrap();
+        assert_eq!((t.read_calls, t.write_calls, t.other_calls), (68, 5, 4));
         assert!(traffic_of(None, Some(&serde_json::json!([1, 2]))).is_none());
         assert!(traffic_of(None, None).is_none());
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::blockdev::{devices_under, mount_of};
+use crate::doctor_nfs::{self, Cluster};
 use crate::frag::{copy_on_write, file_frag, fs_fill};
 use crate::DiagError;
 
@@ -94,7 +95,13 @@ impl Checkup {
     }
 }
 
-fn finding(severity: Severity, check: &str, found: String, why: &str, fix: &str) -> Finding {
+pub(crate) fn finding(
+    severity: Severity,
+    check: &str,
+    found: String,
+    why: &str,
+    fix: &str,
+) -> Finding {
     Finding {
         severity,
         check: check.into(),
@@ -171,8 +178,8 @@ fn names(paths: &[PathBuf], max: usize) -> String {
 
 /// The checks of the target directory: copy on write, fill level, data and
 /// redo together, fragmentation, O_DIRECT, the devices' queues, NFS mount
-/// options.
-pub fn check_target(dir: &Path) -> Result<Checkup, DiagError> {
+/// options (for a database that is `cluster`, RAC or not).
+pub fn check_target(dir: &Path, cluster: Cluster) -> Result<Checkup, DiagError> {
     let mut up = Checkup::default();
     let mut out = Vec::new();
     let meta = fs::metadata(dir).map_err(|e| DiagError::io(dir, e))?;
@@ -318,25 +325,14 @@ pub fn check_target(dir: &Path) -> Result<Checkup, DiagError> {
     out.extend(check_queues(dir, &mut up));
     if fill.fs_type.starts_with("nfs") {
         if let Some(m) = mount_of(dir) {
-            for (check, what) in [
-                ("nfs-nconnect", "the NFS mount uses several connections"),
-                (
-                    "nfs-transfer-size",
-                    "the NFS mount's rsize and wsize are 1 MiB",
-                ),
-                ("nfs-attribute-cache", "the NFS mount caches attributes"),
-            ] {
+            for (check, what) in doctor_nfs::CHECKS {
                 up.ran(check, what.into());
             }
-            out.extend(check_nfs_options(&m.options));
+            out.extend(doctor_nfs::check_nfs_options(&m.options, cluster));
         }
-        up.ran(
-            "sunrpc-slots",
-            "sunrpc.tcp_max_slot_table_entries is 128 or more".into(),
-        );
-        out.extend(check_sunrpc_slots(read_u64(
-            "/proc/sys/sunrpc/tcp_max_slot_table_entries",
-        )));
+        let slots = read_u64("/proc/sys/sunrpc/tcp_max_slot_table_entries");
+        up.ran("sunrpc-slots", doctor_nfs::slots_looked_at(slots));
+        out.extend(doctor_nfs::check_sunrpc_slots(slots));
     }
     up.findings = out;
     Ok(up)
@@ -506,69 +502,6 @@ pub fn queue_findings(dev: &str, scheduler: Option<&str>, depth: Option<u64>) ->
     out
 }
 
-/// Kernel NFS mount options: one connection, small transfers, attribute
-/// caching turned off.
-pub fn check_nfs_options(options: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let get = |k: &str| {
-        options
-            .split(',')
-            .find_map(|o| o.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
-    };
-    let has = |k: &str| options.split(',').any(|o| o == k);
-    if get("nconnect")
-        .and_then(|v| v.parse::<u32>().ok())
-        .unwrap_or(1)
-        <= 1
-    {
-        out.push(finding(
-            Severity::Warning,
-            "nfs-nconnect",
-            "the NFS mount uses one TCP connection (no nconnect)".into(),
-            "one connection serialises every session's I/O on one socket and one CPU, which caps IOPS long before the server does.",
-            "mount with nconnect=4 to 16 (Linux 5.3 and later), or use Oracle's Direct NFS.",
-        ));
-    }
-    for k in ["rsize", "wsize"] {
-        if let Some(v) = get(k)
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|v| *v < 1 << 20)
-        {
-            out.push(finding(
-                Severity::Warning,
-                "nfs-transfer-size",
-                format!("the NFS mount has {k}={v}"),
-                "multiblock and direct-path reads of 1 MiB split into several NFS calls, each a round trip.",
-                "mount with rsize=1048576,wsize=1048576 (the server may cap them).",
-            ));
-        }
-    }
-    if has("noac") || get("actimeo") == Some("0") {
-        out.push(finding(
-            Severity::Info,
-            "nfs-attribute-cache",
-            "the NFS mount caches no attributes (noac or actimeo=0)".into(),
-            "every I/O may cost a GETATTR, which Oracle requires for RAC but costs latency on a single instance.",
-            "keep actimeo=0/noac only where Oracle's mount options for the platform require it (RAC).",
-        ));
-    }
-    out
-}
-
-/// `sunrpc.tcp_max_slot_table_entries`: the RPCs in flight per connection.
-pub fn check_sunrpc_slots(slots: Option<u64>) -> Vec<Finding> {
-    match slots {
-        Some(n) if n < 128 => vec![finding(
-            Severity::Warning,
-            "sunrpc-slots",
-            format!("sunrpc.tcp_max_slot_table_entries is {n}"),
-            "an NFS connection carries at most that many calls at once, so a busy database queues in the client.",
-            "sysctl -w sunrpc.tcp_max_slot_table_entries=128 (or more), and persist it in /etc/sysctl.d.",
-        )],
-        _ => Vec::new(),
-    }
-}
-
 /// An Oracle parameter file (init.ora or a pfile made from an spfile):
 /// name (lower case, without a `SID.`/`*.` prefix) to value (unquoted).
 /// Comments (`#`) and blank lines are skipped; the last setting wins.
@@ -674,16 +607,7 @@ mod tests {
     }
 
     #[test]
-    fn nfs_mount_options_and_queues() {
-        let f = check_nfs_options("rw,relatime,vers=3,rsize=65536,wsize=1048576,noac,proto=tcp");
-        let checks: Vec<&str> = f.iter().map(|f| f.check.as_str()).collect();
-        assert_eq!(
-            checks,
-            ["nfs-nconnect", "nfs-transfer-size", "nfs-attribute-cache"]
-        );
-        assert!(check_nfs_options("rw,nconnect=8,rsize=1048576,wsize=1048576").is_empty());
-        assert_eq!(check_sunrpc_slots(Some(2)).len(), 1);
-        assert!(check_sunrpc_slots(Some(65536)).is_empty());
+    fn queues() {
         assert_eq!(queue_findings("sda", Some("bfq"), Some(16)).len(), 2);
         assert!(queue_findings("sda", Some("none"), Some(128)).is_empty());
     }

@@ -23,6 +23,7 @@ pub mod blockdev;
 pub mod cache;
 pub mod diskstats;
 pub mod doctor;
+pub mod doctor_nfs;
 pub mod frag;
 pub mod hostcpu;
 pub mod knfs_sampler;

@@ -136,6 +136,15 @@ fn run(r: &RunResult) -> String {
         fmt::secs(r.cpu.system_s),
         fmt::us(r.cpu_us_per_io)
     ));
+    if let Some(m) = &r.machine_cpu {
+        out.push_str(&format!(
+            "  machine CPU (every process and the kernel) user {} s, system {} s, idle {} s, busy us per I/O {}\n",
+            fmt::secs(m.user_s),
+            fmt::secs(m.system_s),
+            fmt::secs(m.idle_s),
+            fmt::us(m.us_per_io)
+        ));
+    }
     for (title, t) in crate::rate_view::tables(r)
         .into_iter()
         .chain(crate::nfs_views::tables(r))

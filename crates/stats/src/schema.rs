@@ -101,6 +101,10 @@ pub struct RunResult {
     /// Optional: no format change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_nfs: Option<Box<crate::kernel_nfs::KernelNfsSection>>,
+    /// The whole machine's CPU over the measured window (/proc/stat), for
+    /// CPU per I/O where the kernel does part of the work. Optional: no format change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpu: Option<crate::machine_cpu::MachineCpu>,
     /// What the run really got (build, engine, mount, NFS session), so that runs
     /// compared against each other can be checked for differences nobody asked for.
     /// Optional: older results read as before (no format change).
