@@ -24,7 +24,7 @@ use crate::proto::nfs3::{
 };
 use crate::proto::{mount3, portmap};
 use crate::resolve::resolve;
-use crate::retry::Backoff;
+use crate::retry::{Backoff, BusyStatus};
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
@@ -323,7 +323,7 @@ impl Nfs3Client {
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
             // Still busy after the last re-send: the JUKEBOX status is the reply.
-            if !is_jukebox(res.bytes()) || !retry.again().await {
+            if !is_jukebox(res.bytes()) || !retry.again(BusyStatus::Jukebox).await {
                 return Ok(res);
             }
         }

@@ -154,8 +154,9 @@ pub struct DataPath {
     /// Counters of READ and WRITE.
     procs: (ProcId, ProcId),
     replies: Vec<(u64, CallResult)>,
-    /// Re-issue counts per (slot, part), kept only while a part is retried.
-    retries: Vec<(u64, u32)>,
+    /// Re-issue counts per (slot, part) and when the first was asked for, kept only
+    /// while a part is retried.
+    retries: Vec<(u64, u32, Instant)>,
     /// Parts to re-send at a given time (after JUKEBOX, or with every path down).
     deferred: Vec<(Instant, u32, u32)>,
     /// Calls not yet handed to their connection, one batch per channel: each
@@ -606,7 +607,7 @@ impl DataPath {
         let data = std::mem::take(&mut op.read);
         self.in_flight -= 1;
         if !self.retries.is_empty() {
-            self.retries.retain(|(k, _)| (k >> 48) as u32 != slot);
+            self.retries.retain(|(k, ..)| (k >> 48) as u32 != slot);
         }
         Some(Outcome { slot, result, data })
     }
@@ -636,8 +637,8 @@ impl DataPath {
         let key = part_key(t);
         self.retries
             .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(0, |(_, n)| *n)
+            .find(|(k, ..)| *k == key)
+            .map_or(0, |(_, n, _)| *n)
     }
 
     /// Re-sends deferred parts that are due; returns when the next one is.
@@ -660,19 +661,26 @@ impl DataPath {
 
     /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
     fn may_reissue(&mut self, t: u64) -> bool {
-        let key = part_key(t);
-        match self.retries.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) if !self.retry.allows(*n) => false,
-            Some((_, n)) => {
-                *n += 1;
-                true
-            }
-            None if !self.retry.allows(0) => false,
-            None => {
-                self.retries.push((key, 1));
-                true
-            }
+        self.may_reissue_after(t, BusyStatus::Delay)
+    }
+
+    /// The same after `why`: a grace period is waited out by time, the rest by count.
+    fn may_reissue_after(&mut self, t: u64, why: BusyStatus) -> bool {
+        let (key, now) = (part_key(t), Instant::now());
+        let i = self
+            .retries
+            .iter()
+            .position(|r| r.0 == key)
+            .unwrap_or_else(|| {
+                self.retries.push((key, 0, now));
+                self.retries.len() - 1
+            });
+        let (_, n, since) = self.retries[i];
+        if !self.retry.allows_after(why, n, now - since) {
+            return false;
         }
+        self.retries[i].1 += 1;
+        true
     }
 
     /// Decodes a READ or WRITE reply for one part.
@@ -706,7 +714,7 @@ impl DataPath {
             Err(why) => Err(self.io_error(io, part, why)),
             Ok(PartReply::Busy(status)) => {
                 let t = tag(slot, part, 0, 0);
-                if self.may_reissue(t) {
+                if self.may_reissue_after(t, status) {
                     Ok(PartResult::Retry)
                 } else {
                     let resends = self.retry_count(t);

@@ -265,6 +265,7 @@ fn delay_until_the_retries_run_out_names_server_path_and_retries() {
             first: Duration::from_millis(5),
             max: Duration::from_millis(20),
             retries: 3,
+            ..Backoff::default()
         },
         ..SessionOptions::default()
     };

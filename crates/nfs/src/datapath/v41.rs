@@ -208,7 +208,7 @@ impl Wire {
             }
             Settled::Again { seq, status, .. } => {
                 self.lease.answered(index, seq);
-                return Ok(match busy(status) {
+                return Ok(match BusyStatus::of_v4(status) {
                     Some(b) => PartReply::Busy(b),
                     None => PartReply::Resend,
                 });
@@ -217,7 +217,9 @@ impl Wire {
             // sure (DELAY means the server still works on this sequence id).
             Settled::Same { status } => {
                 self.lease.retire(index);
-                return Ok(PartReply::Busy(busy(status).unwrap_or(BusyStatus::Delay)));
+                return Ok(PartReply::Busy(
+                    BusyStatus::of_v4(status).unwrap_or(BusyStatus::Delay),
+                ));
             }
             Settled::Lost { seq, status, .. } if self.state.is_some() => {
                 match seq {
@@ -252,15 +254,6 @@ impl Wire {
                 "reply without the READ or WRITE result".into(),
             )),
         }
-    }
-}
-
-/// The "try later" statuses of NFSv4.1.
-fn busy(status: Nfsstat4) -> Option<BusyStatus> {
-    match status {
-        Nfsstat4::Delay => Some(BusyStatus::Delay),
-        Nfsstat4::Grace => Some(BusyStatus::Grace),
-        _ => None,
     }
 }
 

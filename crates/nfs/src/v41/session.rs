@@ -24,7 +24,7 @@ use crate::proto::nfs4::{
     CompoundRes, Nfsstat4, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION,
     PROC_COMPOUND, PROGRAM, VERSION,
 };
-use crate::retry::{Backoff, Retrying};
+use crate::retry::{Backoff, BusyStatus, Retrying};
 use crate::router::{ProcId, Route, Router};
 use crate::v41::callback::{BackChannel, CB_PROGRAM};
 use crate::v41::recover::{in_recovery, LostHook};
@@ -456,7 +456,9 @@ impl Session {
                     return Err(bad(ops.tag, "reply without a SEQUENCE result".into()))
                 }
             };
-            if !retry.again().await {
+            // RETRY_UNCACHED_REP is re-sent as a new request within a busy server's budget.
+            let why = BusyStatus::of_v4(later).unwrap_or(BusyStatus::Delay);
+            if !retry.again(why).await {
                 return Err(retried(status(op, path, later), later, &retry));
             }
         }
@@ -690,7 +692,7 @@ impl Drop for SlotGuard<'_> {
 }
 
 /// A COMPOUND without SEQUENCE (EXCHANGE_ID, CREATE_SESSION, DESTROY_*), alone in its
-/// request; NFS4ERR_DELAY is retried with the default back-off.
+/// request; NFS4ERR_DELAY (and GRACE) are retried with the default back-off.
 pub(crate) async fn plain_call(
     conn: &Connection,
     cred: &Credential,
@@ -737,8 +739,15 @@ pub(crate) async fn plain_call(
                     server: conn.addr(),
                 });
             }
-            Some(f) if f.status == Nfsstat4::Delay && retry.again().await => {}
-            Some(f) => return Err(retried(status(f.op, &server, f.status), f.status, &retry)),
+            Some(f) => {
+                let again = match BusyStatus::of_v4(f.status) {
+                    Some(why) => retry.again(why).await,
+                    None => false,
+                };
+                if !again {
+                    return Err(retried(status(f.op, &server, f.status), f.status, &retry));
+                }
+            }
         }
     }
 }

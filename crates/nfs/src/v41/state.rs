@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use dbio_rpc::conn::Connection;
 
@@ -22,8 +22,6 @@ use crate::v41::{Client, Session, SlotLease};
 
 /// Slots of the metadata session kept for metadata calls while data paths run.
 const METADATA_SLOTS: u32 = 4;
-/// Longest an open is tried again while the server is in its grace period.
-const GRACE_WAIT: Duration = Duration::from_secs(180);
 
 /// The mount's sessions and opens, and their recovery.
 pub struct StateManager {
@@ -213,20 +211,16 @@ impl StateManager {
         }
         self.client.session().reclaim_complete().await?;
         let (mut reopened, mut lost) = (0, Vec::new());
+        // Still in the grace period, an open waits for its end in the session's
+        // re-sends (the back-off's grace budget).
         for (key, held) in again {
-            let t0 = Instant::now();
-            loop {
-                match self.client.reopen(&held, false).await {
-                    Ok(s) => {
-                        self.client.opens.renewed(key, s);
-                        reopened += 1;
-                    }
-                    // Still in the grace period: the open waits for its end.
-                    Err(e) if is_grace(&e) && t0.elapsed() < GRACE_WAIT => continue,
-                    Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
-                    Err(e) => lost.push(format!("{}: {e}", held.path)),
+            match self.client.reopen(&held, false).await {
+                Ok(s) => {
+                    self.client.opens.renewed(key, s);
+                    reopened += 1;
                 }
-                break;
+                Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+                Err(e) => lost.push(format!("{}: {e}", held.path)),
             }
         }
         let mut what = format!(
@@ -295,15 +289,6 @@ impl StateManager {
         let mut ids = self.sessions_extra();
         ids.push(self.client.session().sessionid());
         ids
-    }
-}
-
-/// A call that gave up while the server was in its grace period.
-fn is_grace(e: &NfsError) -> bool {
-    match e {
-        NfsError::Status4 { status, .. } => *status == Nfsstat4::Grace,
-        NfsError::Retried { last, .. } => is_grace(last),
-        _ => false,
     }
 }
 
