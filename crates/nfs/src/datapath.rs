@@ -109,17 +109,18 @@ pub(crate) enum PartReply {
     Lost(crate::proto::nfs4::Nfsstat4),
 }
 
-/// The files of a data path, in the protocol's terms.
-enum Files {
+/// The wire of a data path: its files in the protocol's terms and, for NFSv4.1, the
+/// session slots they go on.
+enum Seam {
     V3(Vec<v3::Handle>),
-    V41(Vec<v41::File>),
+    V41(Vec<v41::File>, v41::Wire),
 }
 
-impl Files {
+impl Seam {
     fn len(&self) -> usize {
         match self {
-            Files::V3(f) => f.len(),
-            Files::V41(f) => f.len(),
+            Seam::V3(f) => f.len(),
+            Seam::V41(f, _) => f.len(),
         }
     }
 }
@@ -137,9 +138,8 @@ enum PartResult {
 pub struct DataPath {
     router: Arc<Router>,
     queue: Arc<CompletionQueue>,
-    files: Files,
-    /// NFSv4.1: the session slots, and the parts waiting for one.
-    wire41: Option<v41::Wire>,
+    files: Seam,
+    /// NFSv4.1: the parts waiting for a session slot.
     waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
     /// Outcomes found outside a reply (parts failed while waiting for a slot).
     ready: Vec<Outcome>,
@@ -173,8 +173,7 @@ impl DataPath {
         let depth = depth.clamp(1, MAX_DEPTH) as usize;
         DataPath {
             queue: Arc::new(CompletionQueue::new()),
-            files: Files::V3(Vec::new()),
-            wire41: None,
+            files: Seam::V3(Vec::new()),
             waiting: std::collections::VecDeque::new(),
             ready: Vec::new(),
             pnfs: None,
@@ -210,8 +209,7 @@ impl DataPath {
             path.router.proc_id(v41::READ),
             path.router.proc_id(v41::WRITE),
         );
-        path.files = Files::V41(Vec::new());
-        path.wire41 = Some(v41::Wire::new(lease));
+        path.files = Seam::V41(Vec::new(), v41::Wire::new(lease));
         path
     }
 
@@ -219,8 +217,8 @@ impl DataPath {
     /// one of this protocol's.
     pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
         match &mut self.files {
-            Files::V3(f) => f.push(v3::handle(handle)?),
-            Files::V41(f) => {
+            Seam::V3(f) => f.push(v3::handle(handle)?),
+            Seam::V41(f, _) => {
                 let file = v41::File::new(handle)?;
                 if let Some(p) = &mut self.pnfs {
                     p.add_file(file.fh);
@@ -235,21 +233,24 @@ impl DataPath {
     /// False for an NFSv3 data path or an unknown file.
     pub fn set_stateid(&mut self, file: FileId, stateid: crate::proto::nfs4::Stateid) -> bool {
         match &mut self.files {
-            Files::V41(f) => match f.get_mut(file.0 as usize) {
+            Seam::V41(f, w) => match f.get_mut(file.0 as usize) {
                 Some(f) => {
                     // An open from before a recovery carries its stateid of now.
-                    f.stateid = self.wire41.as_ref().map_or(stateid, |w| w.current(stateid));
+                    f.stateid = w.current(stateid);
                     true
                 }
                 None => false,
             },
-            Files::V3(_) => false,
+            Seam::V3(_) => false,
         }
     }
 
     /// NFSv4.1: session slots this data path holds and can still use.
     pub fn session_slots(&self) -> Option<u32> {
-        self.wire41.as_ref().map(|w| w.usable())
+        match &self.files {
+            Seam::V41(_, w) => Some(w.usable()),
+            Seam::V3(_) => None,
+        }
     }
 
     pub fn depth(&self) -> u32 {
@@ -388,8 +389,8 @@ impl DataPath {
             Dir::Read => self.procs.0,
             Dir::Write => self.procs.1,
         };
-        let (call, sslot) = match (&self.files, &mut self.wire41) {
-            (Files::V3(files), _) => {
+        let (call, sslot) = match &mut self.files {
+            Seam::V3(files) => {
                 let fh = &files[io.file.0 as usize];
                 let call = match io.dir {
                     Dir::Read => v3::read_call(router, fh, offset, len),
@@ -397,7 +398,7 @@ impl DataPath {
                 };
                 (call, 0)
             }
-            (Files::V41(files), Some(wire)) => {
+            Seam::V41(files, wire) => {
                 let file = &files[io.file.0 as usize];
                 if let (None, Some(p)) = (ch, &mut self.pnfs) {
                     // pNFS: to the data server the file's layout names, if any.
@@ -443,7 +444,6 @@ impl DataPath {
                 );
                 (call, index)
             }
-            (Files::V41(_), None) => return,
         };
         let ch = ch.unwrap_or_else(|| {
             burst_pick(&mut self.burst, router, Route::new(io.file, offset), len)
@@ -518,7 +518,7 @@ impl DataPath {
         }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
-            if let Some(w) = &mut self.wire41 {
+            if let Some(w) = self.wire41() {
                 w.lost(sslot);
             }
             return None;
@@ -539,14 +539,11 @@ impl DataPath {
                     None
                 };
                 if let Some(other) = other {
-                    let again = self
-                        .wire41
-                        .as_ref()
-                        .and_then(|w| w.again(sslot).map(|_| sslot));
+                    let again = self.wire41().and_then(|w| w.again(sslot).map(|_| sslot));
                     self.send_part_on(slot, part, Some(other), again);
                     return None;
                 }
-                if let Some(w) = &mut self.wire41 {
+                if let Some(w) = self.wire41() {
                     // Not re-sent on it now: the slot's state on the server stays
                     // unknown, so it is not used again.
                     w.lost(sslot);
@@ -693,9 +690,9 @@ impl DataPath {
         record: Bytes,
     ) -> Result<PartResult, DataError> {
         let (_, want) = self.span(&io, part);
-        let decoded = match &mut self.wire41 {
-            None => v3::decode(io.dir, record, want),
-            Some(w) => w.decode(sslot, io.dir, record, want),
+        let decoded = match &mut self.files {
+            Seam::V3(_) => v3::decode(io.dir, record, want),
+            Seam::V41(_, w) => w.decode(sslot, io.dir, record, want),
         };
         self.apply(slot, part, io, decoded)
     }

@@ -212,6 +212,7 @@ fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
             ClientOptions::default(),
             SessionOptions::default(),
             None,
+            None,
         );
         let fh = Fh4::new(b"file").unwrap();
         layouts.fetch(fh, "/export/f", "first I/O").await.unwrap()

@@ -115,8 +115,7 @@ pub struct Session {
     /// Who recovers the session when a reply says it is lost (the mount's state
     /// manager, which also reclaims opens); none: [`Session::recover`].
     pub(crate) on_lost: std::sync::OnceLock<LostHook>,
-    /// The pool's router, once there is one: COMPOUNDs then go over any of its
-    /// channels and move to another path when theirs fails, like NFSv3 calls.
+    /// The pool's router, once the session is set up (see [`Session::establish_on`]).
     pub(crate) router: std::sync::OnceLock<(Arc<Router>, ProcId)>,
 }
 
@@ -209,6 +208,18 @@ impl Session {
         cred: Credential,
         opts: SessionOptions,
     ) -> Result<Session, NfsError> {
+        Session::establish_on(conn, cred, opts, None).await
+    }
+
+    /// [`Session::establish`]; with `router` (a pool's, whose channels reach the same
+    /// server over every path, `conn` among them) the session's later COMPOUNDs go
+    /// through it, and move to another path when theirs fails, like NFSv3 calls.
+    pub(crate) async fn establish_on(
+        conn: Connection,
+        cred: Credential,
+        opts: SessionOptions,
+        router: Option<&Arc<Router>>,
+    ) -> Result<Session, NfsError> {
         let (clientid, seq) = exchange_id(&conn, &cred, &opts).await?;
         let ident = Arc::new(Ident {
             clientid: Mutex::new(clientid),
@@ -216,6 +227,9 @@ impl Session {
         });
         let session = Session::create(conn, cred, opts, ident).await?;
         session.reclaim_complete().await?;
+        if let Some(r) = router {
+            let _ = session.router.set((r.clone(), r.proc_id("COMPOUND")));
+        }
         Ok(session)
     }
 
@@ -494,13 +508,6 @@ impl Session {
             path: path.into(),
             source,
         })
-    }
-
-    /// Sends the session's COMPOUNDs through `router` from now on (the pool's, whose
-    /// channels reach the same server over every path); a second call is ignored.
-    pub fn use_router(&self, router: Arc<Router>) {
-        let proc_ = router.proc_id("COMPOUND");
-        let _ = self.router.set((router, proc_));
     }
 
     /// A free slot of `live` (the lowest at or below the target), waiting for one if
