@@ -137,11 +137,13 @@ fn v3_mount_and_fsinfo_and_create_that_never_answer() {
     let Some((_s, nfs, mnt)) = ganesha("stallv3") else {
         return;
     };
-    // MNT held (EXPORT answered).
+    // MNT held (EXPORT answered; the NFS connections, made first, reach the server).
     let (m, held) = stall::proxy(mnt, |s| s.prog == 100005 && s.proc_ == 1);
+    let (n, _) = stall::proxy(nfs, |_| false);
     let url = format!(
-        "nfs://127.0.0.1/export/ds?version=3&mountport={}&nfsport=2049",
-        m.port()
+        "nfs://127.0.0.1/export/ds?version=3&mountport={}&nfsport={}",
+        m.port(),
+        n.port()
     );
     stop_while_held(&url, Some(&held), &format!("a reply from {m}"));
     // FSINFO held (the mount answered).

@@ -24,7 +24,7 @@ use crate::proto::nfs3::{
 };
 use crate::proto::{mount3, portmap};
 use crate::resolve::resolve;
-use crate::retry::Backoff;
+use crate::retry::{Backoff, BusyStatus};
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
@@ -131,6 +131,26 @@ pub struct DirEntry {
 /// The entries of one READDIRPLUS reply, each with its cookie.
 pub type ReaddirplusPage = Vec<(u64, DirEntry)>;
 
+/// The server's NFSv3 port over `path`: the URL's, else the portmapper's.
+pub(crate) async fn nfs_port(
+    url: &NfsUrl,
+    path: &PathSpec,
+    conn: &ConnConfig,
+) -> Result<u16, NfsError> {
+    if let Some(p) = url.nfs_port {
+        return Ok(p);
+    }
+    let mut conn = conn.clone();
+    conn.bind = path.local;
+    getport(
+        path.nfs_addr(portmap::PORT),
+        nfs3::PROGRAM,
+        nfs3::VERSION,
+        &conn,
+    )
+    .await
+}
+
 /// A mounted NFSv3 export.
 pub struct Nfs3Client {
     /// The NFS connections, with their paths (a pool's are shared with its data path).
@@ -146,7 +166,8 @@ pub struct Nfs3Client {
 impl Nfs3Client {
     /// Mounts the export containing the URL's path (portmapper lookups for
     /// ports the URL does not give), connects, reads FSINFO. Returns the
-    /// client and the path inside the export.
+    /// client and the path inside the export. (A pool sets NFSv3 up over its own
+    /// router instead: [`Nfs3Client::mount_on`].)
     pub async fn mount(
         url: &NfsUrl,
         options: ClientOptions,
@@ -159,36 +180,50 @@ impl Nfs3Client {
         }
         let cred = options.credential()?;
         let base = resolve(&url.host, portmap::PORT).await?;
-        let mount_port = match url.mount_port {
-            Some(p) => p,
-            None => getport(base, mount3::PROGRAM, mount3::VERSION, &options.conn).await?,
-        };
-        let mount_addr = SocketAddr::new(base.ip(), mount_port);
-        let mounter = MountClient::connect(mount_addr, &options.conn, cred.clone()).await?;
-        let (export, root, rest) = mounter.mount_path(&url.path).await?;
-        let nfs_port = match url.nfs_port {
-            Some(p) => p,
-            None => getport(base, nfs3::PROGRAM, nfs3::VERSION, &options.conn).await?,
-        };
-        let nfs_addr = SocketAddr::new(base.ip(), nfs_port);
+        let path = PathSpec::new(base.ip());
+        let nfs_addr = path.nfs_addr(nfs_port(url, &path, &options.conn).await?);
         let mut conns = Vec::new();
         for _ in 0..options.conns.max(1) {
             let conn = Connection::connect(nfs_addr, options.conn.clone())
                 .await
-                .map_err(|e| call_error("NFS", &export, CallError::Transport(e)))?;
-            conns.push(conn);
+                .map_err(|e| call_error("NFS", &url.path, CallError::Transport(e)))?;
+            conns.push((0, conn));
         }
-        let path = PathState::new(PathSpec::new(nfs_addr.ip()));
         let router = Router::new(
             nfs3::PROGRAM,
             nfs3::VERSION,
             cred,
-            vec![path],
-            conns.into_iter().map(|c| (0, c)).collect(),
+            vec![PathState::new(path.clone())],
+            conns,
             &nfs3_proc_names(),
         );
+        Nfs3Client::mount_on(Arc::new(router), url, &path, options).await
+    }
+
+    /// Mounts the export containing the URL's path over `path` (MOUNT to the URL's
+    /// mount port or the one the portmapper gives) and reads FSINFO through `router`,
+    /// whose connections reach the server's NFS port. Returns the client and the
+    /// path inside the export.
+    pub(crate) async fn mount_on(
+        router: Arc<Router>,
+        url: &NfsUrl,
+        path: &PathSpec,
+        mut options: ClientOptions,
+    ) -> Result<(Nfs3Client, String), NfsError> {
+        options.conn.bind = path.local;
+        let cred = options.credential()?;
+        let mount_port = match url.mount_port {
+            Some(p) => p,
+            None => {
+                let at = path.nfs_addr(portmap::PORT);
+                getport(at, mount3::PROGRAM, mount3::VERSION, &options.conn).await?
+            }
+        };
+        let mount_addr = path.nfs_addr(mount_port);
+        let mounter = MountClient::connect(mount_addr, &options.conn, cred).await?;
+        let (export, root, rest) = mounter.mount_path(&url.path).await?;
         let mut client = Nfs3Client {
-            router: Arc::new(router),
+            router,
             server: url.host.clone(),
             mount_addr,
             export,
@@ -238,12 +273,6 @@ impl Nfs3Client {
     /// The NFS connections and their paths.
     pub fn router(&self) -> &Arc<Router> {
         &self.router
-    }
-
-    /// Moves every later call to `router`'s connections (a pool's, over all its paths);
-    /// the handles stay valid because every path reaches the same storage.
-    pub(crate) fn use_router(&mut self, router: Arc<Router>) {
-        self.router = router;
     }
 
     /// Encodes a call of procedure `proc_` (for pipelines: send it with
@@ -323,7 +352,7 @@ impl Nfs3Client {
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
             // Still busy after the last re-send: the JUKEBOX status is the reply.
-            if !is_jukebox(res.bytes()) || !retry.again().await {
+            if !is_jukebox(res.bytes()) || !retry.again(BusyStatus::Jukebox).await {
                 return Ok(res);
             }
         }

@@ -109,17 +109,18 @@ pub(crate) enum PartReply {
     Lost(crate::proto::nfs4::Nfsstat4),
 }
 
-/// The files of a data path, in the protocol's terms.
-enum Files {
+/// The wire of a data path: its files in the protocol's terms and, for NFSv4.1, the
+/// session slots they go on.
+enum Seam {
     V3(Vec<v3::Handle>),
-    V41(Vec<v41::File>),
+    V41(Vec<v41::File>, v41::Wire),
 }
 
-impl Files {
+impl Seam {
     fn len(&self) -> usize {
         match self {
-            Files::V3(f) => f.len(),
-            Files::V41(f) => f.len(),
+            Seam::V3(f) => f.len(),
+            Seam::V41(f, _) => f.len(),
         }
     }
 }
@@ -137,9 +138,8 @@ enum PartResult {
 pub struct DataPath {
     router: Arc<Router>,
     queue: Arc<CompletionQueue>,
-    files: Files,
-    /// NFSv4.1: the session slots, and the parts waiting for one.
-    wire41: Option<v41::Wire>,
+    files: Seam,
+    /// NFSv4.1: the parts waiting for a session slot.
     waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
     /// Outcomes found outside a reply (parts failed while waiting for a slot).
     ready: Vec<Outcome>,
@@ -154,8 +154,9 @@ pub struct DataPath {
     /// Counters of READ and WRITE.
     procs: (ProcId, ProcId),
     replies: Vec<(u64, CallResult)>,
-    /// Re-issue counts per (slot, part), kept only while a part is retried.
-    retries: Vec<(u64, u32)>,
+    /// Re-issue counts per (slot, part) and when the first was asked for, kept only
+    /// while a part is retried.
+    retries: Vec<(u64, u32, Instant)>,
     /// Parts to re-send at a given time (after JUKEBOX, or with every path down).
     deferred: Vec<(Instant, u32, u32)>,
     /// Calls not yet handed to their connection, one batch per channel: each
@@ -172,8 +173,7 @@ impl DataPath {
         let depth = depth.clamp(1, MAX_DEPTH) as usize;
         DataPath {
             queue: Arc::new(CompletionQueue::new()),
-            files: Files::V3(Vec::new()),
-            wire41: None,
+            files: Seam::V3(Vec::new()),
             waiting: std::collections::VecDeque::new(),
             ready: Vec::new(),
             pnfs: None,
@@ -209,8 +209,7 @@ impl DataPath {
             path.router.proc_id(v41::READ),
             path.router.proc_id(v41::WRITE),
         );
-        path.files = Files::V41(Vec::new());
-        path.wire41 = Some(v41::Wire::new(lease));
+        path.files = Seam::V41(Vec::new(), v41::Wire::new(lease));
         path
     }
 
@@ -218,8 +217,8 @@ impl DataPath {
     /// one of this protocol's.
     pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
         match &mut self.files {
-            Files::V3(f) => f.push(v3::handle(handle)?),
-            Files::V41(f) => {
+            Seam::V3(f) => f.push(v3::handle(handle)?),
+            Seam::V41(f, _) => {
                 let file = v41::File::new(handle)?;
                 if let Some(p) = &mut self.pnfs {
                     p.add_file(file.fh);
@@ -234,21 +233,24 @@ impl DataPath {
     /// False for an NFSv3 data path or an unknown file.
     pub fn set_stateid(&mut self, file: FileId, stateid: crate::proto::nfs4::Stateid) -> bool {
         match &mut self.files {
-            Files::V41(f) => match f.get_mut(file.0 as usize) {
+            Seam::V41(f, w) => match f.get_mut(file.0 as usize) {
                 Some(f) => {
                     // An open from before a recovery carries its stateid of now.
-                    f.stateid = self.wire41.as_ref().map_or(stateid, |w| w.current(stateid));
+                    f.stateid = w.current(stateid);
                     true
                 }
                 None => false,
             },
-            Files::V3(_) => false,
+            Seam::V3(_) => false,
         }
     }
 
     /// NFSv4.1: session slots this data path holds and can still use.
     pub fn session_slots(&self) -> Option<u32> {
-        self.wire41.as_ref().map(|w| w.usable())
+        match &self.files {
+            Seam::V41(_, w) => Some(w.usable()),
+            Seam::V3(_) => None,
+        }
     }
 
     pub fn depth(&self) -> u32 {
@@ -387,8 +389,8 @@ impl DataPath {
             Dir::Read => self.procs.0,
             Dir::Write => self.procs.1,
         };
-        let (call, sslot) = match (&self.files, &mut self.wire41) {
-            (Files::V3(files), _) => {
+        let (call, sslot) = match &mut self.files {
+            Seam::V3(files) => {
                 let fh = &files[io.file.0 as usize];
                 let call = match io.dir {
                     Dir::Read => v3::read_call(router, fh, offset, len),
@@ -396,7 +398,7 @@ impl DataPath {
                 };
                 (call, 0)
             }
-            (Files::V41(files), Some(wire)) => {
+            Seam::V41(files, wire) => {
                 let file = &files[io.file.0 as usize];
                 if let (None, Some(p)) = (ch, &mut self.pnfs) {
                     // pNFS: to the data server the file's layout names, if any.
@@ -442,7 +444,6 @@ impl DataPath {
                 );
                 (call, index)
             }
-            (Files::V41(_), None) => return,
         };
         let ch = ch.unwrap_or_else(|| {
             burst_pick(&mut self.burst, router, Route::new(io.file, offset), len)
@@ -517,7 +518,7 @@ impl DataPath {
         }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
-            if let Some(w) = &mut self.wire41 {
+            if let Some(w) = self.wire41() {
                 w.lost(sslot);
             }
             return None;
@@ -538,14 +539,11 @@ impl DataPath {
                     None
                 };
                 if let Some(other) = other {
-                    let again = self
-                        .wire41
-                        .as_ref()
-                        .and_then(|w| w.again(sslot).map(|_| sslot));
+                    let again = self.wire41().and_then(|w| w.again(sslot).map(|_| sslot));
                     self.send_part_on(slot, part, Some(other), again);
                     return None;
                 }
-                if let Some(w) = &mut self.wire41 {
+                if let Some(w) = self.wire41() {
                     // Not re-sent on it now: the slot's state on the server stays
                     // unknown, so it is not used again.
                     w.lost(sslot);
@@ -606,7 +604,7 @@ impl DataPath {
         let data = std::mem::take(&mut op.read);
         self.in_flight -= 1;
         if !self.retries.is_empty() {
-            self.retries.retain(|(k, _)| (k >> 48) as u32 != slot);
+            self.retries.retain(|(k, ..)| (k >> 48) as u32 != slot);
         }
         Some(Outcome { slot, result, data })
     }
@@ -636,8 +634,8 @@ impl DataPath {
         let key = part_key(t);
         self.retries
             .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(0, |(_, n)| *n)
+            .find(|(k, ..)| *k == key)
+            .map_or(0, |(_, n, _)| *n)
     }
 
     /// Re-sends deferred parts that are due; returns when the next one is.
@@ -660,19 +658,26 @@ impl DataPath {
 
     /// Counts a re-issue of the RPC tagged `t`; false once it has had enough.
     fn may_reissue(&mut self, t: u64) -> bool {
-        let key = part_key(t);
-        match self.retries.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) if !self.retry.allows(*n) => false,
-            Some((_, n)) => {
-                *n += 1;
-                true
-            }
-            None if !self.retry.allows(0) => false,
-            None => {
-                self.retries.push((key, 1));
-                true
-            }
+        self.may_reissue_after(t, BusyStatus::Delay)
+    }
+
+    /// The same after `why`: a grace period is waited out by time, the rest by count.
+    fn may_reissue_after(&mut self, t: u64, why: BusyStatus) -> bool {
+        let (key, now) = (part_key(t), Instant::now());
+        let i = self
+            .retries
+            .iter()
+            .position(|r| r.0 == key)
+            .unwrap_or_else(|| {
+                self.retries.push((key, 0, now));
+                self.retries.len() - 1
+            });
+        let (_, n, since) = self.retries[i];
+        if !self.retry.allows_after(why, n, now - since) {
+            return false;
         }
+        self.retries[i].1 += 1;
+        true
     }
 
     /// Decodes a READ or WRITE reply for one part.
@@ -685,9 +690,9 @@ impl DataPath {
         record: Bytes,
     ) -> Result<PartResult, DataError> {
         let (_, want) = self.span(&io, part);
-        let decoded = match &mut self.wire41 {
-            None => v3::decode(io.dir, record, want),
-            Some(w) => w.decode(sslot, io.dir, record, want),
+        let decoded = match &mut self.files {
+            Seam::V3(_) => v3::decode(io.dir, record, want),
+            Seam::V41(_, w) => w.decode(sslot, io.dir, record, want),
         };
         self.apply(slot, part, io, decoded)
     }
@@ -706,7 +711,7 @@ impl DataPath {
             Err(why) => Err(self.io_error(io, part, why)),
             Ok(PartReply::Busy(status)) => {
                 let t = tag(slot, part, 0, 0);
-                if self.may_reissue(t) {
+                if self.may_reissue_after(t, status) {
                     Ok(PartResult::Retry)
                 } else {
                     let resends = self.retry_count(t);

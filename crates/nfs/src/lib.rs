@@ -44,7 +44,9 @@ pub mod retry;
 pub mod router;
 pub mod table;
 pub mod url;
+pub mod v3;
 pub mod v41;
+pub mod version;
 
 /// The wire formats, from their own crate (no I/O).
 pub use dbio_nfs_proto as proto;

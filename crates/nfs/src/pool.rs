@@ -27,20 +27,17 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 
 use crate::channel::CallError;
-use crate::client::{nfs3_proc_names, ClientOptions, Nfs3Client};
+use crate::client::{ClientOptions, Nfs3Client};
 use crate::datapath::DataPath;
 use crate::error::{call_error, NfsError};
 use crate::path::{PathEvent, PathSpec, PathState};
-use crate::proto::{nfs3, nfs4};
 use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
 use crate::url::{NfsUrl, NfsVersion};
-use crate::v41::{SessionOptions, V41Mount};
+pub use crate::v41::LAYOUT_REFRESH_S;
+use crate::v41::{V41Mount, RELEASE_WAIT};
+use crate::version::{MountArgs, SetUp, Version};
 
-/// pNFS: longest the end of a pool waits to return its layouts.
-const RELEASE_WAIT: Duration = Duration::from_secs(2);
-/// pNFS: seconds between fetches of every file's layout, unless the URL says.
-pub const LAYOUT_REFRESH_S: u32 = 10;
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
 /// With several paths: time without any reply before a path counts as
@@ -68,19 +65,20 @@ pub struct PoolOptions {
 /// Connections to one server over its paths, plus the mounted export.
 pub struct Pool {
     rt: tokio::runtime::Runtime,
-    proto: Proto,
+    /// The mounted version's table.
+    mounted: Box<dyn Version>,
     router: Arc<Router>,
     nfs_port: u16,
     mount_port: Option<u16>,
     retry: crate::retry::Backoff,
 }
 
-/// The protocol's side of a pool.
-enum Proto {
-    /// NFSv3: the MOUNTed export's client.
-    V3(Arc<Nfs3Client>),
-    /// NFSv4.1: the sessions.
-    V41(V41Mount),
+/// The table of the URL's version: the one place a pool asks which version it has.
+fn table(version: NfsVersion) -> &'static dyn SetUp {
+    match version {
+        NfsVersion::V3 => &crate::v3::V3,
+        NfsVersion::V41 | NfsVersion::Pnfs => &crate::v41::V41,
+    }
 }
 
 /// Data connections of a pool: the options every one gets, and whether there are
@@ -137,49 +135,6 @@ async fn connect_channels(
     Ok((channels, down_at_open))
 }
 
-/// Mounts the export over the first path that answers (each attempt bounded by
-/// `mnt_timeout`): the client and the path inside the export.
-async fn mount_v3(
-    url: &NfsUrl,
-    paths: &[PathSpec],
-    options: &PoolOptions,
-    data_cfg: &ConnConfig,
-) -> Result<(Nfs3Client, String), NfsError> {
-    let mut first_err = None;
-    for p in paths {
-        let mut first = url.clone();
-        first.host = p.server.to_string();
-        let mut mopts = options.client.clone();
-        mopts.conns = 1;
-        if paths.len() > 1 {
-            mopts.conn = data_cfg.clone();
-        }
-        mopts.conn.bind = p.local;
-        let attempt = Nfs3Client::mount(&first, mopts);
-        let mounted = match options.mount_timeout {
-            None => attempt.await,
-            Some(limit) => tokio::time::timeout(limit, attempt)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(NfsError::Invalid {
-                        path: format!("mount of {} on {}", url.path, p.label()),
-                        reason: format!("no answer within mnt_timeout ({} s)", limit.as_secs_f64()),
-                    })
-                }),
-        };
-        match mounted {
-            Ok(m) => return Ok(m),
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    Err(first_err.unwrap_or_else(|| NfsError::Invalid {
-        path: url.path.clone(),
-        reason: "no path to mount over".into(),
-    }))
-}
-
 impl Pool {
     /// Opens the URL's export: NFSv3 mounts it over the first path that answers,
     /// NFSv4.1 sets up a session and looks the path up from the server's root; then
@@ -208,8 +163,9 @@ impl Pool {
             reason: e.to_string(),
         })?;
         let cred = options.client.credential()?;
-        let v41 = url.version.is_v41();
-        let (proto, rest, paths, channels, nfs_port, down_at_open) = rt.block_on(async {
+        let setup = table(url.version);
+        let (prog, vers, procs) = setup.program();
+        let (mounted, rest, router, nfs_port) = rt.block_on(async {
             let mut paths = paths;
             if paths.is_empty() {
                 let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
@@ -217,121 +173,53 @@ impl Pool {
                 paths.extend(url.paths.iter().cloned());
             }
             let data_cfg = data_config(url, &options, paths.len() > 1);
-            if v41 {
-                let port = url.nfs_port.unwrap_or(NFS_PORT);
-                let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
-                // The session starts on the first connection that is up; once the
-                // router exists, metadata calls go through it like data calls.
-                let first = channels
-                    .iter()
-                    .find(|(i, _)| !down.iter().any(|(d, _)| d == i))
-                    .map(|(_, c)| c.clone())
-                    .ok_or_else(|| NfsError::Invalid {
-                        path: url.host.clone(),
-                        reason: "no path to the server is up".into(),
-                    })?;
-                let mut sopts = SessionOptions {
-                    slots: crate::v41::MAX_SLOTS,
-                    conn: data_cfg.clone(),
-                    backoff: options.client.retry,
-                    ..SessionOptions::default()
-                };
-                sopts.conn.siblings = None;
-                let server = first.addr().to_string();
-                let pnfs = (url.version == NfsVersion::Pnfs).then(|| {
-                    let secs = url.layout_refresh.unwrap_or(LAYOUT_REFRESH_S);
-                    let refresh = (secs > 0).then(|| Duration::from_secs(u64::from(secs)));
-                    (options.client.clone(), refresh)
-                });
-                let mount = V41Mount::open(first, cred.clone(), sopts, server, pnfs).await?;
-                let rest = url.path.trim_matches('/').to_string();
-                return Ok::<_, NfsError>((Proto::V41(mount), rest, paths, channels, port, down));
-            }
-            let (client, rest) = mount_v3(url, &paths, &options, &data_cfg).await?;
-            // The port the mount found (from the URL or the portmapper).
-            let port = client.router().server_addr(0).port();
+            let port = setup
+                .port(url, &paths, &data_cfg, options.mount_timeout)
+                .await?;
             let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
-            Ok((
-                Proto::V3(Arc::new(client)),
-                rest,
-                paths,
+            // Metadata and data share the connections: a call that meets a dead path
+            // moves to the next one, whichever kind it is.
+            let router = Router::new(
+                prog,
+                vers,
+                cred.clone(),
+                paths.iter().cloned().map(PathState::new).collect(),
                 channels,
-                port,
-                down,
-            ))
+                &procs,
+            )
+            .with_runs_on_callers(options.workers == 0);
+            let router = Arc::new(router);
+            for (path, reason) in &down {
+                router.health().failed(*path, reason, false);
+            }
+            let up = router
+                .channels()
+                .iter()
+                .filter(|c| !down.iter().any(|(p, _)| *p == c.path))
+                .map(|c| c.conn.clone())
+                .collect();
+            let (mounted, rest) = setup
+                .mount(MountArgs {
+                    url,
+                    router: &router,
+                    paths: &paths,
+                    up,
+                    cred,
+                    client: &options.client,
+                    conn: &data_cfg,
+                    mount_timeout: options.mount_timeout,
+                })
+                .await?;
+            Ok::<_, NfsError>((mounted, rest, router, port))
         })?;
-        let (prog, vers, procs) = if v41 {
-            (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])
-        } else {
-            (nfs3::PROGRAM, nfs3::VERSION, nfs3_proc_names())
-        };
-        // Metadata and data share the connections: a call that meets a dead path moves
-        // to the next one, whichever kind it is.
-        let router = Router::new(
-            prog,
-            vers,
-            cred,
-            paths.into_iter().map(PathState::new).collect(),
-            channels,
-            &procs,
-        )
-        .with_runs_on_callers(options.workers == 0);
-        let router = Arc::new(router);
-        let health = router.health().clone();
-        for (path, reason) in &down_at_open {
-            health.failed(*path, reason, false);
-        }
-        let layouts = match &proto {
-            Proto::V41(m) => m.layouts().cloned(),
-            Proto::V3(_) => None,
-        };
-        if health.paths.len() > 1 || layouts.is_some() {
+        if router.health().paths.len() > 1 || mounted.layouts().is_some() {
             // Data servers are added as paths of their own later: probed alike.
             rt.spawn(crate::failover::probe(Arc::downgrade(&router)));
         }
-        if let Proto::V41(m) = &proto {
-            // Metadata then fails over between paths like the data does.
-            m.state().use_router(router.clone());
-            rt.spawn(V41Mount::renew_lease(m.state().clone()));
-            // Every connection up may carry the server's calls (one down at the start
-            // carries none; the server calls over the others). All are bound again
-            // when the server says it lost the back channel.
-            let all = router.channels().iter().map(|c| c.conn.clone()).collect();
-            m.back_channel().rebind_with(&m.shared_client(), all);
-            let conns = router
-                .channels()
-                .iter()
-                .filter(|c| !down_at_open.iter().any(|(p, _)| *p == c.path))
-                .map(|c| c.conn.clone())
-                .collect();
-            rt.block_on(m.bind_connections(conns));
-        }
-        if let Some(layouts) = layouts {
-            layouts.use_router(router.clone(), rt.handle().clone());
-            if let Some(every) = layouts.refresh {
-                // Follows data that moved: the servers tested recall no layouts.
-                rt.spawn(async move {
-                    loop {
-                        tokio::time::sleep(every).await;
-                        layouts.refresh_all("periodic refresh").await;
-                    }
-                });
-            }
-        }
-        let proto = match proto {
-            Proto::V3(mut client) => {
-                // Not shared yet: the pool is its only holder.
-                if let Some(c) = Arc::get_mut(&mut client) {
-                    c.use_router(router.clone());
-                }
-                Proto::V3(client)
-            }
-            p => p,
-        };
         Ok((
             Pool {
                 rt,
-                proto,
+                mounted,
                 router,
                 nfs_port,
                 mount_port: url.mount_port,
@@ -349,87 +237,53 @@ impl Pool {
 
     /// NFSv3: the mounted export's client (metadata calls over the first path).
     pub fn v3(&self) -> Option<&Nfs3Client> {
-        match &self.proto {
-            Proto::V3(c) => Some(c),
-            Proto::V41(_) => None,
-        }
+        self.mounted.as_any().downcast_ref()
     }
 
     /// NFSv4.1: the sessions and the metadata client.
     pub fn v41(&self) -> Option<&V41Mount> {
-        match &self.proto {
-            Proto::V41(m) => Some(m),
-            Proto::V3(_) => None,
-        }
+        self.mounted.as_any().downcast_ref()
     }
 
     /// The file API over the pool's metadata client (any version).
     pub fn fs(&self) -> crate::fs::Fs {
-        match &self.proto {
-            Proto::V3(c) => crate::fs::Fs::v3(c.clone()),
-            Proto::V41(m) => crate::fs::Fs::v41(m.shared_client()),
-        }
+        self.mounted.fs()
     }
 
     /// The protocol version, as in URLs.
     pub fn version(&self) -> NfsVersion {
-        match &self.proto {
-            Proto::V3(_) => NfsVersion::V3,
-            Proto::V41(m) if m.layouts().is_some() => NfsVersion::Pnfs,
-            Proto::V41(_) => NfsVersion::V41,
-        }
+        self.mounted.version()
     }
 
     /// The largest READ and WRITE the server states: NFSv3's rtmax and wtmax, or what
     /// one NFSv4.1 COMPOUND may carry as the session granted it.
     pub fn server_limits(&self) -> (u32, u32) {
-        match &self.proto {
-            Proto::V3(c) => (c.fsinfo().rtmax, c.fsinfo().wtmax),
-            Proto::V41(m) => {
-                let fore = m.client().session().fore_channel();
-                (fore.maxresponsesize, fore.maxrequestsize)
-            }
-        }
+        self.mounted.server_limits()
     }
 
     /// Sessions and their slots (granted, in use); none without sessions (NFSv3).
     pub fn sessions(&self) -> Vec<(u32, u32)> {
-        match &self.proto {
-            Proto::V3(_) => Vec::new(),
-            Proto::V41(m) => m.sessions(),
-        }
+        self.mounted.sessions()
     }
 
     /// The export mounted; None where paths start at the server's root (NFSv4.1).
     pub fn export(&self) -> Option<&str> {
-        match &self.proto {
-            Proto::V3(c) => Some(c.export()),
-            Proto::V41(_) => None,
-        }
+        self.mounted.export()
     }
 
     /// pNFS: the layouts of the pool's files.
     pub fn layouts(&self) -> Option<&Arc<crate::v41::pnfs::Layouts>> {
-        match &self.proto {
-            Proto::V3(_) => None,
-            Proto::V41(m) => m.layouts(),
-        }
+        self.mounted.layouts()
     }
 
     /// READ size of the data paths: within the server's limits and `cap`.
     pub fn read_size(&self, cap: u32) -> u32 {
-        match &self.proto {
-            Proto::V3(c) => c.read_size(cap),
-            Proto::V41(m) => m.read_size(cap),
-        }
+        self.mounted.read_size(cap)
     }
 
     /// WRITE size of the data paths: within the server's limits and `cap`.
     pub fn write_size(&self, cap: u32) -> u32 {
-        match &self.proto {
-            Proto::V3(c) => c.write_size(cap),
-            Proto::V41(m) => m.write_size(cap),
-        }
+        self.mounted.write_size(cap)
     }
 
     /// The connections over every path, shared by metadata and data calls.
@@ -467,10 +321,7 @@ impl Pool {
     /// Warnings for the user gathered so far (NFSv4.1: a server that gave no back
     /// channel, a connection that could not be bound to it, a recall that failed).
     pub fn warnings(&self) -> Vec<String> {
-        match &self.proto {
-            Proto::V41(m) => m.back_channel().warnings(),
-            Proto::V3(_) => Vec::new(),
-        }
+        self.mounted.warnings()
     }
 
     pub fn events(&self) -> Vec<PathEvent> {
@@ -483,9 +334,10 @@ impl Pool {
     pub fn data_path(&self, depth: u32, max_transfer: u32) -> Result<DataPath, NfsError> {
         let (rsize, wsize) = (self.read_size(max_transfer), self.write_size(max_transfer));
         let router = self.router.clone();
-        match &self.proto {
-            Proto::V3(_) => Ok(DataPath::new(router, depth, rsize, wsize, self.retry)),
-            Proto::V41(m) => {
+        // The data path's wire is the version's own (`datapath/v3.rs`, `v41.rs`).
+        match self.v41() {
+            None => Ok(DataPath::new(router, depth, rsize, wsize, self.retry)),
+            Some(m) => {
                 let ch = router.pick(crate::router::Route::META, None);
                 let conn = router.channels()[ch].conn.clone();
                 let lease = self.rt.block_on(m.lease(depth, conn))?;
@@ -509,17 +361,7 @@ impl Pool {
     /// (UMNT), NFSv4.1 returns pNFS layouts and destroys its sessions and client id.
     /// An error here leaves nothing undone on the client's side.
     pub fn close(&self) -> Result<(), NfsError> {
-        self.rt.block_on(async {
-            match &self.proto {
-                Proto::V3(c) => c.unmount().await,
-                Proto::V41(m) => {
-                    if let Some(l) = m.layouts() {
-                        let _ = tokio::time::timeout(RELEASE_WAIT, l.release()).await;
-                    }
-                    m.destroy(&self.router).await
-                }
-            }
-        })
+        self.rt.block_on(self.mounted.close(&self.router))
     }
 }
 
@@ -530,7 +372,7 @@ impl Drop for Pool {
         if tokio::runtime::Handle::try_current().is_ok() {
             return;
         }
-        if let Some(l) = self.v41().and_then(|m| m.layouts()).cloned() {
+        if let Some(l) = self.layouts().cloned() {
             let _ = self
                 .rt
                 .block_on(async { tokio::time::timeout(RELEASE_WAIT, l.release()).await });

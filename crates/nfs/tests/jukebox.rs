@@ -42,6 +42,7 @@ fn jukebox_is_retried_with_backoff() {
                 first: Duration::from_millis(20),
                 max: Duration::from_secs(1),
                 retries: 3,
+                ..Backoff::default()
             },
             ..ClientOptions::default()
         };

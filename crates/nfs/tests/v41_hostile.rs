@@ -212,6 +212,7 @@ fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
             ClientOptions::default(),
             SessionOptions::default(),
             None,
+            None,
         );
         let fh = Fh4::new(b"file").unwrap();
         layouts.fetch(fh, "/export/f", "first I/O").await.unwrap()
@@ -265,6 +266,7 @@ fn delay_until_the_retries_run_out_names_server_path_and_retries() {
             first: Duration::from_millis(5),
             max: Duration::from_millis(20),
             retries: 3,
+            ..Backoff::default()
         },
         ..SessionOptions::default()
     };

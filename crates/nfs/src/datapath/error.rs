@@ -1,5 +1,7 @@
 //! Why an I/O of the data path failed, in each version's own terms.
 
+pub use crate::retry::BusyStatus;
+
 /// Why an I/O failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum DataError {
@@ -53,25 +55,4 @@ pub enum PartError {
         status: crate::proto::nfs4::Nfsstat4,
         why: String,
     },
-}
-
-/// The "try later" status a server answered, by version.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BusyStatus {
-    /// NFS3ERR_JUKEBOX.
-    Jukebox,
-    /// NFS4ERR_DELAY.
-    Delay,
-    /// NFS4ERR_GRACE: the server is recovering state after a restart.
-    Grace,
-}
-
-impl std::fmt::Display for BusyStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BusyStatus::Jukebox => "NFS3ERR_JUKEBOX",
-            BusyStatus::Delay => "NFS4ERR_DELAY",
-            BusyStatus::Grace => "NFS4ERR_GRACE",
-        })
-    }
 }

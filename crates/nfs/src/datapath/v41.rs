@@ -16,7 +16,7 @@ use bytes::Bytes;
 use dbio_rpc::conn::CallBuf;
 
 use super::Stability;
-use super::{BusyStatus, DataError, DataPath, Dir, Files, Io, PartError, PartReply, PartResult};
+use super::{BusyStatus, DataError, DataPath, Dir, Io, PartError, PartReply, PartResult, Seam};
 use crate::channel::Results;
 use crate::error::NfsError;
 use crate::kinds::LongRead;
@@ -208,7 +208,7 @@ impl Wire {
             }
             Settled::Again { seq, status, .. } => {
                 self.lease.answered(index, seq);
-                return Ok(match busy(status) {
+                return Ok(match BusyStatus::of_v4(status) {
                     Some(b) => PartReply::Busy(b),
                     None => PartReply::Resend,
                 });
@@ -217,7 +217,9 @@ impl Wire {
             // sure (DELAY means the server still works on this sequence id).
             Settled::Same { status } => {
                 self.lease.retire(index);
-                return Ok(PartReply::Busy(busy(status).unwrap_or(BusyStatus::Delay)));
+                return Ok(PartReply::Busy(
+                    BusyStatus::of_v4(status).unwrap_or(BusyStatus::Delay),
+                ));
             }
             Settled::Lost { seq, status, .. } if self.state.is_some() => {
                 match seq {
@@ -255,15 +257,6 @@ impl Wire {
     }
 }
 
-/// The "try later" statuses of NFSv4.1.
-fn busy(status: Nfsstat4) -> Option<BusyStatus> {
-    match status {
-        Nfsstat4::Delay => Some(BusyStatus::Delay),
-        Nfsstat4::Grace => Some(BusyStatus::Grace),
-        _ => None,
-    }
-}
-
 impl Wire {
     /// The stateid now of the open that had `stateid` (the same without recovery).
     pub(super) fn current(&self, stateid: Stateid) -> Stateid {
@@ -277,10 +270,18 @@ impl DataPath {
     /// NFSv4.1: recovers lost session state through `state` (the mount's) instead of
     /// failing the I/O that found it lost.
     pub fn with_recovery(mut self, state: Arc<StateManager>) -> Self {
-        if let Some(w) = &mut self.wire41 {
+        if let Some(w) = self.wire41() {
             w.state = Some(state);
         }
         self
+    }
+
+    /// NFSv4.1: the session slots; none for an NFSv3 data path.
+    pub(super) fn wire41(&mut self) -> Option<&mut Wire> {
+        match &mut self.files {
+            Seam::V41(_, w) => Some(w),
+            Seam::V3(_) => None,
+        }
     }
 
     /// Part `part` of the I/O on `slot` found the state lost (`status`): it waits for
@@ -297,7 +298,7 @@ impl DataPath {
             let why = "lost again after every recovery".into();
             return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
         }
-        let Some(w) = &mut self.wire41 else {
+        let Some(w) = self.wire41() else {
             return Err(self.io_error(
                 io,
                 part,
@@ -337,7 +338,9 @@ impl DataPath {
         if let Some(p) = &mut self.pnfs {
             p.publish();
         }
-        let w = self.wire41.as_mut()?;
+        let Seam::V41(files, w) = &mut self.files else {
+            return None;
+        };
         // Before waiting again: the replies just handled came about now.
         w.answered_at();
         let recovered = w.recovered.as_ref()?;
@@ -354,7 +357,7 @@ impl DataPath {
         match done {
             Ok(lease) => {
                 w.lease = lease;
-                if let (Files::V41(files), Some(state)) = (&mut self.files, &w.state) {
+                if let Some(state) = &w.state {
                     for f in files.iter_mut() {
                         f.stateid = state.current_stateid(f.stateid);
                     }

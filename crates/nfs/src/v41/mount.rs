@@ -16,10 +16,104 @@ use dbio_rpc::conn::Connection;
 use crate::error::{call_error, NfsError};
 use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
+use crate::url::{NfsUrl, NfsVersion};
 use crate::v41::callback::BackChannel;
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
+use crate::version::{Boxed, MountArgs, Mounted, SetUp, Version};
 use crate::ClientOptions;
+
+/// The NFSv4 port, when the URL names none.
+const NFS_PORT: u16 = 2049;
+/// pNFS: seconds between fetches of every file's layout, unless the URL says.
+pub const LAYOUT_REFRESH_S: u32 = 10;
+/// pNFS: longest the end of a pool waits to return its layouts.
+pub const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// NFSv4.1's set-up (and pNFS's, `version=pnfs`) for a pool: the URL's port, then a
+/// session over the router (see [`V41Mount::open`]).
+pub struct V41;
+
+impl SetUp for V41 {
+    fn program(&self) -> (u32, u32, Vec<&'static str>) {
+        use crate::proto::nfs4;
+        (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])
+    }
+
+    fn port<'a>(
+        &'a self,
+        url: &'a NfsUrl,
+        _: &'a [crate::path::PathSpec],
+        _: &'a dbio_rpc::conn::ConnConfig,
+        _: Option<Duration>,
+    ) -> Boxed<'a, Result<u16, NfsError>> {
+        Box::pin(std::future::ready(Ok(url.nfs_port.unwrap_or(NFS_PORT))))
+    }
+
+    fn mount<'a>(&'a self, a: MountArgs<'a>) -> Boxed<'a, Result<Mounted, NfsError>> {
+        Box::pin(async move {
+            let mut sopts = SessionOptions {
+                slots: crate::v41::MAX_SLOTS,
+                conn: a.conn.clone(),
+                backoff: a.client.retry,
+                ..SessionOptions::default()
+            };
+            sopts.conn.siblings = None;
+            let pnfs = (a.url.version == NfsVersion::Pnfs).then(|| {
+                let secs = a.url.layout_refresh.unwrap_or(LAYOUT_REFRESH_S);
+                let refresh = (secs > 0).then(|| Duration::from_secs(u64::from(secs)));
+                (a.client.clone(), refresh)
+            });
+            let mount = V41Mount::open(a.router, a.up, a.cred, sopts, pnfs).await?;
+            let rest = a.url.path.trim_matches('/').to_string();
+            Ok((Box::new(mount) as Box<dyn Version>, rest))
+        })
+    }
+}
+
+impl Version for V41Mount {
+    fn version(&self) -> NfsVersion {
+        match self.layouts {
+            Some(_) => NfsVersion::Pnfs,
+            None => NfsVersion::V41,
+        }
+    }
+    fn fs(&self) -> crate::fs::Fs {
+        crate::fs::Fs::v41(self.client.clone())
+    }
+    /// What one COMPOUND may carry as the session granted it.
+    fn server_limits(&self) -> (u32, u32) {
+        let fore = self.client.session().fore_channel();
+        (fore.maxresponsesize, fore.maxrequestsize)
+    }
+    fn read_size(&self, cap: u32) -> u32 {
+        V41Mount::read_size(self, cap)
+    }
+    fn write_size(&self, cap: u32) -> u32 {
+        V41Mount::write_size(self, cap)
+    }
+    fn sessions(&self) -> Vec<(u32, u32)> {
+        self.state.sessions()
+    }
+    fn layouts(&self) -> Option<&Arc<Layouts>> {
+        self.layouts.as_ref()
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.back.warnings()
+    }
+    /// pNFS layouts returned (bounded), then the sessions and client id destroyed.
+    fn close<'a>(&'a self, router: &'a Router) -> Boxed<'a, Result<(), NfsError>> {
+        Box::pin(async move {
+            if let Some(l) = &self.layouts {
+                let _ = tokio::time::timeout(RELEASE_WAIT, l.release()).await;
+            }
+            self.destroy(router).await
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 /// Room in a COMPOUND for everything but READ or WRITE data.
 const COMPOUND_OVERHEAD: u32 = 1024;
@@ -37,34 +131,66 @@ pub struct V41Mount {
 }
 
 impl V41Mount {
-    /// Sets up a session over `conn` (EXCHANGE_ID, CREATE_SESSION asking for
-    /// `slots`) for the server named `server` in messages. With `pnfs`, files get
-    /// layouts (fetched again every `refresh`) and data servers sessions of their own.
+    /// Sets NFSv4.1 up over `router`, the pool's (no MOUNT: paths are looked up from
+    /// the server's root): a session on `up[0]` (EXCHANGE_ID, CREATE_SESSION asking
+    /// for `opts.slots`), whose calls then go through the router; the other
+    /// connections that are up bound to it (callbacks arrive over any); the lease
+    /// renewal. With `pnfs`, files get layouts (fetched again every `refresh`) and
+    /// data servers sessions of their own and channels of the router. Background work
+    /// runs on the caller's runtime (the pool's).
     pub async fn open(
-        conn: Connection,
+        router: &Arc<Router>,
+        up: Vec<Connection>,
         cred: dbio_rpc::Credential,
         mut opts: SessionOptions,
-        server: String,
         pnfs: Option<(ClientOptions, Option<Duration>)>,
     ) -> Result<V41Mount, NfsError> {
+        let Some(conn) = up.first().cloned() else {
+            return Err(NfsError::Invalid {
+                path: router.server_addr(0).ip().to_string(),
+                reason: "no path to the server is up".into(),
+            });
+        };
+        let server = conn.addr().to_string();
         opts.max_message = opts.max_message.max(MAX_MESSAGE);
         let back = opts
             .back_channel
             .get_or_insert_with(BackChannel::new)
             .clone();
-        let session = Session::establish(conn, cred, opts.clone()).await?;
+        let session = Session::establish_on(conn, cred, opts.clone(), Some(router)).await?;
         let client = Arc::new(Client::from_session(session, server));
+        let runtime = tokio::runtime::Handle::current();
         let layouts = pnfs.map(|(options, refresh)| {
-            Arc::new(Layouts::new(client.clone(), options, opts, refresh))
+            let router = Some((router.clone(), runtime.clone()));
+            Arc::new(Layouts::new(client.clone(), options, opts, refresh, router))
         });
         back.attach(&client, layouts.as_ref());
-        let state = StateManager::new(client.clone(), layouts.clone());
-        Ok(V41Mount {
+        let state = StateManager::new(client.clone(), layouts.clone(), router.clone());
+        let mount = V41Mount {
             client,
             layouts,
             state,
             back,
-        })
+        };
+        runtime.spawn(V41Mount::renew_lease(mount.state.clone()));
+        // Every connection may carry the server's calls (one down at the start carries
+        // none; the server calls over the others). All are bound again when the server
+        // says it lost the back channel.
+        let all = router.channels().iter().map(|c| c.conn.clone()).collect();
+        mount.back.rebind_with(&mount.client, all);
+        mount.bind_connections(up).await;
+        if let Some(layouts) = mount.layouts.clone() {
+            if let Some(every) = layouts.refresh {
+                // Follows data that moved: the servers tested recall no layouts.
+                runtime.spawn(async move {
+                    loop {
+                        tokio::time::sleep(every).await;
+                        layouts.refresh_all("periodic refresh").await;
+                    }
+                });
+            }
+        }
+        Ok(mount)
     }
 
     /// The back channel: its counters and warnings.
@@ -75,7 +201,7 @@ impl V41Mount {
     /// Binds the pool's other connections to the metadata session (fore channel, and
     /// back channel if the server wants), so that a recall still arrives when the
     /// first connection is lost; a connection that cannot be bound now gets a warning.
-    pub async fn bind_connections(&self, conns: Vec<Connection>) {
+    async fn bind_connections(&self, conns: Vec<Connection>) {
         let session = self.client.session();
         let own = session.connection().stats().clone();
         for conn in conns {

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::error::NfsError;
@@ -275,8 +275,10 @@ impl IoCount {
 /// The layouts of a pool's files and its data servers.
 pub struct Layouts {
     mds: Arc<Client>,
-    /// The pool's router, where data servers become channels, and its runtime.
-    router: OnceLock<(Arc<Router>, tokio::runtime::Handle)>,
+    /// The pool's router, where data servers become channels, and the runtime that
+    /// runs its connections (none: data servers cannot be used, files go through the
+    /// metadata server, and background work runs on the caller's runtime).
+    router: Option<(Arc<Router>, tokio::runtime::Handle)>,
     options: ClientOptions,
     session: SessionOptions,
     files: Mutex<HashMap<Fh4, (String, Arc<FileRoute>)>>,
@@ -304,15 +306,19 @@ pub struct Layouts {
 }
 
 impl Layouts {
+    /// The layouts of `mds`'s files; data servers become channels of `router` and
+    /// work the data paths start in the background (fetching a route again, new
+    /// sessions or slots on a data server) runs on its runtime.
     pub fn new(
         mds: Arc<Client>,
         options: ClientOptions,
         session: SessionOptions,
         refresh: Option<Duration>,
+        router: Option<(Arc<Router>, tokio::runtime::Handle)>,
     ) -> Layouts {
         Layouts {
             mds,
-            router: OnceLock::new(),
+            router,
             options,
             session,
             files: Mutex::new(HashMap::new()),
@@ -331,18 +337,10 @@ impl Layouts {
         }
     }
 
-    /// The pool's router and the runtime that runs its connections: data servers met
-    /// from now on become the router's channels (before, none can be used and files go
-    /// through the metadata server), and work the data paths start in the background
-    /// (fetching a route again, new sessions or slots on a data server) runs there.
-    pub fn use_router(&self, router: Arc<Router>, runtime: tokio::runtime::Handle) {
-        let _ = self.router.set((router, runtime));
-    }
-
-    /// Runs `work` in the background on the pool's runtime (or the caller's, before
-    /// [`Layouts::use_router`]; without either, not at all).
+    /// Runs `work` in the background on the pool's runtime (or the caller's, without
+    /// a router; without either, not at all).
     pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
-        if let Some((_, rt)) = self.router.get() {
+        if let Some((_, rt)) = &self.router {
             rt.spawn(work);
         } else if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(work);

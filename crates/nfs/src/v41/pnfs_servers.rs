@@ -87,7 +87,7 @@ impl Layouts {
         // One thread runs them all: a wake-up for one reads the others, and each holds
         // back replies as a share of what all have outstanding. Alone, one with fewer
         // than 8 calls out gathers none, and each of its replies wakes the thread.
-        if let Some((router, _)) = self.router.get() {
+        if let Some((router, _)) = self.router.as_ref() {
             opts.conn.siblings = router.runs_on_callers().then(|| self.ds_siblings.clone());
         }
         let client = Client::connect_data_server(addrs, &self.options, opts).await?;
@@ -95,7 +95,7 @@ impl Layouts {
             path: client.server().to_string(),
             reason: "data server address".into(),
         })?;
-        let Some((router, _)) = self.router.get() else {
+        let Some((router, _)) = self.router.as_ref() else {
             return Err(NfsError::Invalid {
                 path: addr.to_string(),
                 reason: "data server met before the pool's connections exist".into(),

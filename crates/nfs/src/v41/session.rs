@@ -24,7 +24,7 @@ use crate::proto::nfs4::{
     CompoundRes, Nfsstat4, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION,
     PROC_COMPOUND, PROGRAM, VERSION,
 };
-use crate::retry::{Backoff, Retrying};
+use crate::retry::{Backoff, BusyStatus, Retrying};
 use crate::router::{ProcId, Route, Router};
 use crate::v41::callback::{BackChannel, CB_PROGRAM};
 use crate::v41::recover::{in_recovery, LostHook};
@@ -115,8 +115,7 @@ pub struct Session {
     /// Who recovers the session when a reply says it is lost (the mount's state
     /// manager, which also reclaims opens); none: [`Session::recover`].
     pub(crate) on_lost: std::sync::OnceLock<LostHook>,
-    /// The pool's router, once there is one: COMPOUNDs then go over any of its
-    /// channels and move to another path when theirs fails, like NFSv3 calls.
+    /// The pool's router, once the session is set up (see [`Session::establish_on`]).
     pub(crate) router: std::sync::OnceLock<(Arc<Router>, ProcId)>,
 }
 
@@ -209,6 +208,18 @@ impl Session {
         cred: Credential,
         opts: SessionOptions,
     ) -> Result<Session, NfsError> {
+        Session::establish_on(conn, cred, opts, None).await
+    }
+
+    /// [`Session::establish`]; with `router` (a pool's, whose channels reach the same
+    /// server over every path, `conn` among them) the session's later COMPOUNDs go
+    /// through it, and move to another path when theirs fails, like NFSv3 calls.
+    pub(crate) async fn establish_on(
+        conn: Connection,
+        cred: Credential,
+        opts: SessionOptions,
+        router: Option<&Arc<Router>>,
+    ) -> Result<Session, NfsError> {
         let (clientid, seq) = exchange_id(&conn, &cred, &opts).await?;
         let ident = Arc::new(Ident {
             clientid: Mutex::new(clientid),
@@ -216,6 +227,9 @@ impl Session {
         });
         let session = Session::create(conn, cred, opts, ident).await?;
         session.reclaim_complete().await?;
+        if let Some(r) = router {
+            let _ = session.router.set((r.clone(), r.proc_id("COMPOUND")));
+        }
         Ok(session)
     }
 
@@ -456,7 +470,9 @@ impl Session {
                     return Err(bad(ops.tag, "reply without a SEQUENCE result".into()))
                 }
             };
-            if !retry.again().await {
+            // RETRY_UNCACHED_REP is re-sent as a new request within a busy server's budget.
+            let why = BusyStatus::of_v4(later).unwrap_or(BusyStatus::Delay);
+            if !retry.again(why).await {
                 return Err(retried(status(op, path, later), later, &retry));
             }
         }
@@ -492,13 +508,6 @@ impl Session {
             path: path.into(),
             source,
         })
-    }
-
-    /// Sends the session's COMPOUNDs through `router` from now on (the pool's, whose
-    /// channels reach the same server over every path); a second call is ignored.
-    pub fn use_router(&self, router: Arc<Router>) {
-        let proc_ = router.proc_id("COMPOUND");
-        let _ = self.router.set((router, proc_));
     }
 
     /// A free slot of `live` (the lowest at or below the target), waiting for one if
@@ -690,7 +699,7 @@ impl Drop for SlotGuard<'_> {
 }
 
 /// A COMPOUND without SEQUENCE (EXCHANGE_ID, CREATE_SESSION, DESTROY_*), alone in its
-/// request; NFS4ERR_DELAY is retried with the default back-off.
+/// request; NFS4ERR_DELAY (and GRACE) are retried with the default back-off.
 pub(crate) async fn plain_call(
     conn: &Connection,
     cred: &Credential,
@@ -737,8 +746,15 @@ pub(crate) async fn plain_call(
                     server: conn.addr(),
                 });
             }
-            Some(f) if f.status == Nfsstat4::Delay && retry.again().await => {}
-            Some(f) => return Err(retried(status(f.op, &server, f.status), f.status, &retry)),
+            Some(f) => {
+                let again = match BusyStatus::of_v4(f.status) {
+                    Some(why) => retry.again(why).await,
+                    None => false,
+                };
+                if !again {
+                    return Err(retried(status(f.op, &server, f.status), f.status, &retry));
+                }
+            }
         }
     }
 }

@@ -8,8 +8,8 @@
 //! recovered ...") with the time I/O waited for it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
 
 use dbio_rpc::conn::Connection;
 
@@ -22,8 +22,6 @@ use crate::v41::{Client, Session, SlotLease};
 
 /// Slots of the metadata session kept for metadata calls while data paths run.
 const METADATA_SLOTS: u32 = 4;
-/// Longest an open is tried again while the server is in its grace period.
-const GRACE_WAIT: Duration = Duration::from_secs(180);
 
 /// The mount's sessions and opens, and their recovery.
 pub struct StateManager {
@@ -32,7 +30,7 @@ pub struct StateManager {
     extra: Mutex<Vec<Session>>,
     layouts: Option<Arc<Layouts>>,
     /// The pool's router: connections for new sessions, and the events.
-    router: OnceLock<Arc<Router>>,
+    router: Arc<Router>,
     /// One recovery at a time.
     gate: tokio::sync::Mutex<()>,
     /// Since when each caller that found a session lost has waited: the recovery's
@@ -50,13 +48,17 @@ pub struct StateManager {
 
 impl StateManager {
     /// The state of `client` (whose session it recovers from now on) and, with pNFS,
-    /// of `layouts`.
-    pub fn new(client: Arc<Client>, layouts: Option<Arc<Layouts>>) -> Arc<StateManager> {
+    /// of `layouts`, over the pool's `router`.
+    pub fn new(
+        client: Arc<Client>,
+        layouts: Option<Arc<Layouts>>,
+        router: Arc<Router>,
+    ) -> Arc<StateManager> {
         let sm = Arc::new(StateManager {
             client,
             extra: Mutex::new(Vec::new()),
             layouts,
-            router: OnceLock::new(),
+            router,
             gate: tokio::sync::Mutex::new(()),
             waiting: std::sync::Mutex::new(Vec::new()),
             last: std::sync::Mutex::new(None),
@@ -76,13 +78,6 @@ impl StateManager {
         });
         let _ = sm.client.session().on_lost.set(hook);
         sm
-    }
-
-    /// Sends the metadata session's calls through `router` and records recoveries
-    /// among its events.
-    pub fn use_router(&self, router: Arc<Router>) {
-        self.client.session().use_router(router.clone());
-        let _ = self.router.set(router);
     }
 
     pub fn client(&self) -> &Arc<Client> {
@@ -129,14 +124,12 @@ impl StateManager {
         if ok {
             self.recoveries.fetch_add(1, Relaxed);
         }
-        if let Some(r) = self.router.get() {
-            let index = r
-                .health()
-                .record_at(0, what, Some(since.elapsed().as_secs_f64()));
-            if let (Some(i), true) = (index, ok) {
-                *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some((seen, i, Instant::now()));
-            }
+        let index = self
+            .router
+            .health()
+            .record_at(0, what, Some(since.elapsed().as_secs_f64()));
+        if let (Some(i), true) = (index, ok) {
+            *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((seen, i, Instant::now()));
         }
         result.map(drop)
     }
@@ -145,9 +138,11 @@ impl StateManager {
     /// it: that recovery's event reports its wait if it is longer.
     fn waited_for_last(&self, seen: SessionId, since: Instant) {
         let last = *self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some((old, i, done)), Some(r)) = (last, self.router.get()) {
+        if let Some((old, i, done)) = last {
             if old == seen && since < done {
-                r.health().lengthen(i, (done - since).as_secs_f64());
+                self.router
+                    .health()
+                    .lengthen(i, (done - since).as_secs_f64());
             }
         }
     }
@@ -213,20 +208,16 @@ impl StateManager {
         }
         self.client.session().reclaim_complete().await?;
         let (mut reopened, mut lost) = (0, Vec::new());
+        // Still in the grace period, an open waits for its end in the session's
+        // re-sends (the back-off's grace budget).
         for (key, held) in again {
-            let t0 = Instant::now();
-            loop {
-                match self.client.reopen(&held, false).await {
-                    Ok(s) => {
-                        self.client.opens.renewed(key, s);
-                        reopened += 1;
-                    }
-                    // Still in the grace period: the open waits for its end.
-                    Err(e) if is_grace(&e) && t0.elapsed() < GRACE_WAIT => continue,
-                    Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
-                    Err(e) => lost.push(format!("{}: {e}", held.path)),
+            match self.client.reopen(&held, false).await {
+                Ok(s) => {
+                    self.client.opens.renewed(key, s);
+                    reopened += 1;
                 }
-                break;
+                Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
+                Err(e) => lost.push(format!("{}: {e}", held.path)),
             }
         }
         let mut what = format!(
@@ -263,10 +254,12 @@ impl StateManager {
                 }
             }
         }
-        let conn = match (conn, self.router.get()) {
-            (Some(c), _) => c,
-            (None, Some(r)) => r.channels()[r.pick(Route::META, None)].conn.clone(),
-            (None, None) => session.connection().clone(),
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let r = &self.router;
+                r.channels()[r.pick(Route::META, None)].conn.clone()
+            }
         };
         let s = session.another(conn).await?;
         let lease = s.lease(depth).ok_or_else(|| NfsError::Invalid {
@@ -295,15 +288,6 @@ impl StateManager {
         let mut ids = self.sessions_extra();
         ids.push(self.client.session().sessionid());
         ids
-    }
-}
-
-/// A call that gave up while the server was in its grace period.
-fn is_grace(e: &NfsError) -> bool {
-    match e {
-        NfsError::Status4 { status, .. } => *status == Nfsstat4::Grace,
-        NfsError::Retried { last, .. } => is_grace(last),
-        _ => false,
     }
 }
 
