@@ -7,11 +7,14 @@ use std::time::{Duration, Instant};
 use dbio_engine::{Completion, Engine, EngineConfig, EngineKind, IoDir, IoRequest};
 use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Lateness, Live, Recorder};
 use dbio_workload::content::{fill, fill_blocks, stamp_sectors};
-use dbio_workload::verify::{stamp_unit, GenMap, VerifyCounts, GEN_MASK, IN_FLIGHT};
+use dbio_workload::verify::{stamp_unit, GenMap, VerifyCounts, GEN_MASK};
 use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
 
 use crate::pace::{OpenLoop, Pacer};
 use crate::ExperimentError;
+
+mod slots;
+use slots::{claim, unclaim, InFlight, Slots};
 
 /// Longest a user waits in one reap: bounds how late it sees a stop.
 const REAP_WAIT: Duration = Duration::from_millis(100);
@@ -279,52 +282,6 @@ struct Worked {
     lateness: Option<Lateness>,
     /// When the loop ended (its last completion or its stop).
     ended: Instant,
-}
-
-#[derive(Clone, Copy)]
-struct InFlight {
-    start: Instant,
-    class: u8,
-    write: bool,
-    file: u32,
-    offset: u64,
-    len: u32,
-}
-
-/// A user's I/O slots (one per engine buffer): what is in flight in each,
-/// and which are free.
-struct Slots {
-    inflight: Vec<InFlight>,
-    /// Verify mode: per slot, the generation of each block when its read
-    /// was issued (the oldest a correct read may return), or the new
-    /// generation of each block of its write.
-    gens: Vec<Vec<u32>>,
-    /// Per slot: the buffer holds a whole PRNG fill (see [`User::fill`]).
-    filled: Vec<bool>,
-    free: Vec<u32>,
-}
-
-impl Slots {
-    fn new(depth: u32, verify: bool) -> Self {
-        let idle = InFlight {
-            start: Instant::now(),
-            class: 0,
-            write: false,
-            file: 0,
-            offset: 0,
-            len: 0,
-        };
-        Slots {
-            inflight: vec![idle; depth as usize],
-            gens: if verify {
-                vec![Vec::new(); depth as usize]
-            } else {
-                Vec::new()
-            },
-            filled: vec![false; depth as usize],
-            free: (0..depth).rev().collect(),
-        }
-    }
 }
 
 struct User<'a> {
@@ -781,40 +738,5 @@ impl User<'_> {
             let buf = &mut whole[..op.len as usize];
             stamp_sectors(buf, self.dataset_id ^ self.generation ^ op.offset);
         }
-    }
-}
-
-/// Verify mode, before `op` is issued: a write marks its blocks in flight
-/// and gets their new generations in `gens` (false when one of them already
-/// has a write in flight); a read notes each block's last completed
-/// generation.
-fn claim(map: &GenMap, op: &Op, gens: &mut Vec<u32>) -> bool {
-    let (_, us) = map.units(op.file);
-    let first = op.offset / u64::from(us);
-    let n = u64::from(op.len / us);
-    if op.dir == IoDir::Write {
-        return map.claim(op.file, first, n, gens);
-    }
-    gens.clear();
-    gens.extend((first..first + n).map(|u| {
-        let v = map.get(op.file, u);
-        if v & IN_FLIGHT != 0 {
-            (v & GEN_MASK).wrapping_sub(1) & GEN_MASK
-        } else {
-            v
-        }
-    }));
-    true
-}
-
-/// Undoes [`claim`] for a write that was not issued.
-fn unclaim(map: &GenMap, op: &Op, gens: &[u32]) {
-    if op.dir != IoDir::Write {
-        return;
-    }
-    let (_, us) = map.units(op.file);
-    let first = op.offset / u64::from(us);
-    for (i, g) in gens.iter().enumerate() {
-        map.settle(op.file, first + i as u64, g.wrapping_sub(1));
     }
 }
