@@ -7,6 +7,9 @@
 //!   miss; each version implements its table of operations in `fs/v3.rs`, `fs/v41.rs`.
 //! - [`pool`]: the connections of a run or command over every path, its runtime, its
 //!   `Fs` and its data paths; [`path`] and [`failover`]: path health, events, probes.
+//! - [`version`]: each version's set-up table (its port, then its mount over the one
+//!   router), as the Linux client's `nfs_subversion`; NFSv3's in [`v3`], NFSv4.1's and
+//!   pNFS's in `v41::mount`. The pool picks the table once and asks nothing else.
 //! - [`router`]: the one routing and failover system through which every call goes
 //!   (channels per path, health, calls per procedure, routes by file and offset).
 //! - [`datapath`]: READ/WRITE/COMMIT of byte ranges over the router, many outstanding,
