@@ -3,9 +3,12 @@
 
 use std::io::{IsTerminal, Write};
 
-use dbio_storage::{NfsOptions, Target, DEFAULT_CONNS};
+use dbio_nfs::Settings;
+use dbio_storage::{NfsOptions, Target};
 
-/// Options of NFS targets, shared by run and calibrate.
+/// Options of NFS targets, shared by run and calibrate. Each is the command line's
+/// setting of the client, over the URL's parameters and the oranfstab entry: a flag not
+/// given leaves the setting to them, then to the default.
 #[derive(clap::Args, Debug, Clone)]
 pub struct NfsArgs {
     /// NFS connections per network path (nfs:// targets only). Requests go to the connection
@@ -14,10 +17,9 @@ pub struct NfsArgs {
     /// lets the server work on more requests at once (servers commonly serve each connection
     /// from one thread at a time): against nfs-ganesha here, 4 gave a fifth or more IOPS
     /// than 1, at about 1.3x the client CPU per 8 KiB read (see --reply-batch and
-    /// BENCHMARKS.md). A `conns=N` in the URL wins.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONNS,
-          value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub conns: u32,
+    /// BENCHMARKS.md). Wins over a `conns=N` in the URL [default: 4]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub conns: Option<u32>,
     /// Largest NFS READ or WRITE per RPC, like the rsize/wsize mount options (nfs:// targets
     /// only); larger I/Os are split. Also bounded by the server's rtmax/wtmax [default: 1MiB]
     #[arg(long, value_name = "SIZE", value_parser = crate::common::size_arg)]
@@ -39,20 +41,24 @@ pub struct NfsArgs {
     /// an I/O costs off the client (BENCHMARKS.md). Gathered replies are I/Os not yet
     /// replaced, so the server works on half to all of --outstanding (three quarters on
     /// average): a server saturated below that keeps its rate and latency. 1 wakes for
-    /// every reply and keeps the depth exact
-    #[arg(long, value_name = "N", default_value_t = dbio_storage::NfsOptions::default().reply_batch,
+    /// every reply and keeps the depth exact [default: 16]
+    #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-    pub reply_batch: usize,
+    pub reply_batch: Option<usize>,
 }
 
 impl NfsArgs {
-    /// The target layer's options.
+    /// The target layer's options: the oranfstab to read, and the flags given as the
+    /// command line's settings of the client.
     pub fn options(&self) -> NfsOptions {
         NfsOptions {
-            conns: self.conns,
-            rwsize: self.rwsize,
             oranfstab: self.oranfstab.clone(),
-            reply_batch: self.reply_batch,
+            command_line: Settings {
+                conns: self.conns,
+                max_transfer: self.rwsize.map(|s| s.min(u64::from(u32::MAX)) as u32),
+                reply_batch: self.reply_batch,
+                ..Settings::default()
+            },
         }
     }
 }
@@ -71,5 +77,49 @@ pub fn views_printer(t: &Target) -> impl Fn(&str) + Sync + '_ {
             let _ = write!(err, "\x1b[{prev}A\x1b[J");
         }
         let _ = err.write_all(text.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::NfsArgs;
+
+    #[derive(clap::Parser)]
+    struct Args {
+        #[command(flatten)]
+        nfs: NfsArgs,
+    }
+
+    /// A flag not given says nothing (the URL, the oranfstab or the default decide),
+    /// and `--help` shows the default the configuration applies.
+    #[test]
+    fn flags_not_given_are_unset_and_help_shows_the_defaults() {
+        let none = Args::parse_from(["dbio"]).nfs.options().command_line;
+        assert_eq!(none, dbio_nfs::Settings::default());
+        let given = Args::parse_from([
+            "dbio",
+            "--conns",
+            "2",
+            "--rwsize",
+            "64k",
+            "--reply-batch",
+            "1",
+        ])
+        .nfs
+        .options()
+        .command_line;
+        assert_eq!(
+            (given.conns, given.max_transfer, given.reply_batch),
+            (Some(2), Some(65536), Some(1))
+        );
+        let help = Args::command().render_long_help().to_string();
+        for default in [
+            format!("[default: {}]", dbio_nfs::client_config::DEFAULT_CONNS),
+            format!("[default: {}]", dbio_nfs::DEFAULT_REPLY_BATCH),
+        ] {
+            assert!(help.contains(&default), "{default} not in {help}");
+        }
     }
 }

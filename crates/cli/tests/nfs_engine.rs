@@ -251,3 +251,44 @@ fn oranfstab_mount_point_reaches_the_server_over_every_path() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("oranfstab:"), "{err}");
 }
+
+/// Connections per path from each source: `--conns` wins over the URL's `conns=`, which
+/// wins over the default (4).
+#[test]
+fn the_command_line_wins_over_the_url_which_wins_over_the_default() {
+    let Some(server) = common::Server::start("precedence") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let base = server.url("/export/precedence");
+    let with_conns = format!("{base}&conns=3");
+    for (i, (url, flag, want)) in [
+        (&with_conns, Some("2"), 2),
+        (&with_conns, None, 3),
+        (&base, None, 4),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let json = tmp.path().join(format!("{i}.json")).display().to_string();
+        let mut args = vec![
+            "--target",
+            url.as_str(),
+            "--size",
+            "4MiB",
+            "--workload",
+            "single-block-read",
+            "--time",
+            "1s",
+            "--json",
+            &json,
+        ];
+        if let Some(n) = flag {
+            args.extend(["--conns", n]);
+        }
+        let r = run_ok(&args);
+        let chans = r["nfs"]["channels"].as_array().unwrap();
+        assert_eq!(chans.len(), want, "{url} --conns {flag:?}");
+        assert_eq!(r["failed_ios"], 0);
+    }
+}

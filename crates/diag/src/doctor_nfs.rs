@@ -73,7 +73,7 @@ impl Cluster {
 /// The mount options doctor reads, as the kernel shows them (defaults
 /// filled in where the kernel omits them).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NfsOptions {
+pub struct KernelMountOptions {
     pub vers: String,
     pub proto: String,
     /// `soft` or `softerr` (the kernel shows `hard` otherwise).
@@ -90,7 +90,7 @@ pub struct NfsOptions {
 
 /// Parses a comma-separated option list (mountinfo's per-mount and
 /// superblock options, or mountstats' `opts:`).
-pub fn parse_options(options: &str) -> NfsOptions {
+pub fn parse_options(options: &str) -> KernelMountOptions {
     let get = |k: &str| {
         options
             .split(',')
@@ -114,7 +114,7 @@ pub fn parse_options(options: &str) -> NfsOptions {
     } else {
         ""
     };
-    NfsOptions {
+    KernelMountOptions {
         vers: get("vers")
             .or_else(|| get("nfsvers"))
             .unwrap_or("")

@@ -15,21 +15,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dbio_engine::{Backend, Engine, EngineConfig, EngineError};
-use dbio_nfs::client::ClientOptions;
 use dbio_nfs::fs::{split_parent, Access, Fs, Handle, OpenFile};
-use dbio_nfs::path::PathSpec;
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{Fh4, Stateid};
 use dbio_nfs::url::NfsVersion;
-use dbio_nfs::{NfsError, NfsUrl};
+use dbio_nfs::{ClientConfig, NfsError};
 
 pub mod dataset;
 pub mod engine;
 pub mod views;
 
-/// Largest READ or WRITE the engine sends in one RPC by default, even
-/// when the server allows more: the workloads' largest I/O.
-pub const MAX_TRANSFER: u32 = 1 << 20;
+/// Largest READ or WRITE the engine sends in one RPC, even when the server allows
+/// more: the workloads' largest I/O (also the configuration's default).
+pub use dbio_nfs::client_config::MAX_TRANSFER;
 
 /// Errors opening an NFS target.
 #[derive(Debug, thiserror::Error)]
@@ -48,44 +46,6 @@ pub enum TargetError {
     },
 }
 
-/// How to reach the server.
-#[derive(Clone, Debug)]
-pub struct TargetOptions {
-    /// Connections per path.
-    pub conns: u32,
-    /// Threads running the connection tasks; 0: the users run them while they wait.
-    pub workers: usize,
-    /// Network paths; empty means the URL's host only.
-    pub paths: Vec<PathSpec>,
-    /// Largest READ/WRITE per RPC (like the rsize/wsize mount options),
-    /// further bounded by the server's rtmax/wtmax.
-    pub max_transfer: u32,
-    /// Server name for the views (an oranfstab `server:`); default: the URL's host.
-    pub server_name: Option<String>,
-    /// Replies a connection may gather per wake-up (see `ConnConfig::reply_batch`).
-    pub reply_batch: usize,
-    /// Send only to directly connected networks (oranfstab `dontroute`).
-    pub dontroute: bool,
-    /// Bound on mounting the export (oranfstab `mnt_timeout`); None: the
-    /// connection timeouts alone.
-    pub mount_timeout: Option<std::time::Duration>,
-}
-
-impl Default for TargetOptions {
-    fn default() -> Self {
-        TargetOptions {
-            conns: 1,
-            workers: 0,
-            paths: Vec::new(),
-            max_transfer: MAX_TRANSFER,
-            server_name: None,
-            reply_batch: dbio_nfs::DEFAULT_REPLY_BATCH,
-            dontroute: false,
-            mount_timeout: None,
-        }
-    }
-}
-
 /// An NFS export opened for a run: the connection pool and the data-set
 /// directory inside the export. Shared by all users.
 pub struct NfsTarget {
@@ -94,7 +54,7 @@ pub struct NfsTarget {
     fs: Fs,
     /// The URL as given.
     pub url: String,
-    /// Server name as given in the URL.
+    /// The server's name: an oranfstab `server:`, else the URL's host.
     pub server: String,
     /// Data-set directory, relative to the root of [`NfsTarget::fs`].
     pub dir: String,
@@ -133,37 +93,13 @@ impl std::fmt::Debug for NfsTarget {
 }
 
 impl NfsTarget {
-    /// Mounts the export of `url` and opens the pool.
-    pub fn open(url: &str, opts: &TargetOptions) -> Result<Arc<NfsTarget>, TargetError> {
-        let parsed = NfsUrl::parse(url).map_err(|source| TargetError::Url {
-            url: url.to_string(),
-            source,
-        })?;
-        Self::open_url(&parsed, url, opts)
-    }
-
-    /// Mounts the export of a parsed URL and opens the pool; `given` names the target
-    /// in messages (the URL as the user wrote it).
-    pub fn open_url(
-        parsed: &NfsUrl,
-        given: &str,
-        opts: &TargetOptions,
-    ) -> Result<Arc<NfsTarget>, TargetError> {
+    /// Mounts the export of `config`'s URL and opens the pool; `given` names the
+    /// target in messages (the URL as the user wrote it).
+    pub fn open(config: &ClientConfig, given: &str) -> Result<Arc<NfsTarget>, TargetError> {
         let url = given.to_string();
-        let mut client = ClientOptions::default().with_url(parsed);
-        client.conn.reply_batch = opts.reply_batch.max(1);
-        client.conn.dontroute = opts.dontroute;
-        let pool_opts = PoolOptions {
-            conns_per_path: parsed.conns.unwrap_or(opts.conns).max(1),
-            workers: opts.workers,
-            mount_timeout: opts.mount_timeout,
-            client,
-        };
-        let (pool, rest) = Pool::open(parsed, opts.paths.clone(), pool_opts).map_err(|source| {
-            TargetError::Nfs {
-                url: url.clone(),
-                source: Box::new(source),
-            }
+        let (pool, rest) = Pool::open(config).map_err(|source| TargetError::Nfs {
+            url: url.clone(),
+            source: Box::new(source),
         })?;
         // What opening the pool brought (e.g. a server that gave no back channel).
         let warnings = Mutex::new(pool.warnings());
@@ -171,10 +107,10 @@ impl NfsTarget {
             fs: pool.fs(),
             pool,
             url,
-            server: opts.server_name.clone().unwrap_or(parsed.host.clone()),
+            server: config.server_name.clone(),
             dir: rest.trim_matches('/').to_string(),
-            max_transfer: opts.max_transfer.clamp(4096, MAX_TRANSFER),
-            sync_writes: parsed.sync,
+            max_transfer: config.max_transfer.clamp(4096, MAX_TRANSFER),
+            sync_writes: config.sync,
             handles: Mutex::new(HashMap::new()),
             opens: Mutex::new(HashMap::new()),
             warnings,

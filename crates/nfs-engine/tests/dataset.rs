@@ -10,15 +10,20 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use dbio_nfs::{ClientConfig, NfsUrl};
 use dbio_nfs_engine::dataset::{open_existing, prepare};
-use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_nfs_engine::NfsTarget;
 use dbio_workload::dataset::{parse_header, Manifest, MANIFEST_NAME};
 use dbio_workload::{Dataset, DatasetError, DatasetSpec};
 
 fn open(server: &common::Server, dir: &str) -> Arc<NfsTarget> {
+    let url = server.url(&format!("/export/{dir}"));
     NfsTarget::open(
-        &server.url(&format!("/export/{dir}")),
-        &TargetOptions::default(),
+        &ClientConfig {
+            conns: 1,
+            ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+        },
+        &url,
     )
     .unwrap()
 }
@@ -131,7 +136,14 @@ fn foreign_file_in_a_new_directory_is_refused() {
 
 fn open_v41(server: &common::Server, dir: &str) -> Arc<NfsTarget> {
     let url = format!("nfs://{}/export/{dir}?version=4.1", server.addr);
-    NfsTarget::open(&url, &TargetOptions::default()).unwrap()
+    NfsTarget::open(
+        &ClientConfig {
+            conns: 1,
+            ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+        },
+        &url,
+    )
+    .unwrap()
 }
 
 /// The same data-set directory over NFSv4.1: missing parents made owner-only, files

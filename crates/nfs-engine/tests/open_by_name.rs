@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use dbio_engine::{Completion, Durability, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::proto::nfs4::Stateid;
+use dbio_nfs::{ClientConfig, NfsUrl};
 use dbio_nfs_engine::engine::NfsEngine;
-use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_nfs_engine::NfsTarget;
 
 #[path = "../../nfs/tests/common/v41_open_script.rs"]
 mod v41_open_script;
@@ -27,7 +28,14 @@ fn target(refuse_by_name: bool) -> (Arc<NfsTarget>, Log) {
     let addr = v41_open_script::start(refuse_by_name, log.clone());
     let url = format!("nfs://{addr}/export?version=4.1");
     (
-        NfsTarget::open(&url, &TargetOptions::default()).unwrap(),
+        NfsTarget::open(
+            &ClientConfig {
+                conns: 1,
+                ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+            },
+            &url,
+        )
+        .unwrap(),
         log,
     )
 }
@@ -150,7 +158,14 @@ fn pnfs_run_end_commits_the_data_servers_writes_before_closing_the_open() {
         log.clone(),
     );
     let url = format!("nfs://{mds}/export?version=pnfs");
-    let t = NfsTarget::open(&url, &TargetOptions::default()).unwrap();
+    let t = NfsTarget::open(
+        &ClientConfig {
+            conns: 1,
+            ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+        },
+        &url,
+    )
+    .unwrap();
     let mut e = engine(&t);
     assert_eq!(e.stateid(0), Some(BY_NAME));
     assert!(t.warnings().is_empty(), "{:?}", t.warnings());

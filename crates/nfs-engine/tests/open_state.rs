@@ -14,14 +14,22 @@ use std::time::Duration;
 use dbio_engine::{Completion, Durability, Engine, EngineConfig, FileSpec, IoDir, IoRequest};
 use dbio_nfs::fs::OpenFile;
 use dbio_nfs::proto::nfs4::Stateid;
+use dbio_nfs::{ClientConfig, NfsUrl};
 use dbio_nfs_engine::engine::NfsEngine;
-use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_nfs_engine::NfsTarget;
 
 const SIZE: u64 = 1 << 20;
 
 fn v41_target(server: &common::Server, query: &str) -> Arc<NfsTarget> {
     let url = format!("nfs://{}/export?version=4.1{query}", server.addr);
-    NfsTarget::open(&url, &TargetOptions::default()).unwrap()
+    NfsTarget::open(
+        &ClientConfig {
+            conns: 1,
+            ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+        },
+        &url,
+    )
+    .unwrap()
 }
 
 fn engine(t: &Arc<NfsTarget>, rel: &str) -> NfsEngine {
@@ -123,7 +131,15 @@ fn v3_io_has_no_state() {
         return;
     };
     std::fs::write(server.export_dir.join("f.dat"), vec![0u8; SIZE as usize]).unwrap();
-    let t = NfsTarget::open(&server.url("/export"), &TargetOptions::default()).unwrap();
+    let url = server.url("/export");
+    let t = NfsTarget::open(
+        &ClientConfig {
+            conns: 1,
+            ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
+        },
+        &url,
+    )
+    .unwrap();
     let mut e = engine(&t, "f.dat");
     assert_eq!(e.stateid(0), None);
     assert_eq!(io(&mut e, IoDir::Read), Ok(8192));

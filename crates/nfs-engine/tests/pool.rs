@@ -12,20 +12,22 @@ use dbio_engine::{Completion, Durability, EngineConfig, FileSpec, IoDir, IoReque
 use dbio_nfs::path::PathSpec;
 use dbio_nfs::proto::nfs3::Proc;
 use dbio_nfs::router::Route;
+use dbio_nfs::{ClientConfig, NfsUrl};
 use dbio_nfs::{CompletionQueue, ReplyTo};
-use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_nfs_engine::NfsTarget;
 
 fn target(server: &common::Server, paths: usize, conns: u32, rw: u32) -> std::sync::Arc<NfsTarget> {
     let ip = server.addr.parse().unwrap();
-    let opts = TargetOptions {
+    let url = server.url("/export");
+    let config = ClientConfig {
         conns,
         workers: 1,
-        paths: (0..paths).map(|_| PathSpec::new(ip)).collect(),
+        // The first path is the URL's host.
+        paths: (1..paths).map(|_| PathSpec::new(ip)).collect(),
         max_transfer: rw,
-        server_name: None,
-        ..TargetOptions::default()
+        ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
     };
-    NfsTarget::open(&server.url("/export"), &opts).unwrap()
+    NfsTarget::open(&config, &url).unwrap()
 }
 
 #[test]

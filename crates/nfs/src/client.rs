@@ -28,7 +28,8 @@ use crate::retry::{Backoff, BusyStatus};
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
-/// How the client identifies itself and behaves.
+/// How each connection of a client identifies itself and behaves: the part of a
+/// [`crate::ClientConfig`] every connection, session and data server gets.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
     /// AUTH_SYS identity.
@@ -39,8 +40,6 @@ pub struct ClientOptions {
     pub machine_name: String,
     /// Timeouts, retransmissions, reserved port, in-flight limit.
     pub conn: ConnConfig,
-    /// NFS connections (calls are spread round robin).
-    pub conns: u32,
     /// Re-sends of a call answered NFS3ERR_JUKEBOX (or, in a pool, of a data call that
     /// found every path down).
     pub retry: Backoff,
@@ -56,21 +55,12 @@ impl Default for ClientOptions {
             gids: Vec::new(),
             machine_name: hostname(),
             conn: ConnConfig::default(),
-            conns: 1,
             retry: Backoff::default(),
         }
     }
 }
 
 impl ClientOptions {
-    /// Applies the URL's `uid`, `gid` and `conns` parameters.
-    pub fn with_url(mut self, url: &NfsUrl) -> Self {
-        self.uid = url.uid.unwrap_or(self.uid);
-        self.gid = url.gid.unwrap_or(self.gid);
-        self.conns = url.conns.unwrap_or(self.conns);
-        self
-    }
-
     pub fn credential(&self) -> Result<Credential, NfsError> {
         Credential::sys(&AuthSys {
             stamp: std::process::id(),
@@ -165,7 +155,7 @@ pub struct Nfs3Client {
 
 impl Nfs3Client {
     /// Mounts the export containing the URL's path (portmapper lookups for
-    /// ports the URL does not give), connects, reads FSINFO. Returns the
+    /// ports the URL does not give), connects once, reads FSINFO. Returns the
     /// client and the path inside the export. (A pool sets NFSv3 up over its own
     /// router instead: [`Nfs3Client::mount_on`].)
     pub async fn mount(
@@ -182,19 +172,15 @@ impl Nfs3Client {
         let base = resolve(&url.host, portmap::PORT).await?;
         let path = PathSpec::new(base.ip());
         let nfs_addr = path.nfs_addr(nfs_port(url, &path, &options.conn).await?);
-        let mut conns = Vec::new();
-        for _ in 0..options.conns.max(1) {
-            let conn = Connection::connect(nfs_addr, options.conn.clone())
-                .await
-                .map_err(|e| call_error("NFS", &url.path, CallError::Transport(e)))?;
-            conns.push((0, conn));
-        }
+        let conn = Connection::connect(nfs_addr, options.conn.clone())
+            .await
+            .map_err(|e| call_error("NFS", &url.path, CallError::Transport(e)))?;
         let router = Router::new(
             nfs3::PROGRAM,
             nfs3::VERSION,
             cred,
             vec![PathState::new(path.clone())],
-            conns,
+            vec![(0, conn)],
             &nfs3_proc_names(),
         );
         Nfs3Client::mount_on(Arc::new(router), url, &path, options).await

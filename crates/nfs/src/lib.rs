@@ -31,6 +31,7 @@
 
 pub mod channel;
 pub mod client;
+pub mod client_config;
 pub mod config;
 pub mod copy;
 pub mod datapath;
@@ -45,6 +46,7 @@ pub mod pool;
 pub mod resolve;
 pub mod retry;
 pub mod router;
+pub mod settings;
 pub mod table;
 pub mod url;
 pub mod v3;
@@ -60,6 +62,8 @@ pub use dbio_rpc::conn::{
 };
 
 pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
+pub use client_config::ClientConfig;
 pub use error::NfsError;
 pub use fs::Fs;
+pub use settings::Settings;
 pub use url::{NfsUrl, UrlError};

@@ -3,7 +3,7 @@
 //!
 //! - One MOUNT, over the first path; the handles it yields are valid on
 //!   every path because all paths reach the same storage.
-//! - `conns_per_path` connections on each path, each its own task owning
+//! - `conns` connections on each path, each its own task owning
 //!   its socket, with many requests outstanding.
 //! - Each request goes to the channel with the fewest outstanding requests
 //!   among the paths that are up (ties rotate), so a slow connection or a
@@ -27,40 +27,23 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 
 use crate::channel::CallError;
-use crate::client::{ClientOptions, Nfs3Client};
+use crate::client::Nfs3Client;
+use crate::client_config::ClientConfig;
+pub use crate::client_config::{LAYOUT_REFRESH_S, PATH_TIMEOUT};
 use crate::datapath::DataPath;
 use crate::error::{call_error, NfsError};
 use crate::path::{PathEvent, PathSpec, PathState};
 use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
-use crate::url::{NfsUrl, NfsVersion};
-pub use crate::v41::LAYOUT_REFRESH_S;
+use crate::url::NfsVersion;
 use crate::v41::{V41Mount, RELEASE_WAIT};
 use crate::version::{MountArgs, SetUp, Version};
 
 /// Default NFS port when the URL gives none and no portmapper is asked.
 const NFS_PORT: u16 = 2049;
-/// With several paths: time without any reply before a path counts as
-/// dead, unless the URL sets `timeo=`. Short, because the other paths
-/// carry the load meanwhile; a slow path still answers something.
-pub const PATH_TIMEOUT: Duration = Duration::from_secs(2);
 /// With several paths: how long one call may wait in all (on a path that
 /// is slow but answering) before it fails and moves.
 const PATH_CALL_DEADLINE: Duration = Duration::from_secs(60);
-
-/// How to build a pool.
-#[derive(Clone, Debug)]
-pub struct PoolOptions {
-    /// Connections on each path.
-    pub conns_per_path: u32,
-    /// Threads running the connection tasks; 0: none of its own, the threads that wait
-    /// on the pool (in [`Pool::block_on`]) run them, one at a time (see the module notes).
-    pub workers: usize,
-    /// Identity, timeouts, in-flight limit of every connection.
-    pub client: ClientOptions,
-    /// Bound on each attempt to mount (oranfstab `mnt_timeout`).
-    pub mount_timeout: Option<Duration>,
-}
 
 /// Connections to one server over its paths, plus the mounted export.
 pub struct Pool {
@@ -83,13 +66,11 @@ fn table(version: NfsVersion) -> &'static dyn SetUp {
 
 /// Data connections of a pool: the options every one gets, and whether there are
 /// several paths.
-fn data_config(url: &NfsUrl, options: &PoolOptions, multipath: bool) -> ConnConfig {
-    let mut cfg = options.client.conn.clone();
+fn data_config(config: &ClientConfig, multipath: bool) -> ConnConfig {
+    let mut cfg = config.client.conn.clone();
     if multipath {
         // Fail over quickly instead of waiting on a dead path.
-        let timeout = url
-            .timeo
-            .map_or(PATH_TIMEOUT, |t| Duration::from_millis(u64::from(t) * 100));
+        let timeout = config.timeo;
         cfg.fail_fast = true;
         cfg.timeout = timeout;
         cfg.connect_timeout = timeout;
@@ -99,23 +80,23 @@ fn data_config(url: &NfsUrl, options: &PoolOptions, multipath: bool) -> ConnConf
     cfg
 }
 
-/// The data connections: `conns_per_path` on every path, to `port`. With several
-/// paths one that cannot be reached starts down (returned with why) and is probed.
+/// The data connections: `conns` on every path, to `port`. With several paths one
+/// that cannot be reached starts down (returned with why) and is probed.
 async fn connect_channels(
     paths: &[PathSpec],
     port: u16,
     cfg: &ConnConfig,
-    options: &PoolOptions,
+    config: &ClientConfig,
 ) -> Result<(Vec<(usize, Connection)>, Vec<(usize, String)>), NfsError> {
     let multipath = paths.len() > 1;
     let mut down_at_open = Vec::new();
     let mut channels = Vec::new();
     // Callers run every data connection on one thread at a time: a wake-up for one
     // reads the others too.
-    let conns = paths.len() * options.conns_per_path.max(1) as usize;
-    let siblings = (options.workers == 0 && conns > 1).then(|| Arc::new(Siblings::default()));
+    let conns = paths.len() * config.conns.max(1) as usize;
+    let siblings = (config.workers == 0 && conns > 1).then(|| Arc::new(Siblings::default()));
     for (i, p) in paths.iter().enumerate() {
-        for _ in 0..options.conns_per_path.max(1) {
+        for _ in 0..config.conns.max(1) {
             let mut cfg = cfg.clone();
             cfg.bind = p.local;
             cfg.siblings = siblings.clone();
@@ -136,24 +117,21 @@ async fn connect_channels(
 }
 
 impl Pool {
-    /// Opens the URL's export: NFSv3 mounts it over the first path that answers,
-    /// NFSv4.1 sets up a session and looks the path up from the server's root; then
-    /// `conns_per_path` connections on every path (with several paths, one that cannot
-    /// be reached starts down and is probed). With no `paths`, the URL's host and its
-    /// `path=`s are the paths. Returns the pool and the path inside the export (for
-    /// NFSv4.1, the whole URL path).
-    pub fn open(
-        url: &NfsUrl,
-        paths: Vec<PathSpec>,
-        options: PoolOptions,
-    ) -> Result<(Pool, String), NfsError> {
-        let rt = if options.workers == 0 {
+    /// Opens the export of the configuration's URL: first `conns` connections on
+    /// every path (the URL's host, then the configuration's further `paths`; with
+    /// several, one that cannot be reached starts down and is probed), then NFSv3
+    /// mounts over the first path that answers, NFSv4.1 sets up a session and looks
+    /// the path up from the server's root. Returns the pool and the path inside the
+    /// export (for NFSv4.1, the whole URL path).
+    pub fn open(config: &ClientConfig) -> Result<(Pool, String), NfsError> {
+        let url = &config.url;
+        let rt = if config.workers == 0 {
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
         } else {
             tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(options.workers)
+                .worker_threads(config.workers)
                 .thread_name("dbio-nfs")
                 .enable_all()
                 .build()
@@ -162,21 +140,21 @@ impl Pool {
             path: "NFS runtime".into(),
             reason: e.to_string(),
         })?;
-        let cred = options.client.credential()?;
+        let cred = config.client.credential()?;
         let setup = table(url.version);
         let (prog, vers, procs) = setup.program();
         let (mounted, rest, router, nfs_port) = rt.block_on(async {
-            let mut paths = paths;
-            if paths.is_empty() {
-                let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
-                paths.push(PathSpec::new(addr.ip()));
-                paths.extend(url.paths.iter().cloned());
-            }
-            let data_cfg = data_config(url, &options, paths.len() > 1);
-            let port = setup
-                .port(url, &paths, &data_cfg, options.mount_timeout)
-                .await?;
-            let (channels, down) = connect_channels(&paths, port, &data_cfg, &options).await?;
+            let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
+            let first = PathSpec {
+                local: config.local,
+                server: addr.ip(),
+            };
+            let paths: Vec<PathSpec> = std::iter::once(first)
+                .chain(config.paths.iter().cloned())
+                .collect();
+            let data_cfg = data_config(config, paths.len() > 1);
+            let port = setup.port(config, &paths, &data_cfg).await?;
+            let (channels, down) = connect_channels(&paths, port, &data_cfg, config).await?;
             // Metadata and data share the connections: a call that meets a dead path
             // moves to the next one, whichever kind it is.
             let router = Router::new(
@@ -187,7 +165,7 @@ impl Pool {
                 channels,
                 &procs,
             )
-            .with_runs_on_callers(options.workers == 0);
+            .with_runs_on_callers(config.workers == 0);
             let router = Arc::new(router);
             for (path, reason) in &down {
                 router.health().failed(*path, reason, false);
@@ -200,14 +178,12 @@ impl Pool {
                 .collect();
             let (mounted, rest) = setup
                 .mount(MountArgs {
-                    url,
+                    config,
                     router: &router,
                     paths: &paths,
                     up,
                     cred,
-                    client: &options.client,
                     conn: &data_cfg,
-                    mount_timeout: options.mount_timeout,
                 })
                 .await?;
             Ok::<_, NfsError>((mounted, rest, router, port))
@@ -223,7 +199,7 @@ impl Pool {
                 router,
                 nfs_port,
                 mount_port: url.mount_port,
-                retry: options.client.retry,
+                retry: config.client.retry,
             },
             rest,
         ))
@@ -390,18 +366,18 @@ mod tests {
     fn mount_gives_up_after_mnt_timeout() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let url = NfsUrl::parse(&format!(
+        let url = crate::NfsUrl::parse(&format!(
             "nfs://127.0.0.1/export?version=3&mountport={port}&nfsport={port}"
         ))
         .unwrap();
-        let options = PoolOptions {
-            conns_per_path: 1,
+        let config = ClientConfig {
+            conns: 1,
             workers: 1,
-            client: ClientOptions::default(),
-            mount_timeout: Some(Duration::from_millis(300)),
+            mnt_timeout: Some(Duration::from_millis(300)),
+            ..ClientConfig::new(url)
         };
         let t0 = std::time::Instant::now();
-        let Err(err) = Pool::open(&url, Vec::new(), options) else {
+        let Err(err) = Pool::open(&config) else {
             panic!("a silent server was mounted");
         };
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());

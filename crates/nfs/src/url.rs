@@ -10,6 +10,9 @@
 //! is learnt from the server's export list when mounting.
 
 use std::fmt;
+use std::time::Duration;
+
+use crate::settings::Settings;
 
 /// Why a URL was rejected. Messages quote the URL part at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,22 +57,15 @@ pub struct NfsUrl {
     pub path: String,
     /// The URL path ended with `/` (names a directory).
     pub trailing_slash: bool,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    /// Connections to open (`conns=`), at least 1.
-    pub conns: Option<u32>,
-    /// More paths to the same storage (`path=`), after the host's own.
-    pub paths: Vec<crate::path::PathSpec>,
-    /// Reply timeout in tenths of a second (`timeo=`).
-    pub timeo: Option<u32>,
-    /// Every WRITE FILE_SYNC (`sync=1`), not only those the workload asks to be.
-    pub sync: bool,
     /// The protocol (`version=3`, the default, or `version=4.1`; `4` means 4.1;
     /// `pnfs`: 4.1 with layouts).
     pub version: NfsVersion,
-    /// pNFS: seconds between fetches of every file's layout (`layout_refresh=`; 0:
-    /// only after a data server fails).
-    pub layout_refresh: Option<u32>,
+    /// What the parameters say of the client: `uid=`, `gid=`, `conns=` (1 to 64),
+    /// `path=` (more paths to the same storage, after the host's own), `timeo=`
+    /// (tenths of a second), `sync=1` (every WRITE FILE_SYNC, not only those the
+    /// workload asks to be), `layout_refresh=` (pNFS, seconds; 0: only after a data
+    /// server fails). A [`crate::ClientConfig`] takes them over.
+    pub settings: Settings,
 }
 
 /// The NFS protocol a URL asks for.
@@ -115,14 +111,8 @@ impl NfsUrl {
             mount_port: None,
             path: normalise(path)?,
             trailing_slash: path.ends_with('/'),
-            uid: None,
-            gid: None,
-            conns: None,
-            paths: Vec::new(),
-            timeo: None,
-            sync: false,
             version,
-            layout_refresh: None,
+            settings: Settings::default(),
         })
     }
 
@@ -146,61 +136,63 @@ impl NfsUrl {
             mount_port: None,
             path: normalise(&percent_decode(path)?)?,
             trailing_slash: path.ends_with('/'),
-            uid: None,
-            gid: None,
-            conns: None,
-            paths: Vec::new(),
-            timeo: None,
-            sync: false,
             version: NfsVersion::V3,
-            layout_refresh: None,
+            settings: Settings::default(),
         };
+        let NfsUrl {
+            version,
+            mount_port,
+            nfs_port,
+            settings: set,
+            ..
+        } = &mut parsed;
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             match name {
                 "version" => {
-                    parsed.version = match value {
+                    *version = match value {
                         "3" => NfsVersion::V3,
                         "4" | "4.1" => NfsVersion::V41,
                         "pnfs" => NfsVersion::Pnfs,
                         _ => return Err(UrlError::Version(value.to_string())),
                     };
                 }
-                "mountport" => parsed.mount_port = Some(parse_port(name, value)?),
-                "nfsport" => parsed.nfs_port = Some(parse_port(name, value)?),
-                "uid" => parsed.uid = Some(parse_num(name, value, "user id")?),
-                "gid" => parsed.gid = Some(parse_num(name, value, "group id")?),
+                "mountport" => *mount_port = Some(parse_port(name, value)?),
+                "nfsport" => *nfs_port = Some(parse_port(name, value)?),
+                "uid" => set.uid = Some(parse_num(name, value, "user id")?),
+                "gid" => set.gid = Some(parse_num(name, value, "group id")?),
                 "conns" => {
                     let n = parse_num(name, value, "connection count (1-64)")?;
                     if !(1..=64).contains(&n) {
                         return Err(bad(name, value, "connection count (1-64)"));
                     }
-                    parsed.conns = Some(n);
+                    set.conns = Some(n);
                 }
                 "path" => {
-                    if parsed.paths.len() >= MAX_URL_PATHS {
+                    let paths = set.paths.get_or_insert_with(Vec::new);
+                    if paths.len() >= MAX_URL_PATHS {
                         return Err(bad(name, value, "path (at most 16 in a URL)"));
                     }
-                    parsed.paths.push(parse_path(name, value)?);
+                    paths.push(parse_path(name, value)?);
                 }
                 "layout_refresh" => {
                     let n = parse_num(name, value, "seconds (0-86400)")?;
                     if n > 86_400 {
                         return Err(bad(name, value, "seconds (0-86400)"));
                     }
-                    parsed.layout_refresh = Some(n);
+                    set.layout_refresh = Some(Duration::from_secs(u64::from(n)));
                 }
                 "timeo" => {
                     let n = parse_num(name, value, "timeout (1-6000 tenths of a second)")?;
                     if !(1..=6000).contains(&n) {
                         return Err(bad(name, value, "timeout (1-6000 tenths of a second)"));
                     }
-                    parsed.timeo = Some(n);
+                    set.timeo = Some(Duration::from_millis(u64::from(n) * 100));
                 }
                 "sync" => {
-                    parsed.sync = match value {
-                        "1" => true,
-                        "0" => false,
+                    set.sync = match value {
+                        "1" => Some(true),
+                        "0" => Some(false),
                         _ => return Err(bad(name, value, "switch (0 or 1)")),
                     };
                 }
@@ -375,7 +367,10 @@ mod tests {
         assert_eq!(u.host, "fd00::1");
         assert_eq!(u.nfs_port, Some(2050));
         assert_eq!(u.path, "/a/b");
-        assert_eq!((u.uid, u.gid, u.conns), (Some(1000), Some(50), Some(4)));
+        assert_eq!(
+            (u.settings.uid, u.settings.gid, u.settings.conns),
+            (Some(1000), Some(50), Some(4))
+        );
         assert_eq!(u.components().collect::<Vec<_>>(), ["a", "b"]);
         let u = NfsUrl::parse("nfs://server.example.com/x%20y").unwrap();
         assert_eq!(u.path, "/x y");
@@ -388,16 +383,20 @@ mod tests {
             "nfs://10.0.1.2/export/d?path=10.0.2.2&path=10.0.3.1->10.0.3.2&path=[fd00::2]&timeo=15",
         )
         .unwrap();
-        assert_eq!(u.paths.len(), 3);
-        assert_eq!(u.paths[0].label(), "10.0.2.2");
-        assert_eq!(u.paths[1].label(), "10.0.3.1->10.0.3.2");
+        let paths = u.settings.paths.as_deref().unwrap();
+        assert_eq!(paths.len(), 3);
+        assert_eq!(paths[0].label(), "10.0.2.2");
+        assert_eq!(paths[1].label(), "10.0.3.1->10.0.3.2");
         assert_eq!(
-            u.paths[2].server,
+            paths[2].server,
             "fd00::2".parse::<std::net::IpAddr>().unwrap()
         );
-        assert_eq!(u.timeo, Some(15));
-        assert!(!u.sync);
-        assert!(NfsUrl::parse("nfs://h/x?sync=1").unwrap().sync);
+        assert_eq!(u.settings.timeo, Some(Duration::from_millis(1500)));
+        assert_eq!(u.settings.sync, None);
+        assert_eq!(
+            NfsUrl::parse("nfs://h/x?sync=1").unwrap().settings.sync,
+            Some(true)
+        );
     }
 
     #[test]

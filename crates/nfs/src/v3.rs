@@ -3,17 +3,17 @@
 //! answers and FSINFO through the router; afterwards the mounted export's client.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use dbio_rpc::conn::ConnConfig;
 
 use crate::client::{nfs3_proc_names, nfs_port, Nfs3Client};
+use crate::client_config::ClientConfig;
 use crate::error::NfsError;
 use crate::fs::Fs;
 use crate::path::PathSpec;
 use crate::proto::nfs3;
 use crate::router::Router;
-use crate::url::{NfsUrl, NfsVersion};
+use crate::url::NfsVersion;
 use crate::version::{first_answering, Boxed, MountArgs, Mounted, SetUp, Version};
 
 /// NFSv3's set-up.
@@ -26,22 +26,23 @@ impl SetUp for V3 {
 
     fn port<'a>(
         &'a self,
-        url: &'a NfsUrl,
+        config: &'a ClientConfig,
         paths: &'a [PathSpec],
         conn: &'a ConnConfig,
-        mount_timeout: Option<Duration>,
     ) -> Boxed<'a, Result<u16, NfsError>> {
-        Box::pin(first_answering(url, paths, mount_timeout, move |p| {
+        let url = &config.url;
+        Box::pin(first_answering(url, paths, config.mnt_timeout, move |p| {
             nfs_port(url, p, conn)
         }))
     }
 
     fn mount<'a>(&'a self, a: MountArgs<'a>) -> Boxed<'a, Result<Mounted, NfsError>> {
         Box::pin(async move {
-            let mut options = a.client.clone();
+            let mut options = a.config.client.clone();
             options.conn = a.conn.clone();
-            let (client, rest) = first_answering(a.url, a.paths, a.mount_timeout, |p| {
-                Nfs3Client::mount_on(a.router.clone(), a.url, p, options.clone())
+            let url = &a.config.url;
+            let (client, rest) = first_answering(url, a.paths, a.config.mnt_timeout, |p| {
+                Nfs3Client::mount_on(a.router.clone(), url, p, options.clone())
             })
             .await?;
             Ok((Box::new(Mount3(Arc::new(client))) as Box<dyn Version>, rest))

@@ -13,7 +13,7 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection};
 use dbio_rpc::Credential;
 
-use crate::client::ClientOptions;
+use crate::client_config::ClientConfig;
 use crate::error::NfsError;
 use crate::fs::Fs;
 use crate::path::PathSpec;
@@ -27,18 +27,16 @@ pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 /// What a version's set-up is given: the pool's router and the options of its
 /// connections.
 pub struct MountArgs<'a> {
-    pub url: &'a NfsUrl,
+    /// The client's configuration (its URL, identity, mount bound, ...).
+    pub config: &'a ClientConfig,
     pub router: &'a Arc<Router>,
     /// The paths to the server, in the URL's (or oranfstab's) order.
     pub paths: &'a [PathSpec],
     /// The connections of paths that are up, in path order.
     pub up: Vec<Connection>,
     pub cred: Credential,
-    pub client: &'a ClientOptions,
     /// The options every connection of the pool got.
     pub conn: &'a ConnConfig,
-    /// Bound on each attempt to mount (oranfstab `mnt_timeout`).
-    pub mount_timeout: Option<Duration>,
 }
 
 /// How a pool sets a version up.
@@ -50,10 +48,9 @@ pub trait SetUp: Sync {
     /// The server's NFS port, before any connection to it.
     fn port<'a>(
         &'a self,
-        url: &'a NfsUrl,
+        config: &'a ClientConfig,
         paths: &'a [PathSpec],
         conn: &'a ConnConfig,
-        mount_timeout: Option<Duration>,
     ) -> Boxed<'a, Result<u16, NfsError>>;
 
     /// Mounts over the router: the version's table and the path inside what it

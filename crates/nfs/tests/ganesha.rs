@@ -9,9 +9,10 @@ use dbio_nfs::copy::{self, CopyError, CopyOptions, Uploaded};
 use dbio_nfs::fs::Handle;
 use dbio_nfs::fs::{join, Create};
 use dbio_nfs::mount::MountClient;
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::mount3::Mountstat3;
 use dbio_nfs::proto::nfs3::{access, CreateHow, Ftype3, Nfsstat3, Sattr3, StableHow};
+use dbio_nfs::ClientConfig;
 use dbio_nfs::Fs;
 use dbio_nfs::{ClientOptions, Nfs3Client, NfsError, NfsUrl};
 use std::sync::atomic::AtomicBool;
@@ -310,13 +311,13 @@ fn pool(server: &common::Server, version: &str) -> (Pool, Fs, String) {
         server.addr
     ))
     .unwrap();
-    let options = PoolOptions {
-        conns_per_path: 2,
+    let options = ClientConfig {
+        conns: 2,
         workers: 0,
         client: opts(),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, rest) = Pool::open(&url, Vec::new(), options).unwrap();
+    let (pool, rest) = Pool::open(&options).unwrap();
     let fs = pool.fs();
     (pool, fs, rest)
 }

@@ -17,10 +17,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dbio_nfs::datapath::Stability;
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{Fh4, LayoutIomode};
 use dbio_nfs::v41::layout::{FileLayoutGrant, LayoutReply, NoLayout, StripeMap};
 use dbio_nfs::v41::{Client, SessionOptions};
+use dbio_nfs::ClientConfig;
 use dbio_nfs::{ClientOptions, NfsUrl};
 
 fn rt() -> tokio::runtime::Runtime {
@@ -49,7 +50,7 @@ fn content(len: usize, seed: u64) -> Vec<u8> {
 
 async fn connect(host: &str, path: &str) -> Client {
     let u = NfsUrl::parse(&format!("nfs://{host}{path}?version=4.1")).unwrap();
-    let opts = ClientOptions::default().with_url(&u);
+    let opts = ClientConfig::new(u.clone()).client;
     Client::connect(&u, &opts, SessionOptions::default())
         .await
         .unwrap()
@@ -304,13 +305,12 @@ fn the_metadata_server_takes_a_layoutcommit_after_a_write_through_the_data_serve
     // The same through a pool's data path: its WRITEs reach the data server, which
     // answers UNSTABLE, so the layouts COMMIT there and send a LAYOUTCOMMIT, taken.
     let url = NfsUrl::parse(&format!("nfs://{}/gv0?version=pnfs", lab.hosts[0])).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
+    let opts = ClientConfig {
+        conns: 1,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, _) = Pool::open(&opts).unwrap();
     let layouts = pool.layouts().unwrap().clone();
     let client = pool.v41().unwrap().client();
     let (fh, _) = pool.block_on(client.lookup_path(path)).unwrap();

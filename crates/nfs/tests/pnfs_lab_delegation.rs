@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use dbio_nfs::proto::nfs4::StableHow;
 use dbio_nfs::v41::callback::BackChannel;
 use dbio_nfs::v41::{Access, Client, SessionOptions};
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::{ClientConfig, NfsUrl};
 
 #[path = "common/pnfs_lab.rs"]
 mod lab;
@@ -43,7 +43,7 @@ fn content(len: usize, seed: u64) -> Vec<u8> {
 /// if `back` is given.
 async fn connect(host: &str, owner: &str, back: Option<Arc<BackChannel>>) -> Client {
     let u = NfsUrl::parse(&format!("nfs://{host}/gv0?version=4.1")).unwrap();
-    let opts = ClientOptions::default().with_url(&u);
+    let opts = ClientConfig::new(u.clone()).client;
     let session = SessionOptions {
         owner: owner.to_string(),
         back_channel: back,

@@ -8,7 +8,7 @@ mod common;
 use dbio_nfs::fs::FileType;
 use dbio_nfs::proto::nfs4::{Ftype4, Nfsstat4, Opnum};
 use dbio_nfs::v41::{Client, SessionOptions};
-use dbio_nfs::{ClientOptions, NfsError, NfsUrl};
+use dbio_nfs::{ClientConfig, NfsError, NfsUrl};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -23,7 +23,7 @@ fn url(s: &common::Server, path: &str) -> NfsUrl {
 
 async fn connect(s: &common::Server, slots: u32) -> Client {
     let u = url(s, "/export");
-    let opts = ClientOptions::default().with_url(&u);
+    let opts = ClientConfig::new(u.clone()).client;
     let session = SessionOptions {
         slots,
         ..SessionOptions::default()

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use dbio_nfs::datapath::{DataPath, FileId, Outcome, ReadData, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::pool::Pool;
+use dbio_nfs::ClientConfig;
+use dbio_nfs::NfsUrl;
 
 const FILE_SIZE: usize = 4 << 20;
 
@@ -63,13 +64,12 @@ fn reads_and_writes_over_sessions_match_the_export() {
     std::fs::write(s.export_dir.join("data.bin"), &data).unwrap();
     std::fs::write(s.export_dir.join("out.bin"), vec![0u8; FILE_SIZE]).unwrap();
     let url = NfsUrl::parse(&format!("nfs://{}/export?version=4.1", s.addr)).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 2,
+    let opts = ClientConfig {
+        conns: 2,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, rest) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, rest) = Pool::open(&opts).unwrap();
     assert_eq!(rest, "export");
     let m = pool.v41().expect("an NFSv4.1 pool");
     let (fh_in, _) = pool
@@ -181,13 +181,12 @@ fn a_missing_file_fails_its_io_with_the_server_status() {
     };
     std::fs::write(s.export_dir.join("gone.bin"), vec![1u8; 65536]).unwrap();
     let url = NfsUrl::parse(&format!("nfs://{}/export?version=4.1", s.addr)).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
+    let opts = ClientConfig {
+        conns: 1,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, _) = Pool::open(&opts).unwrap();
     let m = pool.v41().unwrap();
     let (fh, _) = pool
         .block_on(m.client().lookup_path("/export/gone.bin"))

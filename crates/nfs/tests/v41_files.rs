@@ -11,14 +11,15 @@ use std::process::Command;
 
 use dbio_nfs::copy::{self, CopyOptions};
 use dbio_nfs::fs::{join, Create, Stable};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
     access, share, ArgOp, Compound, Fh4, Ftype4, Nfsstat4, OpenClaim, OpenHow, Opnum, SetAttrs,
     StableHow, MINOR_VERSION,
 };
 use dbio_nfs::v41::{self, create_verifier, Access, Client, SessionOptions};
+use dbio_nfs::ClientConfig;
 use dbio_nfs::Fs;
-use dbio_nfs::{ClientOptions, NfsError, NfsUrl};
+use dbio_nfs::{NfsError, NfsUrl};
 use std::sync::atomic::AtomicBool;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -30,7 +31,7 @@ fn rt() -> tokio::runtime::Runtime {
 
 async fn connect(s: &common::Server) -> Client {
     let u = NfsUrl::parse(&format!("nfs://{}/export?version=4.1", s.addr)).unwrap();
-    let opts = ClientOptions::default().with_url(&u);
+    let opts = ClientConfig::new(u.clone()).client;
     Client::connect(&u, &opts, SessionOptions::default())
         .await
         .unwrap()
@@ -84,13 +85,12 @@ fn pool(s: &common::Server, version: &str) -> (Pool, Fs, String) {
         "3" => s.url("/export/"),
         v => format!("nfs://{}/export/?version={v}", s.addr),
     };
-    let options = PoolOptions {
-        conns_per_path: 1,
+    let options = ClientConfig {
+        conns: 1,
         workers: 0,
-        client: ClientOptions::default(),
-        mount_timeout: None,
+        ..ClientConfig::new(NfsUrl::parse(&url).unwrap())
     };
-    let (pool, rest) = Pool::open(&NfsUrl::parse(&url).unwrap(), Vec::new(), options).unwrap();
+    let (pool, rest) = Pool::open(&options).unwrap();
     let fs = pool.fs();
     (pool, fs, rest)
 }

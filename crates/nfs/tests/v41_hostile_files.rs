@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 
 use bytes::BufMut;
 use dbio_nfs::copy::{self, CopyOptions};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Fh4, Ftype4, Nfsstat4, Opnum, StableHow, Stateid,
 };
 use dbio_nfs::v41::{Access, Attr, Client, OpenFile, SessionOptions};
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::ClientConfig;
+use dbio_nfs::NfsUrl;
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
@@ -139,7 +140,7 @@ fn wrong_answers_to_file_operations_are_one_line_errors() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let opts = ClientOptions::default().with_url(&url);
+        let opts = ClientConfig::new(url.clone()).client;
         let c = Client::connect(&url, &opts, SessionOptions::default())
             .await
             .unwrap();
@@ -281,13 +282,12 @@ fn download_from_script(size: u64, extra: u32) -> Result<(Vec<u8>, u32), String>
     let r = reads.clone();
     std::thread::spawn(move || copy_server(l, r, extra));
     let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export?version=4.1")).unwrap();
-    let options = PoolOptions {
-        conns_per_path: 1,
+    let options = ClientConfig {
+        conns: 1,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, _) = Pool::open(&url, Vec::new(), options).unwrap();
+    let (pool, _) = Pool::open(&options).unwrap();
     let mut dp = pool.data_path(4, 1 << 16).unwrap();
     let file = dp.add_file(b"file").unwrap();
     dp.set_stateid(

@@ -4,9 +4,10 @@
 //! server that refuses both leaves the file going through the metadata server, and
 //! the route says why.
 
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{Fh4, Stateid};
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::ClientConfig;
+use dbio_nfs::NfsUrl;
 
 #[path = "common/v41_open_script.rs"]
 mod v41_open_script;
@@ -18,13 +19,12 @@ fn pool(refuse_by_name: bool) -> (Pool, Log) {
     let log = Log::default();
     let addr = v41_open_script::start(refuse_by_name, log.clone());
     let url = NfsUrl::parse(&format!("nfs://{addr}/export?version=pnfs")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
+    let opts = ClientConfig {
+        conns: 1,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    (Pool::open(&url, Vec::new(), opts).unwrap().0, log)
+    (Pool::open(&opts).unwrap().0, log)
 }
 
 fn entries(log: &Log) -> Vec<String> {

@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes};
 use dbio_nfs::datapath::{DataPath, FileId, Outcome, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs4::{
     cb_op, decode_cb_compound_res, encode_cb_compound, encode_compound_header, encode_resop_status,
     session_flags, CbOp, CbResult, DeviceNotice, Fh4, FileDsAddr, FileLayout, LayoutIomode,
     LayoutRecall, LayoutType, Nfsstat4, Opnum, Stateid,
 };
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::ClientConfig;
+use dbio_nfs::NfsUrl;
 use dbio_xdr::{XdrEncode, XdrPut};
 
 #[path = "common/v41_script.rs"]
@@ -543,13 +544,12 @@ fn a_scripted_server_that_lost_the_back_channel_gets_the_connections_bound_again
     let (reply_tx, _reply_rx) = mpsc::channel();
     let mds = metadata_server(script, 2, reply_tx, cb_rx);
     let url = NfsUrl::parse(&format!("nfs://{mds}/export?version=4.1")).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 2,
+    let opts = ClientConfig {
+        conns: 2,
         workers: 0,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, _) = Pool::open(&opts).unwrap();
     let m = pool.v41().unwrap();
     let counts = m.back_channel().counts();
     let binds = || {

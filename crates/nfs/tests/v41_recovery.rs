@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dbio_nfs::datapath::{DataPath, FileId, Outcome, ReadData, Stability};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::v41::Access;
-use dbio_nfs::{ClientOptions, NfsUrl};
+use dbio_nfs::ClientConfig;
+use dbio_nfs::NfsUrl;
 
 const LEASE_S: u64 = 2;
 const BLOCK: usize = 64 << 10;
@@ -71,14 +72,13 @@ fn an_expired_lease_is_recovered_without_a_failed_io() {
     )
     .unwrap();
     let url = NfsUrl::parse(&format!("nfs://{}/export?version=4.1", s.addr)).unwrap();
-    let opts = PoolOptions {
-        conns_per_path: 1,
+    let opts = ClientConfig {
+        conns: 1,
         // A thread of its own: the renewal runs while the test sleeps.
         workers: 1,
-        client: ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..ClientConfig::new(url.clone())
     };
-    let (pool, _) = Pool::open(&url, Vec::new(), opts).unwrap();
+    let (pool, _) = Pool::open(&opts).unwrap();
     let m = pool.v41().expect("an NFSv4.1 pool");
     let client = m.client();
     let (fh, _) = pool

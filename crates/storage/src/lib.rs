@@ -15,7 +15,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use dbio_engine::EngineKind;
-use dbio_nfs_engine::{NfsTarget, TargetOptions};
+use dbio_nfs::{ClientConfig, Settings};
+use dbio_nfs_engine::NfsTarget;
 use dbio_stats::RunResult;
 use dbio_workload::{Dataset, DatasetError, DatasetSpec, PrepareOptions};
 
@@ -23,9 +24,7 @@ pub mod resolve;
 
 pub use resolve::{is_nfs_url, resolve, NfsPlan, Resolved};
 
-/// Connections per path unless the user says otherwise: against
-/// nfs-ganesha here 4 gave about a fifth more IOPS than 1 (BENCHMARKS.md).
-pub const DEFAULT_CONNS: u32 = 4;
+pub use dbio_nfs::client_config::DEFAULT_CONNS;
 
 /// Errors resolving or opening a target; each names the target or file.
 #[derive(Debug, thiserror::Error)]
@@ -58,28 +57,15 @@ pub enum TargetError {
     Dataset(#[from] DatasetError),
 }
 
-/// How to reach NFS targets (ignored for local ones).
-#[derive(Clone, Debug)]
+/// How to reach NFS targets (ignored for local ones): which oranfstab maps paths to
+/// servers, and what the command line says of the client (over the URL's parameters
+/// and the oranfstab entry, see [`ClientConfig::layered`]).
+#[derive(Clone, Debug, Default)]
 pub struct NfsOptions {
-    /// Connections per network path; a `conns=N` in the URL wins.
-    pub conns: u32,
-    /// Largest READ or WRITE per RPC (rsize/wsize); None: 1 MiB.
-    pub rwsize: Option<u64>,
     /// The oranfstab to use; None: ./oranfstab, then /etc/oranfstab.
     pub oranfstab: Option<PathBuf>,
-    /// Replies a connection may gather per wake-up.
-    pub reply_batch: usize,
-}
-
-impl Default for NfsOptions {
-    fn default() -> Self {
-        NfsOptions {
-            conns: DEFAULT_CONNS,
-            rwsize: None,
-            oranfstab: None,
-            reply_batch: TargetOptions::default().reply_batch,
-        }
-    }
+    /// The command line's settings of the client.
+    pub command_line: Settings,
 }
 
 /// An opened target.
@@ -108,25 +94,23 @@ impl Target {
         match resolve(target, opts.oranfstab.as_deref())? {
             Resolved::Local(dir) => Ok(Target::Local(dir)),
             Resolved::Nfs(plan) => {
-                let topts = TargetOptions {
-                    conns: opts.conns,
+                let NfsPlan {
+                    url,
+                    given,
+                    entry,
+                    notices,
+                } = *plan;
+                let config = ClientConfig {
                     // No connection threads: each user runs the connections while it waits
                     // for its replies, so a reply reaches its engine without a hand-over
                     // between threads.
                     workers: 0,
-                    paths: plan.paths,
-                    max_transfer: opts.rwsize.map_or(dbio_nfs_engine::MAX_TRANSFER, |s| {
-                        s.min(u64::from(u32::MAX)) as u32
-                    }),
-                    server_name: plan.server_name,
-                    reply_batch: opts.reply_batch,
-                    dontroute: plan.dontroute,
-                    mount_timeout: plan.mount_timeout,
+                    ..ClientConfig::layered(url, opts.command_line.clone(), entry)
                 };
                 Ok(Target::Nfs {
                     name: target.to_path_buf(),
-                    nfs: NfsTarget::open_url(&plan.url, &plan.given, &topts)?,
-                    notices: Mutex::new((plan.notices, 0)),
+                    nfs: NfsTarget::open(&config, &given)?,
+                    notices: Mutex::new((notices, 0)),
                 })
             }
         }

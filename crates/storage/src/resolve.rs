@@ -3,30 +3,25 @@
 //! NFS client, as Oracle's Direct NFS does). Reads the oranfstab; opens
 //! nothing.
 
-use std::net::ToSocketAddrs;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use dbio_nfs::config::{default_candidates, NfsConfig};
 use dbio_nfs::path::PathSpec;
-use dbio_nfs::NfsUrl;
+use dbio_nfs::{NfsUrl, Settings};
+use std::net::ToSocketAddrs;
+use std::path::{Path, PathBuf};
 
 use crate::TargetError;
 
-/// How to reach an NFS target: its URL, network paths and server name.
+/// How to reach an NFS target: its URL, and what an oranfstab entry says of the client.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NfsPlan {
+    /// The URL (with its parameters); for a path under an oranfstab mount point, the
+    /// entry's first path and the export's path, without parameters.
     pub url: NfsUrl,
     /// The URL as the user wrote it (or as the oranfstab entry makes it), for messages.
     pub given: String,
-    /// Network paths; empty means the URL's host (and its `path=`s).
-    pub paths: Vec<PathSpec>,
-    /// The oranfstab `server:` name, for the views.
-    pub server_name: Option<String>,
-    /// The oranfstab entry's `dontroute`.
-    pub dontroute: bool,
-    /// The oranfstab entry's `mnt_timeout`.
-    pub mount_timeout: Option<Duration>,
+    /// The oranfstab entry's settings (its `server:` name, the first path's `local:`,
+    /// the further paths, `dontroute`, `mnt_timeout`); none for a URL.
+    pub entry: Settings,
     /// What the user should be told about how the target was read (the oranfstab's
     /// warnings), for the CLI to print.
     pub notices: Vec<String>,
@@ -59,10 +54,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         return Ok(Resolved::Nfs(Box::new(NfsPlan {
             url,
             given: text.to_string(),
-            paths: Vec::new(),
-            server_name: None,
-            dontroute: false,
-            mount_timeout: None,
+            entry: Settings::default(),
             notices: Vec::new(),
         })));
     }
@@ -109,22 +101,32 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
             server: remote,
         });
     }
-    let first = paths.first().ok_or_else(|| {
-        TargetError::Unsupported(format!("server {}: entry without a path", server.name))
-    })?;
+    if paths.is_empty() {
+        return Err(TargetError::Unsupported(format!(
+            "server {}: entry without a path",
+            server.name
+        )));
+    }
+    // The first path reaches the URL's host; the others follow it.
+    let first = paths.remove(0);
     let url = NfsUrl::new(
         &first.server.to_string(),
         &m.remote_path(),
         server.nfs_version,
     )
     .map_err(|e| TargetError::Unsupported(format!("server {}: {e}", server.name)))?;
+    let entry = Settings {
+        server_name: Some(server.name.clone()),
+        local: first.local,
+        paths: Some(paths),
+        dontroute: Some(server.dontroute),
+        mnt_timeout: Some(server.mnt_timeout),
+        ..Settings::default()
+    };
     Ok(Resolved::Nfs(Box::new(NfsPlan {
         given: url.to_string(),
         url,
-        paths,
-        server_name: Some(server.name.clone()),
-        dontroute: server.dontroute,
-        mount_timeout: Some(server.mnt_timeout),
+        entry,
         notices: cfg.warnings.iter().map(|w| w.to_string()).collect(),
     })))
 }
@@ -151,10 +153,12 @@ mod tests {
         assert_eq!(plan.url.to_string(), "nfs://10.0.1.2/vol/ora/dbio");
         assert_eq!(plan.url.version, NfsVersion::V3);
         assert!(plan.notices.is_empty());
-        assert_eq!(plan.paths.len(), 2);
-        assert_eq!(plan.paths[1].label(), "10.0.2.1->10.0.2.2");
-        assert_eq!(plan.server_name.as_deref(), Some("filer1"));
-        assert!(plan.dontroute);
+        assert_eq!(plan.entry.local, Some("10.0.1.1".parse().unwrap()));
+        let more = plan.entry.paths.as_deref().unwrap();
+        assert_eq!(more.len(), 1);
+        assert_eq!(more[0].label(), "10.0.2.1->10.0.2.2");
+        assert_eq!(plan.entry.server_name.as_deref(), Some("filer1"));
+        assert_eq!(plan.entry.dontroute, Some(true));
 
         let url = "nfs://127.0.0.1/export/d?version=3";
         let Resolved::Nfs(plan) = resolve(Path::new(url), Some(&tab)).unwrap() else {

@@ -17,8 +17,8 @@ use std::time::Duration;
 use anyhow::anyhow;
 use dbio_nfs::copy::CopyError;
 use dbio_nfs::fs::Stable;
-use dbio_nfs::pool::{Pool, PoolOptions};
-use dbio_nfs::{ClientOptions, Fs, NfsError, NfsUrl};
+use dbio_nfs::pool::Pool;
+use dbio_nfs::{ClientConfig, Fs, NfsError, NfsUrl, Settings};
 
 use crate::common::{duration_arg, size_arg, EXIT_INTERRUPTED};
 
@@ -228,18 +228,29 @@ fn keep_freed_memory() {
     }
 }
 
-/// Client options from the command line and the URL.
-fn client_options(conn: &ConnArgs, parsed: &NfsUrl) -> ClientOptions {
-    let mut options = ClientOptions::default().with_url(parsed);
-    options.uid = conn.uid.unwrap_or(options.uid);
-    options.gid = conn.gid.unwrap_or(options.gid);
-    options.gids = conn.gids.clone();
-    options.conn.timeout = conn.timeout;
-    options.conn.connect_timeout = conn.timeout;
-    options.conn.retries = conn.retries;
-    options.conn.reserved_port = conn.reserved_port;
-    options.conn.reply_batch = conn.reply_batch;
-    options
+/// The client's configuration: the command line over the URL's parameters over one
+/// connection (one caller, one request at a time, needs no more unless the URL's
+/// `conns=` asks).
+fn client_config(conn: &ConnArgs, parsed: NfsUrl) -> ClientConfig {
+    let command_line = Settings {
+        uid: conn.uid,
+        gid: conn.gid,
+        gids: Some(conn.gids.clone()),
+        timeout: Some(conn.timeout),
+        retries: Some(conn.retries),
+        reserved_port: Some(conn.reserved_port),
+        reply_batch: Some(conn.reply_batch),
+        ..Settings::default()
+    };
+    let below = Settings {
+        conns: Some(1),
+        ..Settings::default()
+    };
+    ClientConfig {
+        // No threads of its own: see `Remote::open`.
+        workers: 0,
+        ..ClientConfig::layered(parsed, command_line, below)
+    }
 }
 
 /// An opened URL: the pool, its file API, and the path from the file API's root.
@@ -254,20 +265,14 @@ impl Remote {
     /// Opens the URL's export over a pool whose connections move while this thread
     /// waits (no threads of its own: the cheapest way per RPC for one caller).
     fn open(conn: &ConnArgs, url: &str) -> anyhow::Result<Remote> {
-        let parsed = NfsUrl::parse(url).map_err(flat)?;
-        let options = PoolOptions {
-            conns_per_path: parsed.conns.unwrap_or(1).max(1),
-            workers: 0,
-            client: client_options(conn, &parsed),
-            mount_timeout: None,
-        };
-        let (pool, rel) = Pool::open(&parsed, Vec::new(), options).map_err(flat)?;
+        let config = client_config(conn, NfsUrl::parse(url).map_err(flat)?);
+        let (pool, rel) = Pool::open(&config).map_err(flat)?;
         let fs = pool.fs();
         Ok(Remote {
             pool,
             fs,
             rel,
-            url: parsed,
+            url: config.url,
         })
     }
 

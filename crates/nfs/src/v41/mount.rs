@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use dbio_rpc::conn::Connection;
 
+use crate::client_config::ClientConfig;
 use crate::error::{call_error, NfsError};
 use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
-use crate::url::{NfsUrl, NfsVersion};
+use crate::url::NfsVersion;
 use crate::v41::callback::BackChannel;
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
@@ -25,8 +26,6 @@ use crate::ClientOptions;
 
 /// The NFSv4 port, when the URL names none.
 const NFS_PORT: u16 = 2049;
-/// pNFS: seconds between fetches of every file's layout, unless the URL says.
-pub const LAYOUT_REFRESH_S: u32 = 10;
 /// pNFS: longest the end of a pool waits to return its layouts.
 pub const RELEASE_WAIT: Duration = Duration::from_secs(2);
 
@@ -42,12 +41,12 @@ impl SetUp for V41 {
 
     fn port<'a>(
         &'a self,
-        url: &'a NfsUrl,
+        config: &'a ClientConfig,
         _: &'a [crate::path::PathSpec],
         _: &'a dbio_rpc::conn::ConnConfig,
-        _: Option<Duration>,
     ) -> Boxed<'a, Result<u16, NfsError>> {
-        Box::pin(std::future::ready(Ok(url.nfs_port.unwrap_or(NFS_PORT))))
+        let port = config.url.nfs_port.unwrap_or(NFS_PORT);
+        Box::pin(std::future::ready(Ok(port)))
     }
 
     fn mount<'a>(&'a self, a: MountArgs<'a>) -> Boxed<'a, Result<Mounted, NfsError>> {
@@ -55,17 +54,15 @@ impl SetUp for V41 {
             let mut sopts = SessionOptions {
                 slots: crate::v41::MAX_SLOTS,
                 conn: a.conn.clone(),
-                backoff: a.client.retry,
+                backoff: a.config.client.retry,
                 ..SessionOptions::default()
             };
             sopts.conn.siblings = None;
-            let pnfs = (a.url.version == NfsVersion::Pnfs).then(|| {
-                let secs = a.url.layout_refresh.unwrap_or(LAYOUT_REFRESH_S);
-                let refresh = (secs > 0).then(|| Duration::from_secs(u64::from(secs)));
-                (a.client.clone(), refresh)
-            });
+            let url = &a.config.url;
+            let pnfs = (url.version == NfsVersion::Pnfs)
+                .then(|| (a.config.client.clone(), a.config.layout_refresh));
             let mount = V41Mount::open(a.router, a.up, a.cred, sopts, pnfs).await?;
-            let rest = a.url.path.trim_matches('/').to_string();
+            let rest = url.path.trim_matches('/').to_string();
             Ok((Box::new(mount) as Box<dyn Version>, rest))
         })
     }

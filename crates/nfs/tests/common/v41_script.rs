@@ -252,15 +252,12 @@ pub fn deviceinfo_ok(out: &mut Vec<u8>, device: dbio_nfs::proto::nfs4::FileDsAdd
 #[allow(dead_code)]
 pub fn scripted_pool(addr: std::net::SocketAddr, version: &str) -> dbio_nfs::pool::Pool {
     let url = dbio_nfs::NfsUrl::parse(&format!("nfs://{addr}/export?version={version}")).unwrap();
-    let opts = dbio_nfs::pool::PoolOptions {
-        conns_per_path: 1,
+    let opts = dbio_nfs::ClientConfig {
+        conns: 1,
         workers: 0,
-        client: dbio_nfs::ClientOptions::default().with_url(&url),
-        mount_timeout: None,
+        ..dbio_nfs::ClientConfig::new(url.clone())
     };
-    dbio_nfs::pool::Pool::open(&url, Vec::new(), opts)
-        .unwrap()
-        .0
+    dbio_nfs::pool::Pool::open(&opts).unwrap().0
 }
 
 /// A pNFS pool on the scripted metadata server at `mds` with the layout of the

@@ -4,8 +4,9 @@
 use std::sync::atomic::AtomicBool;
 
 use dbio_nfs::copy::{self, CopyOptions};
-use dbio_nfs::pool::{Pool, PoolOptions};
+use dbio_nfs::pool::Pool;
 use dbio_nfs::proto::nfs3::{self, ReadArgs};
+use dbio_nfs::ClientConfig;
 use dbio_xdr::{BufMut, XdrDecode, XdrPut};
 
 use super::server::*;
@@ -25,13 +26,13 @@ pub fn read_res(count: u32, eof: bool, data: &[u8]) -> Vec<u8> {
 /// and `cp` do: up to the size GETATTR gives. Returns the bytes handed on, or the
 /// copy's error.
 pub fn try_pool_download(server: &Server) -> Result<Vec<u8>, String> {
-    let options = PoolOptions {
-        conns_per_path: 1,
+    let options = ClientConfig {
+        conns: 1,
         workers: 0,
         client: client_options(),
-        mount_timeout: None,
+        ..ClientConfig::new(server.url())
     };
-    let (pool, rest) = Pool::open(&server.url(), Vec::new(), options).expect("pool");
+    let (pool, rest) = Pool::open(&options).expect("pool");
     let fs = pool.fs();
     let (fh, attr) = pool.block_on(fs.lookup_path(&rest)).expect("getattr");
     let mut dp = pool.data_path(4, 1 << 16).expect("data path");
