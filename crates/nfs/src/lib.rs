@@ -5,6 +5,9 @@
 //!   close, small reads and writes, remove, rename, commit, space, listings) over one
 //!   handle and one attribute type, with the bounds and progress guards no version may
 //!   miss; each version implements its table of operations in `fs/v3.rs`, `fs/v41.rs`.
+//! - [`client_config`]: the one configuration of a client ([`ClientConfig`], what
+//!   [`pool::Pool::open`] takes), laid together from its sources' [`settings`] (the
+//!   command line over the URL over an oranfstab entry over the defaults).
 //! - [`pool`]: the connections of a run or command over every path, its runtime, its
 //!   `Fs` and its data paths; [`path`] and [`failover`]: path health, events, probes.
 //! - [`version`]: each version's set-up table (its port, then its mount over the one
