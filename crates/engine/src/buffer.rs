@@ -27,7 +27,7 @@ pub struct SlotBuffers {
     /// First buffer: `map` rounded up to a huge page.
     base: *mut u8,
     stride: usize,
-    len: usize,
+    slot_len: usize,
     count: usize,
     /// Set when I/O that could not be cancelled may still land here: the
     /// mapping then outlives this value.
@@ -76,7 +76,7 @@ impl SlotBuffers {
             map_len: total,
             base,
             stride,
-            len,
+            slot_len: len,
             count,
             leaked: false,
         })
@@ -90,22 +90,22 @@ impl SlotBuffers {
     }
     /// The size of each buffer.
     pub fn slot_len(&self) -> usize {
-        self.len
+        self.slot_len
     }
     /// The start of buffer `slot`; panics past the last.
     pub fn as_mut_ptr(&self, slot: usize) -> *mut u8 {
         assert!(slot < self.count, "slot {slot} of {}", self.count);
-        // SAFETY: slot * stride + len lies inside the mapping.
+        // SAFETY: slot * stride + slot_len lies inside the mapping.
         unsafe { self.base.add(slot * self.stride) }
     }
     pub fn slice(&self, slot: usize) -> &[u8] {
-        // SAFETY: valid for len bytes for the life of self.
-        unsafe { std::slice::from_raw_parts(self.as_mut_ptr(slot), self.len) }
+        // SAFETY: valid for slot_len bytes for the life of self.
+        unsafe { std::slice::from_raw_parts(self.as_mut_ptr(slot), self.slot_len) }
     }
     pub fn slice_mut(&mut self, slot: usize) -> &mut [u8] {
         // SAFETY: as above; &mut self makes it exclusive, and buffers do
         // not overlap.
-        unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(slot), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(slot), self.slot_len) }
     }
     /// Keeps the mapping for the rest of the process: I/O still in flight
     /// may write into it after this value is gone.
