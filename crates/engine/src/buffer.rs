@@ -19,6 +19,11 @@ pub const ALIGN: usize = 4096;
 /// the mapping starts on such a boundary so that each can be one.
 const HUGE: usize = 2 << 20;
 
+/// Buffers of this many bytes in all and more go in huge pages (16 slots
+/// of 8 KiB, or one of 128 KiB): 8 KiB reads at 16 outstanding and more
+/// went faster with fio's buffers in huge pages than in ordinary ones.
+const HUGE_FROM: usize = 128 << 10;
+
 /// `count` buffers of `len` bytes each, zeroed, every one page aligned,
 /// laid out one after another in a single anonymous mapping.
 pub struct SlotBuffers {
@@ -41,10 +46,20 @@ impl SlotBuffers {
     pub fn new(count: usize, len: usize) -> io::Result<Self> {
         let count = count.max(1);
         let stride = len.max(1).div_ceil(ALIGN) * ALIGN;
-        let total = stride
+        let used = stride
             .checked_mul(count)
-            .and_then(|t| t.checked_add(HUGE))
+            .filter(|&u| u <= isize::MAX as usize / 2)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        // Small sets (one slot per user, as psync has) stay in ordinary
+        // pages: a huge page each would cost 2 MiB per user.
+        let huge = used >= HUGE_FROM;
+        let span = if huge {
+            used.next_multiple_of(HUGE)
+        } else {
+            used
+        };
+        // Room to start on a huge-page boundary.
+        let total = span + HUGE;
         // SAFETY: a fresh private anonymous mapping; no existing memory is
         // touched. Its pages are zero until written.
         let map = unsafe {
@@ -64,12 +79,11 @@ impl SlotBuffers {
         let skip = (map as usize).next_multiple_of(HUGE) - map as usize;
         // SAFETY: skip < HUGE, inside the mapping.
         let base = unsafe { map.add(skip) };
-        let used = stride * count;
-        if used >= HUGE {
+        if huge {
             // Advice only: with transparent huge pages off or none free,
             // the pages are ordinary ones and the buffers work the same.
-            // SAFETY: the range lies inside the mapping.
-            unsafe { libc::madvise(base.cast(), used, libc::MADV_HUGEPAGE) };
+            // SAFETY: base + span lies inside the mapping (skip < HUGE).
+            unsafe { libc::madvise(base.cast(), span, libc::MADV_HUGEPAGE) };
         }
         Ok(Self {
             map,
@@ -150,6 +164,13 @@ mod tests {
         for slot in 0..4 {
             assert_eq!(b.as_mut_ptr(slot) as usize % ALIGN, 0);
         }
+    }
+
+    #[test]
+    fn a_set_meant_for_huge_pages_starts_on_one() {
+        let b = SlotBuffers::new(HUGE_FROM / 8192, 8192).unwrap();
+        assert_eq!(b.as_mut_ptr(0) as usize % HUGE, 0);
+        assert_eq!(b.as_mut_ptr(1) as usize - b.as_mut_ptr(0) as usize, 8192);
     }
 
     #[test]
