@@ -1,8 +1,9 @@
 //! pNFS for the data path: which data server each file's I/O goes to now.
 //!
 //! [`Layouts`] is shared by every data path of a pool. Per file it keeps a
-//! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file) and its device
-//! (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
+//! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file, asked with the
+//! open the caller holds: a pool's data files' are `v41/data_files.rs`'s) and its
+//! device (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
 //! session of their own, and a channel of the pool's router on a path of their own: a
 //! data server whose connection fails is a path that goes down (its I/O goes through
 //! the metadata server meanwhile) and comes back when the probe finds it answering;
