@@ -6,7 +6,8 @@
 //!   handle and one attribute type, with the bounds and progress guards no version may
 //!   miss; each version implements its table of operations in `fs/v3.rs`, `fs/v41.rs`.
 //! - [`pool`]: the connections of a run or command over every path, its runtime, its
-//!   `Fs` and its data paths; [`path`] and [`failover`]: path health, events, probes.
+//!   `Fs`, its data paths and its data files (each opened once, with its pNFS layout:
+//!   `v41::data_files`); [`path`] and [`failover`]: path health, events, probes.
 //! - [`version`]: each version's set-up table (its port, then its mount over the one
 //!   router), as the Linux client's `nfs_subversion`; NFSv3's in [`v3`], NFSv4.1's and
 //!   pNFS's in `v41::mount`. The pool picks the table once and asks nothing else.
