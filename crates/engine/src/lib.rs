@@ -15,7 +15,7 @@ pub mod null;
 pub mod psync;
 pub mod uring;
 
-pub use buffer::AlignedBuf;
+pub use buffer::SlotBuffers;
 
 /// Index of a file in the list the engine was opened with.
 pub type FileId = u32;
@@ -205,7 +205,7 @@ impl EngineKind {
 /// Open an engine of the given kind on local files.
 pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError> {
     match kind {
-        EngineKind::Null => Ok(Box::new(null::NullEngine::new(cfg))),
+        EngineKind::Null => Ok(Box::new(null::NullEngine::new(cfg)?)),
         EngineKind::Psync => Ok(Box::new(psync::PsyncEngine::open(cfg)?)),
         EngineKind::IoUring => Ok(Box::new(uring::UringEngine::open(cfg)?)),
         EngineKind::Nfs => Err(EngineError::Unavailable(

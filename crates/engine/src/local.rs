@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::{AlignedBuf, Completion, EngineConfig, EngineError, IoDir, IoRequest, Slot};
+use crate::{Completion, EngineConfig, EngineError, IoDir, IoRequest, Slot, SlotBuffers};
 
 /// The open files of one engine instance, with their paths for messages.
 pub(crate) struct LocalFiles {
@@ -73,14 +73,14 @@ fn open_error(path: &str, source: io::Error) -> EngineError {
 /// The files, slot buffers and in-flight slots of one local engine.
 pub(crate) struct LocalSlots {
     pub files: LocalFiles,
-    pub bufs: Vec<AlignedBuf>,
+    pub bufs: SlotBuffers,
     pub busy: SlotTable,
 }
 
 impl LocalSlots {
     pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
         let files = LocalFiles::open(cfg)?;
-        let bufs = slot_buffers(cfg);
+        let bufs = slot_buffers(cfg)?;
         Ok(Self {
             busy: SlotTable::new(bufs.len()),
             files,
@@ -91,7 +91,7 @@ impl LocalSlots {
         self.bufs.len() as u32
     }
     pub fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        self.bufs[slot as usize].as_mut_slice()
+        self.bufs.slice_mut(slot as usize)
     }
     /// Checks `req` and marks its slot in flight.
     pub fn begin(&mut self, req: &IoRequest) -> Result<(), EngineError> {
@@ -125,19 +125,22 @@ impl LocalSlots {
 }
 
 /// One buffer per slot, each `max_io` bytes, page aligned.
-fn slot_buffers(cfg: &EngineConfig) -> Vec<AlignedBuf> {
-    (0..cfg.depth.max(1))
-        .map(|_| AlignedBuf::new(cfg.max_io.max(1) as usize))
-        .collect()
+fn slot_buffers(cfg: &EngineConfig) -> Result<SlotBuffers, EngineError> {
+    let (count, len) = (cfg.depth.max(1) as usize, cfg.max_io.max(1) as usize);
+    SlotBuffers::new(count, len).map_err(|e| {
+        EngineError::Other(format!(
+            "cannot map {count} I/O buffers of {len} bytes: {e}"
+        ))
+    })
 }
 
 /// Rejects a request the engine cannot carry out, before it touches a file.
 fn check_request(
     req: &IoRequest,
     files: &LocalFiles,
-    bufs: &[AlignedBuf],
+    bufs: &SlotBuffers,
 ) -> Result<(), EngineError> {
-    let Some(buf) = bufs.get(req.slot as usize) else {
+    if req.slot as usize >= bufs.len() {
         return Err(EngineError::Other(format!(
             "slot {} out of range (engine has {} slots)",
             req.slot,
@@ -158,13 +161,13 @@ fn check_request(
             req.offset
         )));
     }
-    if req.len as usize > buf.len() {
+    if req.len as usize > bufs.slot_len() {
         return Err(EngineError::Other(format!(
             "{} of {} bytes at offset {} of {path} exceeds the slot size {}",
             op_name(req.dir),
             req.len,
             req.offset,
-            buf.len()
+            bufs.slot_len()
         )));
     }
     Ok(())

@@ -5,24 +5,25 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::{
-    AlignedBuf, Capabilities, Completion, Engine, EngineConfig, EngineError, IoRequest, Slot,
+    Capabilities, Completion, Engine, EngineConfig, EngineError, IoRequest, Slot, SlotBuffers,
 };
 
 pub struct NullEngine {
-    bufs: Vec<AlignedBuf>,
+    bufs: SlotBuffers,
     done: VecDeque<(u64, Slot, u32)>,
 }
 
 impl NullEngine {
-    pub fn new(cfg: &EngineConfig) -> Self {
+    pub fn new(cfg: &EngineConfig) -> Result<Self, EngineError> {
         // Slots still get real buffers so callers can fill and read them.
-        let bufs = (0..cfg.depth.max(1))
-            .map(|_| AlignedBuf::new(cfg.max_io as usize))
-            .collect();
-        Self {
+        let bufs =
+            SlotBuffers::new(cfg.depth.max(1) as usize, cfg.max_io as usize).map_err(|e| {
+                EngineError::Other(format!("cannot map the null engine's buffers: {e}"))
+            })?;
+        Ok(Self {
             bufs,
             done: VecDeque::with_capacity(cfg.depth as usize),
-        }
+        })
     }
 }
 
@@ -40,7 +41,7 @@ impl Engine for NullEngine {
         self.bufs.len() as u32
     }
     fn buffer(&mut self, slot: Slot) -> &mut [u8] {
-        self.bufs[slot as usize].as_mut_slice()
+        self.bufs.slice_mut(slot as usize)
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
         if self.done.len() >= self.bufs.len() {

@@ -32,7 +32,7 @@ impl PsyncEngine {
     /// One system call for `req`; returns bytes moved or a negative errno.
     fn transfer(&mut self, req: &IoRequest) -> i64 {
         let fd = self.io.files.files[req.file as usize].as_raw_fd();
-        let buf = self.io.bufs[req.slot as usize].as_mut_ptr();
+        let buf = self.io.bufs.as_mut_ptr(req.slot as usize);
         let len = req.len as usize;
         let offset = req.offset as libc::off_t;
         loop {

@@ -131,12 +131,10 @@ impl UringEngine {
         let enable_pending = ring.params().is_setup_single_issuer();
         let io = LocalSlots::open(cfg)?;
 
-        let iovecs: Vec<libc::iovec> = io
-            .bufs
-            .iter()
-            .map(|b| libc::iovec {
-                iov_base: b.as_ptr() as *mut libc::c_void,
-                iov_len: b.len(),
+        let iovecs: Vec<libc::iovec> = (0..io.bufs.len())
+            .map(|slot| libc::iovec {
+                iov_base: io.bufs.as_mut_ptr(slot).cast(),
+                iov_len: io.bufs.slot_len(),
             })
             .collect();
         // SAFETY: the buffers live in self.io, which outlives the ring
@@ -185,7 +183,7 @@ impl UringEngine {
     }
 
     fn sqe(&mut self, req: &IoRequest) -> squeue::Entry {
-        let buf = self.io.bufs[req.slot as usize].as_mut_ptr();
+        let buf = self.io.bufs.as_mut_ptr(req.slot as usize);
         let flags = if req.durability == Durability::Dsync {
             libc::RWF_DSYNC
         } else {
@@ -486,7 +484,7 @@ impl Drop for UringEngine {
             sink.clear();
         }
         if self.io.busy.count() > 0 {
-            std::mem::forget(std::mem::take(&mut self.io.bufs));
+            self.io.bufs.leak();
         }
     }
 }

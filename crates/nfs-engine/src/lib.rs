@@ -12,12 +12,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use dbio_engine::{Backend, Engine, EngineConfig, EngineError};
-use dbio_nfs::fs::{split_parent, Access, Fs, Handle, OpenFile};
+use dbio_nfs::fs::{Fs, Handle};
+pub use dbio_nfs::pool::DataFile;
 use dbio_nfs::pool::Pool;
-use dbio_nfs::proto::nfs4::{Fh4, Stateid};
 use dbio_nfs::url::NfsVersion;
 use dbio_nfs::{ClientConfig, NfsError};
 
@@ -63,25 +62,12 @@ pub struct NfsTarget {
     sync_writes: bool,
     /// Handles looked up once for every user, by path relative to the root.
     handles: Mutex<HashMap<String, Handle>>,
-    /// Each data file opened once for the run (by path): its state goes with the I/O.
-    opens: Mutex<HashMap<String, Option<OpenFile>>>,
-    /// What the CLI should tell the user (an open refused, and what follows from it).
+    /// What the CLI should tell the user, in the order the pool gave it.
     warnings: Mutex<Vec<String>>,
     /// The call counters when the data set was ready: what came before is set-up
     /// traffic, not the run's.
     pub(crate) ready: Mutex<Option<dbio_stats::NfsStats>>,
 }
-
-/// A data file as the engine needs it: its handle, and the state of the run's open of
-/// it (none over NFSv3, or when the server refused to open it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataFile {
-    pub handle: Handle,
-    pub stateid: Option<Stateid>,
-}
-
-/// Longest the target waits, when dropped, for the server to take back its opens.
-const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for NfsTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,8 +87,6 @@ impl NfsTarget {
             url: url.clone(),
             source: Box::new(source),
         })?;
-        // What opening the pool brought (e.g. a server that gave no back channel).
-        let warnings = Mutex::new(pool.warnings());
         Ok(Arc::new(NfsTarget {
             fs: pool.fs(),
             pool,
@@ -112,8 +96,7 @@ impl NfsTarget {
             max_transfer: config.max_transfer.clamp(4096, MAX_TRANSFER),
             sync_writes: config.sync,
             handles: Mutex::new(HashMap::new()),
-            opens: Mutex::new(HashMap::new()),
-            warnings,
+            warnings: Mutex::new(Vec::new()),
             ready: Mutex::new(None),
         }))
     }
@@ -152,81 +135,15 @@ impl NfsTarget {
         if let Ok(mut h) = self.handles.lock() {
             h.remove(rel);
         }
-        let open = self
-            .opens
-            .lock()
-            .ok()
-            .and_then(|mut o| o.remove(rel))
-            .flatten();
-        if let Some(open) = open {
-            // A close that fails leaves state the server drops with the lease.
-            let _ = self.pool.block_on(self.fs.close(open));
-        }
+        self.pool.forget_data_file(rel);
     }
 
-    /// Data file `rel` for the engine, opened for reading and writing once for the run
-    /// so that its I/O carries the open's state; with pNFS its layout is fetched (once),
-    /// so that the data servers are known before the first I/O.
+    /// Data file `rel` for the engine: the pool opens it once for the run, so that its
+    /// I/O carries the open's state, and with pNFS fetches its layout
+    /// ([`Pool::data_file`]).
     pub fn data_file(&self, rel: &str) -> Result<DataFile, NfsError> {
         let handle = self.handle(rel)?;
-        let stateid = self.open_once(rel, &handle)?;
-        if let (Some(layouts), Some(fh)) = (self.pool.layouts(), Fh4::new(handle.as_bytes())) {
-            if let Some(open) = stateid {
-                // The run's open (by name where OPEN by handle was refused) serves
-                // the layout too.
-                layouts.lend_open(fh, open);
-            }
-            if layouts.route(&fh).is_none() {
-                let path = format!("/{}", rel.trim_matches('/'));
-                self.pool.block_on(layouts.fetch(fh, &path, "first use"))?;
-            }
-        }
-        Ok(DataFile { handle, stateid })
-    }
-
-    /// The stateid of the run's open of `rel`, opening it the first time: by handle,
-    /// else by name in its directory; a server that refuses both leaves the file's I/O
-    /// anonymous, with a warning. Only a failing connection is an error.
-    fn open_once(&self, rel: &str, handle: &Handle) -> Result<Option<Stateid>, NfsError> {
-        let mut opens = self.opens.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(open) = opens.get(rel) {
-            return Ok(open.as_ref().and_then(|o| o.stateid));
-        }
-        let by_handle = self
-            .pool
-            .block_on(self.fs.open_handle(handle, Access::Both, rel));
-        let opened = match by_handle {
-            Ok(open) => Ok(open),
-            Err(e) if is_connection(&e) => return Err(e),
-            Err(_) => {
-                let (parent, name) = split_parent(rel);
-                self.handle(parent).and_then(|dir| {
-                    self.pool
-                        .block_on(self.fs.open(&dir, name, Access::Both, rel))
-                })
-            }
-        };
-        let open = match opened {
-            Ok(open) => Some(open),
-            Err(e) if is_connection(&e) => return Err(e),
-            Err(e) => {
-                self.warn(format!(
-                    "{}: cannot open for the run ({e}); its I/O carries the anonymous \
-                     stateid (and, with pNFS, gets no layout)",
-                    self.display_path(rel)
-                ));
-                None
-            }
-        };
-        let stateid = open.as_ref().and_then(|o| o.stateid);
-        opens.insert(rel.to_string(), open);
-        Ok(stateid)
-    }
-
-    fn warn(&self, text: String) {
-        if let Ok(mut w) = self.warnings.lock() {
-            w.push(text);
-        }
+        self.pool.data_file(handle, rel)
     }
 
     /// Warnings for the user gathered so far (the library prints nothing), oldest
@@ -235,15 +152,11 @@ impl NfsTarget {
         let Ok(mut w) = self.warnings.lock() else {
             return Vec::new();
         };
-        // pNFS: data servers that could not be reached, each once.
-        for l in self
-            .pool
-            .layouts()
-            .map(|l| l.warnings())
-            .unwrap_or_default()
-        {
-            if !w.contains(&l) {
-                w.push(l);
+        // What opening the pool and the data files brought (a server that gave no back
+        // channel, an open refused, a pNFS data server that cannot be reached), each once.
+        for p in self.pool.warnings() {
+            if !w.contains(&p) {
+                w.push(p);
             }
         }
         w.clone()
@@ -277,40 +190,6 @@ impl NfsTarget {
     /// The backend that opens one engine per user on this target.
     pub fn backend(self: &Arc<Self>) -> Arc<dyn Backend> {
         Arc::new(NfsBackend(self.clone()))
-    }
-}
-
-/// A connection that failed (as opposed to a server that said no).
-fn is_connection(e: &NfsError) -> bool {
-    matches!(e, NfsError::Transport { .. } | NfsError::Rpc { .. })
-}
-
-impl Drop for NfsTarget {
-    /// Gives back the run's opens, within [`CLOSE_TIMEOUT`] in all: a server that does
-    /// not answer drops them with the lease, and the run's outcome stands either way.
-    /// pNFS: the writes through data servers are committed first (LAYOUTCOMMIT where
-    /// needed), while the opens, and layouts that go with them, are still held.
-    fn drop(&mut self) {
-        let opens: Vec<OpenFile> = match self.opens.get_mut() {
-            Ok(o) => o.drain().filter_map(|(_, open)| open).collect(),
-            Err(_) => return,
-        };
-        let layouts = self.pool.layouts().cloned();
-        if opens.is_empty() && layouts.is_none() {
-            return;
-        }
-        let fs = self.fs.clone();
-        let _ = self.pool.block_on(async move {
-            tokio::time::timeout(CLOSE_TIMEOUT, async {
-                if let Some(l) = layouts {
-                    l.layoutcommit_all().await;
-                }
-                for open in opens {
-                    let _ = fs.close(open).await;
-                }
-            })
-            .await
-        });
     }
 }
 

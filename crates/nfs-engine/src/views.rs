@@ -138,9 +138,11 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
         events: events(t),
         ..Default::default()
     }));
-    if let (Some(nfs), Some(l)) = (result.nfs.as_deref_mut(), t.pool.layouts()) {
-        nfs.data_servers = l
-            .servers()
+    if let Some(nfs) = result.nfs.as_deref_mut() {
+        // pNFS: where the I/O went (none otherwise).
+        nfs.data_servers = t
+            .pool
+            .data_servers()
             .into_iter()
             .map(|(address, ios, bytes)| NfsDataServer {
                 address,
@@ -148,7 +150,8 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
                 bytes,
             })
             .collect();
-        nfs.file_servers = l
+        nfs.file_servers = t
+            .pool
             .file_servers()
             .into_iter()
             .map(
@@ -162,8 +165,9 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
                 },
             )
             .collect();
-        nfs.layout_events = l
-            .events()
+        nfs.layout_events = t
+            .pool
+            .layout_events()
             .into_iter()
             .map(|e| NfsLayoutEvent {
                 t_s: e.t_s,
@@ -214,26 +218,24 @@ pub fn live_text(t: &NfsTarget) -> String {
             c.reconnects
         );
     }
-    if let Some(l) = t.pool.layouts() {
-        for (addr, ios, bytes) in l.servers() {
-            let _ = writeln!(
-                s,
-                "  data server {addr:<21} I/Os {ios:>9}  {:.1} MB",
-                bytes as f64 / 1e6
-            );
-        }
-        let shown = l.events();
-        for e in shown.iter().rev().take(3).rev() {
-            let _ = writeln!(
-                s,
-                "  layout {:.1}s {} {} -> {} ({})",
-                e.t_s,
-                e.file,
-                if e.from.is_empty() { "-" } else { &e.from },
-                e.to,
-                e.why
-            );
-        }
+    for (addr, ios, bytes) in t.pool.data_servers() {
+        let _ = writeln!(
+            s,
+            "  data server {addr:<21} I/Os {ios:>9}  {:.1} MB",
+            bytes as f64 / 1e6
+        );
+    }
+    let shown = t.pool.layout_events();
+    for e in shown.iter().rev().take(3).rev() {
+        let _ = writeln!(
+            s,
+            "  layout {:.1}s {} {} -> {} ({})",
+            e.t_s,
+            e.file,
+            if e.from.is_empty() { "-" } else { &e.from },
+            e.to,
+            e.why
+        );
     }
     for e in events(t) {
         let _ = writeln!(

@@ -9,7 +9,8 @@
 //!   [`pool::Pool::open`] takes), laid together from its sources' [`settings`] (the
 //!   command line over the URL over an oranfstab entry over the defaults).
 //! - [`pool`]: the connections of a run or command over every path, its runtime, its
-//!   `Fs` and its data paths; [`path`] and [`failover`]: path health, events, probes.
+//!   `Fs`, its data paths and its data files (each opened once, with its pNFS layout:
+//!   `v41::data_files`); [`path`] and [`failover`]: path health, events, probes.
 //! - [`version`]: each version's set-up table (its port, then its mount over the one
 //!   router), as the Linux client's `nfs_subversion`; NFSv3's in [`v3`], NFSv4.1's and
 //!   pNFS's in `v41::mount`. The pool picks the table once and asks nothing else.

@@ -32,10 +32,13 @@ use crate::client_config::ClientConfig;
 pub use crate::client_config::{LAYOUT_REFRESH_S, PATH_TIMEOUT};
 use crate::datapath::DataPath;
 use crate::error::{call_error, NfsError};
+use crate::fs::Handle;
 use crate::path::{PathEvent, PathSpec, PathState};
+use crate::proto::nfs4::Stateid;
 use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
 use crate::url::NfsVersion;
+pub use crate::v41::pnfs::LayoutEvent;
 use crate::v41::{V41Mount, RELEASE_WAIT};
 use crate::version::{MountArgs, SetUp, Version};
 
@@ -44,6 +47,14 @@ const NFS_PORT: u16 = 2049;
 /// With several paths: how long one call may wait in all (on a path that
 /// is slow but answering) before it fails and moves.
 const PATH_CALL_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A data file as the data paths need it ([`Pool::data_file`]): its handle, and the
+/// state of the pool's open of it (none over NFSv3, or where the server refused it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataFile {
+    pub handle: Handle,
+    pub stateid: Option<Stateid>,
+}
 
 /// Connections to one server over its paths, plus the mounted export.
 pub struct Pool {
@@ -247,9 +258,45 @@ impl Pool {
         self.mounted.export()
     }
 
-    /// pNFS: the layouts of the pool's files.
+    /// pNFS: the layouts of the pool's files (the data files' are fetched by
+    /// [`Pool::data_file`]; data paths follow them).
     pub fn layouts(&self) -> Option<&Arc<crate::v41::pnfs::Layouts>> {
         self.mounted.layouts()
+    }
+
+    /// Data file `rel` (relative to the root of [`Pool::fs`], of handle `handle`) for the
+    /// data paths: opened once for the pool for reading and writing (NFSv4.1: by handle,
+    /// else by name in its directory), so that its I/O carries the open's state, and
+    /// with pNFS its layout fetched, so that its data servers are known before the
+    /// first I/O. A server that refuses the open leaves the file's I/O anonymous, with
+    /// no layout and a warning ([`Pool::warnings`]); only a failing connection is an
+    /// error. The opens are closed when the pool is closed or dropped, after the writes
+    /// through data servers are committed.
+    pub fn data_file(&self, handle: Handle, rel: &str) -> Result<DataFile, NfsError> {
+        let stateid = self.rt.block_on(self.mounted.data_file(handle, rel))?;
+        Ok(DataFile { handle, stateid })
+    }
+
+    /// Gives back the open of data file `rel`, if the pool has one (the file is being
+    /// removed or replaced).
+    pub fn forget_data_file(&self, rel: &str) {
+        self.rt.block_on(self.mounted.forget_data_file(rel))
+    }
+
+    /// pNFS data servers: address, I/Os, bytes (over every file); none without pNFS.
+    pub fn data_servers(&self) -> Vec<(String, u64, u64)> {
+        self.layouts().map(|l| l.servers()).unwrap_or_default()
+    }
+
+    /// pNFS, per file and server: I/Os, bytes, first and last I/O (seconds since the
+    /// pool opened).
+    pub fn file_servers(&self) -> Vec<(String, String, u64, u64, f64, f64)> {
+        self.layouts().map(|l| l.file_servers()).unwrap_or_default()
+    }
+
+    /// pNFS: the changes of the files' routes so far, oldest first.
+    pub fn layout_events(&self) -> Vec<LayoutEvent> {
+        self.layouts().map(|l| l.events()).unwrap_or_default()
     }
 
     /// READ size of the data paths: within the server's limits and `cap`.
@@ -342,12 +389,15 @@ impl Pool {
 }
 
 impl Drop for Pool {
-    /// pNFS: layouts are returned and their opens closed, within a bound.
+    /// The data files' opens are closed (pNFS: the writes through data servers are
+    /// committed first, while the opens and layouts are still held), then the layouts
+    /// are returned, each within its bound.
     fn drop(&mut self) {
         // Not from inside a runtime, where blocking on this one is not allowed.
         if tokio::runtime::Handle::try_current().is_ok() {
             return;
         }
+        self.rt.block_on(self.mounted.close_data_files());
         if let Some(l) = self.layouts().cloned() {
             let _ = self
                 .rt

@@ -15,8 +15,9 @@ use dbio_rpc::Credential;
 
 use crate::client_config::ClientConfig;
 use crate::error::NfsError;
-use crate::fs::Fs;
+use crate::fs::{Fs, Handle};
 use crate::path::PathSpec;
+use crate::proto::nfs4::Stateid;
 use crate::router::Router;
 use crate::url::{NfsUrl, NfsVersion};
 use crate::v41::pnfs::Layouts;
@@ -88,6 +89,24 @@ pub trait Version: Send + Sync {
     /// Warnings for the user gathered so far.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// The stateid the I/O of data file `fh` (at `rel`, from the root of [`Version::fs`])
+    /// carries: the pool's open of it, made once, with pNFS its layout fetched; `None`
+    /// where the version has no opens or the server refused one (a warning).
+    fn data_file<'a>(
+        &'a self,
+        _fh: Handle,
+        _rel: &'a str,
+    ) -> Boxed<'a, Result<Option<Stateid>, NfsError>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+    /// Gives back the pool's open of data file `rel`, if it has one.
+    fn forget_data_file<'a>(&'a self, _rel: &'a str) -> Boxed<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+    /// The end of the data files: pNFS writes committed, then the opens closed (bounded).
+    fn close_data_files(&self) -> Boxed<'_, ()> {
+        Box::pin(std::future::ready(()))
     }
     /// Ends what the version holds on the server, over `router`.
     fn close<'a>(&'a self, router: &'a Router) -> Boxed<'a, Result<(), NfsError>>;

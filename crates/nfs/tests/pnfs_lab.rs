@@ -314,7 +314,13 @@ fn the_metadata_server_takes_a_layoutcommit_after_a_write_through_the_data_serve
     let layouts = pool.layouts().unwrap().clone();
     let client = pool.v41().unwrap().client();
     let (fh, _) = pool.block_on(client.lookup_path(path)).unwrap();
-    let route = pool.block_on(layouts.fetch(fh, path, "first use")).unwrap();
+    // The pool's open of the data file, and its layout fetched with it.
+    let handle = dbio_nfs::fs::Handle::new(fh.as_bytes()).unwrap();
+    let file = pool
+        .data_file(handle, path.trim_start_matches('/'))
+        .unwrap();
+    assert!(file.stateid.is_some());
+    let route = layouts.route(&fh).expect("the layout fetched");
     assert!(route.through_mds.is_none(), "{:?}", route.through_mds);
     let mut dp = pool.data_path(4, 64 << 10).unwrap();
     let file = dp.add_file(fh.as_bytes()).unwrap();

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex};
 
 use dbio_nfs::proto::nfs4::{
-    encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout, NetAddr,
-    Nfsstat4, Opnum, Stateid, MINOR_VERSION,
+    encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout,
+    LayoutIomode, NetAddr, Nfsstat4, Opnum, Stateid, MINOR_VERSION,
 };
 use dbio_nfs::retry::Backoff;
 use dbio_nfs::v41::pnfs::Layouts;
@@ -208,14 +208,21 @@ fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
         // The pool's options: patient connections (10 s, 2 retries) for the metadata
         // server; the data server's own are the pool's fail-fast ones.
         let layouts = Layouts::new(
-            client,
+            client.clone(),
             ClientOptions::default(),
             SessionOptions::default(),
             None,
             None,
         );
         let fh = Fh4::new(b"file").unwrap();
-        layouts.fetch(fh, "/export/f", "first I/O").await.unwrap()
+        let open = client
+            .layout_open(fh, LayoutIomode::Rw, "/export/f")
+            .await
+            .unwrap();
+        layouts
+            .fetch(fh, "/export/f", open, "first I/O")
+            .await
+            .unwrap()
     });
     let took = t.elapsed();
     let why = route

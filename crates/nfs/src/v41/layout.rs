@@ -96,38 +96,13 @@ pub enum LayoutReply {
 }
 
 impl Client {
-    /// OPEN of an existing file by handle (CLAIM_FH), for reading or, with
-    /// [`LayoutIomode::Rw`], reading and writing: the stateid a LAYOUTGET is asked with.
-    /// Close it with [`Client::layout_close`].
+    /// OPEN of an existing file by handle (CLAIM_FH) under an open-owner of its own,
+    /// for reading or, with [`LayoutIomode::Rw`], reading and writing: the stateid a
+    /// LAYOUTGET is asked with, for a caller that holds no open of the file (a pool's
+    /// data files have theirs: `v41::data_files`). Close it with
+    /// [`Client::layout_close`].
     pub async fn layout_open(
         &self,
-        fh: Fh4,
-        iomode: LayoutIomode,
-        path: &str,
-    ) -> Result<Stateid, NfsError> {
-        self.layout_open_claim(fh, OpenClaim::Fh, fh, iomode, path)
-            .await
-    }
-
-    /// [`Client::layout_open`] by name (CLAIM_NULL) in directory `dir`, for servers that
-    /// refuse OPEN by handle: the file it opens must be `fh` (else the name names
-    /// another file now, and that open is closed again).
-    pub async fn layout_open_by_name(
-        &self,
-        fh: Fh4,
-        dir: Fh4,
-        name: &str,
-        iomode: LayoutIomode,
-        path: &str,
-    ) -> Result<Stateid, NfsError> {
-        self.layout_open_claim(dir, OpenClaim::Null(name.into()), fh, iomode, path)
-            .await
-    }
-
-    async fn layout_open_claim(
-        &self,
-        on: Fh4,
-        claim: OpenClaim<'_>,
         fh: Fh4,
         iomode: LayoutIomode,
         path: &str,
@@ -138,11 +113,9 @@ impl Client {
                 LayoutIomode::Rw => share::ACCESS_BOTH,
                 _ => share::ACCESS_READ,
             };
-        // By name: GETFH says which file the name opened.
-        let by_name = !matches!(claim, OpenClaim::Fh);
         let c =
             Compound::new("open", MINOR_VERSION)
-                .putfh(on)
+                .putfh(fh)
                 .op(crate::proto::nfs4::ArgOp::Open {
                     seqid: 0,
                     share_access: access,
@@ -150,28 +123,17 @@ impl Client {
                     clientid: self.session.clientid(),
                     owner: LAYOUT_OPEN_OWNER,
                     how: OpenHow::NoCreate,
-                    claim,
+                    claim: OpenClaim::Fh,
                 });
-        let c = if by_name { c.getfh() } else { c };
         let r = self.session.compound(&c, path).await?;
         let res = r.res()?;
-        let (mut stateid, mut opened) = (None, None);
-        for op in &res.results {
-            match op {
-                OpResult::Open(ok) => stateid = Some(ok.stateid),
-                OpResult::Getfh(h) => opened = Some(*h),
-                _ => {}
-            }
-        }
+        let stateid = res.results.iter().find_map(|op| match op {
+            OpResult::Open(ok) => Some(ok.stateid),
+            _ => None,
+        });
         let Some(stateid) = stateid else {
             return Err(bad(&self.server, path, "OPEN reply without a stateid"));
         };
-        if opened.is_some_and(|o| o != fh) {
-            let _ = self
-                .close_stateid(opened.unwrap_or(fh), stateid, path)
-                .await;
-            return Err(bad(&self.server, path, "the name now names another file"));
-        }
         self.opens.add(fh, access, true, stateid, path);
         Ok(stateid)
     }

@@ -6,6 +6,7 @@
 //! [`Connection`](dbio_rpc::conn::Connection) (one task per socket).
 
 pub mod callback;
+mod data_files;
 mod files;
 pub mod layout;
 mod mount;
@@ -17,6 +18,7 @@ mod session;
 mod slots;
 mod state;
 
+pub use data_files::CLOSE_TIMEOUT;
 pub use files::{
     create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,
     OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_RESULT_PRESERVE_UNLINKED,

@@ -15,10 +15,14 @@ use dbio_rpc::conn::Connection;
 
 use crate::client_config::ClientConfig;
 use crate::error::{call_error, NfsError};
-use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
+use crate::fs::Handle;
+use crate::proto::nfs4::{
+    decode_compound, Compound, Fh4, SessionId, Stateid, MINOR_VERSION, PROC_COMPOUND,
+};
 use crate::router::{Route, Router};
 use crate::url::NfsVersion;
 use crate::v41::callback::BackChannel;
+use crate::v41::data_files::DataFiles;
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
 use crate::version::{Boxed, MountArgs, Mounted, SetUp, Version};
@@ -95,12 +99,42 @@ impl Version for V41Mount {
     fn layouts(&self) -> Option<&Arc<Layouts>> {
         self.layouts.as_ref()
     }
+    /// The back channel's, the data files' that could not be opened, and the pNFS
+    /// data servers' that could not be reached.
     fn warnings(&self) -> Vec<String> {
-        self.back.warnings()
+        let mut w = self.back.warnings();
+        w.extend(self.files.warnings());
+        if let Some(l) = &self.layouts {
+            w.extend(l.warnings());
+        }
+        w
     }
-    /// pNFS layouts returned (bounded), then the sessions and client id destroyed.
+    fn data_file<'a>(
+        &'a self,
+        fh: Handle,
+        rel: &'a str,
+    ) -> Boxed<'a, Result<Option<Stateid>, NfsError>> {
+        Box::pin(async move {
+            let Some(fh) = Fh4::new(fh.as_bytes()) else {
+                return Err(NfsError::Invalid {
+                    path: rel.to_string(),
+                    reason: "file handle too long for NFSv4".into(),
+                });
+            };
+            self.files.open(fh, &abs(rel)).await
+        })
+    }
+    fn forget_data_file<'a>(&'a self, rel: &'a str) -> Boxed<'a, ()> {
+        Box::pin(async move { self.files.forget(&abs(rel)).await })
+    }
+    fn close_data_files(&self) -> Boxed<'_, ()> {
+        Box::pin(self.files.close_all())
+    }
+    /// The data files closed (pNFS writes committed first) and the layouts returned
+    /// (each bounded), then the sessions and client id destroyed.
     fn close<'a>(&'a self, router: &'a Router) -> Boxed<'a, Result<(), NfsError>> {
         Box::pin(async move {
+            self.files.close_all().await;
             if let Some(l) = &self.layouts {
                 let _ = tokio::time::timeout(RELEASE_WAIT, l.release()).await;
             }
@@ -125,6 +159,13 @@ pub struct V41Mount {
     state: Arc<StateManager>,
     /// The handler of the server's calls (recalls).
     back: Arc<BackChannel>,
+    /// The pool's opens of its data files.
+    files: DataFiles,
+}
+
+/// A path relative to the server's root, from it.
+fn abs(rel: &str) -> String {
+    format!("/{}", rel.trim_matches('/'))
 }
 
 impl V41Mount {
@@ -164,6 +205,7 @@ impl V41Mount {
         back.attach(&client, layouts.as_ref());
         let state = StateManager::new(client.clone(), layouts.clone(), router.clone());
         let mount = V41Mount {
+            files: DataFiles::new(client.clone(), layouts.clone()),
             client,
             layouts,
             state,

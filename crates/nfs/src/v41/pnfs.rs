@@ -1,8 +1,9 @@
 //! pNFS for the data path: which data server each file's I/O goes to now.
 //!
 //! [`Layouts`] is shared by every data path of a pool. Per file it keeps a
-//! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file) and its device
-//! (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
+//! [`FileRoute`]: the files layout (LAYOUTGET, read/write, whole file, asked with the
+//! open the caller holds: a pool's data files' are `v41/data_files.rs`'s) and its
+//! device (GETDEVICEINFO), or why I/O goes through the metadata server. Data servers get a
 //! session of their own, and a channel of the pool's router on a path of their own: a
 //! data server whose connection fails is a path that goes down (its I/O goes through
 //! the metadata server meanwhile) and comes back when the probe finds it answering;
@@ -281,12 +282,9 @@ pub struct Layouts {
     router: Option<(Arc<Router>, tokio::runtime::Handle)>,
     options: ClientOptions,
     session: SessionOptions,
+    /// Per file, its path and route; the route keeps the open its layout is asked
+    /// with (the pool's open of the file, `DataFiles`; none: refused).
     files: Mutex<HashMap<Fh4, (String, Arc<FileRoute>)>>,
-    /// Opens made here for layouts (closed at the end).
-    opens: Mutex<HashMap<Fh4, Stateid>>,
-    /// Opens the caller made and closes (by name, where a server refuses OPEN by
-    /// handle): layouts are asked with them instead of an open of their own.
-    lent: Mutex<HashMap<Fh4, Stateid>>,
     servers: RwLock<Vec<Arc<DataServer>>>,
     /// Data servers that could not be reached (by their addresses): since when, and why.
     unreachable: Mutex<HashMap<Vec<SocketAddr>, (Instant, NfsError)>>,
@@ -322,8 +320,6 @@ impl Layouts {
             options,
             session,
             files: Mutex::new(HashMap::new()),
-            opens: Mutex::new(HashMap::new()),
-            lent: Mutex::new(HashMap::new()),
             servers: RwLock::new(Vec::new()),
             unreachable: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
@@ -448,21 +444,26 @@ impl Layouts {
             .clone()
     }
 
-    /// Fetches `fh`'s route (named `path`) from the metadata server: OPEN once,
-    /// LAYOUTGET (read/write, whole file), GETDEVICEINFO, a session with each data
-    /// server not yet known. No layout, or a data server that cannot be reached, routes
-    /// the file through the metadata server; only a failing metadata server is an error.
-    pub async fn fetch(&self, fh: Fh4, path: &str, why: &str) -> Result<Arc<FileRoute>, NfsError> {
+    /// Fetches `fh`'s route (named `path`) from the metadata server with the file's
+    /// open `open` (which the caller holds and closes): LAYOUTGET (read/write, whole
+    /// file), GETDEVICEINFO, a session with each data server not yet known. No layout,
+    /// or a data server that cannot be reached, routes the file through the metadata
+    /// server; only a failing metadata server is an error.
+    pub async fn fetch(
+        &self,
+        fh: Fh4,
+        path: &str,
+        open: Stateid,
+        why: &str,
+    ) -> Result<Arc<FileRoute>, NfsError> {
+        // After a recovery: the open's stateid of now.
+        let open = self.mds.current_stateid(open);
         // Whatever goes wrong short of the metadata server failing sends the file's
         // I/O through the metadata server, with the reason as an event.
-        let got = match self.open_stateid(fh, path).await {
-            Ok(open) => self.get_layout(fh, path).await.map(|l| (open, l)),
-            Err(e) => Err(e),
-        };
-        let (open, layout) = match got {
-            Ok(x) => x,
+        let layout = match self.get_layout(fh, open, path).await {
+            Ok(l) => l,
             Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
-            Err(e) => (Stateid::ANONYMOUS, Err(ThroughMds::Refused(e))),
+            Err(e) => Err(ThroughMds::Refused(e)),
         };
         let route = match layout {
             Ok((grant, device)) => {
@@ -495,6 +496,26 @@ impl Layouts {
                 through_mds: Some(no),
             },
         };
+        Ok(self.set_route(path, route, why))
+    }
+
+    /// `fh` (named `path`) has no open, so no layout: its I/O goes through the metadata
+    /// server for good, `refused` saying why (a route, and an event, like a fetch's).
+    pub fn without_open(&self, fh: Fh4, path: &str, refused: NfsError, why: &str) {
+        let route = FileRoute {
+            fh,
+            open: Stateid::ANONYMOUS,
+            layout: None,
+            servers: Vec::new(),
+            through_mds: Some(ThroughMds::Refused(refused)),
+        };
+        self.set_route(path, route, why);
+    }
+
+    /// Makes `route` the file's, with an event and a new generation if the servers
+    /// it goes to changed.
+    fn set_route(&self, path: &str, route: FileRoute, why: &str) -> Arc<FileRoute> {
+        let fh = route.fh;
         let route = Arc::new(route);
         let before = {
             let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
@@ -520,7 +541,7 @@ impl Layouts {
             self.event(path, from.unwrap_or_default(), to, why);
             self.generation.fetch_add(1, Relaxed);
         }
-        Ok(route)
+        route
     }
 
     /// Makes sure every data server has `want` slots free for one more data path
@@ -544,15 +565,23 @@ impl Layouts {
         }
     }
 
+    /// The path and open of each file `which` names that has an open (one without
+    /// goes through the metadata server for good).
+    fn opened(&self, which: Option<Fh4>) -> Vec<(Fh4, String, Stateid)> {
+        let f = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        f.iter()
+            .filter(|(fh, (_, r))| {
+                (which.is_none() || which == Some(**fh)) && r.open != Stateid::ANONYMOUS
+            })
+            .map(|(fh, (p, r))| (*fh, p.clone(), r.open))
+            .collect()
+    }
+
     /// Fetches `fh`'s route again after a data server failed it (a file not known
     /// here is left alone).
     pub async fn refetch(&self, fh: Fh4, why: String) {
-        let path = {
-            let f = self.files.lock().unwrap_or_else(|e| e.into_inner());
-            f.get(&fh).map(|(p, _)| p.clone())
-        };
-        if let Some(path) = path {
-            if let Err(e) = self.fetch(fh, &path, &why).await {
+        for (fh, path, open) in self.opened(Some(fh)) {
+            if let Err(e) = self.fetch(fh, &path, open, &why).await {
                 self.event(
                     &path,
                     String::new(),
@@ -564,8 +593,8 @@ impl Layouts {
     }
 
     /// LAYOUTCOMMIT where writes through data servers need it, then LAYOUTRETURN of
-    /// every layout and CLOSE of the opens that asked for them (the end of the pool);
-    /// errors are left: the server drops them with the lease.
+    /// every layout (the end of the pool; the opens they were asked with are their
+    /// holder's to close); errors are left: the server drops them with the lease.
     pub async fn release(&self) {
         let files: Vec<(Fh4, String, Arc<FileRoute>)> = {
             let mut f = self.files.lock().unwrap_or_else(|e| e.into_inner());
@@ -576,13 +605,6 @@ impl Layouts {
                 let _ = self.commit_route(path, route).await;
                 let _ = self.mds.layoutreturn(*fh, grant, path).await;
             }
-        }
-        let opens: Vec<(Fh4, Stateid)> = {
-            let mut o = self.opens.lock().unwrap_or_else(|e| e.into_inner());
-            o.drain().collect()
-        };
-        for (fh, stateid) in opens {
-            let _ = self.mds.layout_close(fh, stateid, "").await;
         }
     }
 
@@ -653,12 +675,8 @@ impl Layouts {
 
     /// Fetches every known file's route again (the periodic refresh).
     pub async fn refresh_all(&self, why: &str) {
-        let files: Vec<(Fh4, String)> = {
-            let f = self.files.lock().unwrap_or_else(|e| e.into_inner());
-            f.iter().map(|(fh, (p, _))| (*fh, p.clone())).collect()
-        };
-        for (fh, path) in files {
-            if let Err(e) = self.fetch(fh, &path, why).await {
+        for (fh, path, open) in self.opened(None) {
+            if let Err(e) = self.fetch(fh, &path, open, why).await {
                 self.event(
                     &path,
                     String::new(),
@@ -692,12 +710,12 @@ impl Layouts {
     async fn get_layout(
         &self,
         fh: Fh4,
+        open: Stateid,
         path: &str,
     ) -> Result<Result<(FileLayoutGrant, FileDsAddr), ThroughMds>, NfsError> {
-        let stateid = self.open_stateid(fh, path).await?;
         let reply = self
             .mds
-            .layoutget(fh, stateid, LayoutIomode::Rw, 0, u64::MAX, path)
+            .layoutget(fh, open, LayoutIomode::Rw, 0, u64::MAX, path)
             .await?;
         let grant = match reply {
             LayoutReply::Files(g) => g,
@@ -708,64 +726,6 @@ impl Layouts {
             return Ok(Err(ThroughMds::Stripes(e)));
         }
         Ok(Ok((grant, device)))
-    }
-
-    /// Asks `fh`'s layouts with the caller's open `stateid` (which the caller closes)
-    /// rather than an OPEN by handle of their own, which some servers refuse.
-    pub fn lend_open(&self, fh: Fh4, stateid: Stateid) {
-        let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
-        lent.insert(fh, stateid);
-    }
-
-    /// The open stateid layouts of `fh` are asked with: the caller's, else one OPEN
-    /// per file made here.
-    async fn open_stateid(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
-        if let Some(s) = self.lent.lock().unwrap_or_else(|e| e.into_inner()).get(&fh) {
-            return Ok(*s);
-        }
-        if let Some(s) = self
-            .opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&fh)
-        {
-            // After a recovery: the open's stateid of now.
-            return Ok(self.mds.current_stateid(*s));
-        }
-        let s = match self.mds.layout_open(fh, LayoutIomode::Rw, path).await {
-            Ok(s) => s,
-            Err(e @ (NfsError::Transport { .. } | NfsError::Rpc { .. })) => return Err(e),
-            // Some servers refuse OPEN by handle: by name in the file's directory.
-            Err(by_handle) => self
-                .open_by_name(fh, path)
-                .await
-                .map_err(|e| NfsError::Invalid {
-                    path: path.to_string(),
-                    reason: format!("no open for a layout: by handle {by_handle}; by name {e}"),
-                })?,
-        };
-        self.opens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(fh, s);
-        Ok(s)
-    }
-
-    /// OPEN of `fh` by its name in its directory, both from `path` (from the server's
-    /// root).
-    async fn open_by_name(&self, fh: Fh4, path: &str) -> Result<Stateid, NfsError> {
-        let trimmed = path.trim_end_matches('/');
-        let (dir, name) = trimmed.rsplit_once('/').unwrap_or(("", trimmed));
-        if name.is_empty() {
-            return Err(NfsError::Invalid {
-                path: path.to_string(),
-                reason: "no file name to open by".into(),
-            });
-        }
-        let (dir_fh, _) = self.mds.lookup_path(dir).await?;
-        self.mds
-            .layout_open_by_name(fh, dir_fh, name, LayoutIomode::Rw, path)
-            .await
     }
 }
 

@@ -261,8 +261,8 @@ pub fn scripted_pool(addr: std::net::SocketAddr, version: &str) -> dbio_nfs::poo
 }
 
 /// A pNFS pool on the scripted metadata server at `mds` with the layout of the
-/// scripted file (handle "file", /export/f) fetched: the pool, the handle and the
-/// file's route.
+/// scripted file (handle "file", /export/f) fetched with an OPEN by handle: the pool,
+/// the handle and the file's route.
 #[allow(dead_code)]
 pub fn scripted_pnfs_file(
     mds: std::net::SocketAddr,
@@ -274,8 +274,13 @@ pub fn scripted_pnfs_file(
     let pool = scripted_pool(mds, "pnfs");
     let layouts = pool.layouts().unwrap().clone();
     let fh = dbio_nfs::proto::nfs4::Fh4::new(b"file").unwrap();
+    let client = pool.v41().unwrap().client();
+    let rw = dbio_nfs::proto::nfs4::LayoutIomode::Rw;
+    let open = pool
+        .block_on(client.layout_open(fh, rw, "/export/f"))
+        .unwrap();
     let route = pool
-        .block_on(layouts.fetch(fh, "/export/f", "first I/O"))
+        .block_on(layouts.fetch(fh, "/export/f", open, "first I/O"))
         .unwrap();
     (pool, fh, route)
 }
