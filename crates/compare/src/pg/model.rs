@@ -97,11 +97,16 @@ fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
     if m.classes.iter().any(|k| k.cpu_wait_source.is_some()) {
         m.notes.push(match &known {
             Ok(w) => format!(
-                "CPU: PostgreSQL's read and WAL times include the wait for a CPU after each                  call that sleeps, {:.1} us per timeslice during the capture; the replay adds                  it to this storage's mean to predict PostgreSQL's (the server's CPUs assumed                  as busy there)",
+                "CPU: PostgreSQL's read and WAL times include the wait for a CPU after each \
+                 call that sleeps, {:.1} us per timeslice during the capture; the replay adds \
+                 it to this storage's mean to predict PostgreSQL's (the server's CPUs assumed \
+                 as busy there)",
                 w.per_slice_us
             ),
             Err(why) => format!(
-                "CPU: the time PostgreSQL's processes waited for a CPU is not known ({why});                  it is in PostgreSQL's read and WAL times but not in this storage's, which                  are its prediction alone"
+                "CPU: the time PostgreSQL's processes waited for a CPU is not known ({why}); \
+                 it is in PostgreSQL's read and WAL times but not in this storage's, and the \
+                 prediction is this storage's alone"
             ),
         });
     }
