@@ -22,7 +22,11 @@ use crate::pg_conn;
         views: two snapshots of pg_stat_database, pg_stat_wal, pg_stat_bgwriter, \
         pg_stat_checkpointer and pg_stat_io, with the settings that shape its I/O, its \
         databases' sizes and the client sessions seen between them. Nothing but statistics \
-        views is read; a role with pg_monitor is enough.\n\n\
+        views is read from the server; a role with pg_monitor is enough.\n\n\
+        Where the server runs on this host, each snapshot also reads /proc/PID/schedstat of \
+        the processes pg_stat_activity lists: the time they waited for a CPU, which is in \
+        PostgreSQL's read and WAL times and which the replay adds to the storage's. A \
+        remote server gives no such figure, and the capture says why.\n\n\
         `dbio replay CAPTURE.json --target DIR` then runs the same I/O against other storage \
         and sets PostgreSQL's own read and WAL flush times beside the storage's.\n\n\
         Latencies need track_io_timing (reads) and track_wal_io_timing (WAL) on: without them \

@@ -31,7 +31,10 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         written through the page cache and fdatasync'd (as its wal_sync_method says), and \
         PostgreSQL's read and WAL times (call to return) set beside this storage's service \
         times (latency less any wait for the session). Block writes are replayed for their \
-        load, not judged: PostgreSQL's write times are copies into the page cache.\n\n\
+        load, not judged: PostgreSQL's write times are copies into the page cache. Where \
+        the capture read the server's processes' /proc/PID/schedstat, the prediction for \
+        reads and WAL flushes is the storage's mean plus the time those processes waited \
+        for a CPU per timeslice, shown as its own term.\n\n\
         --scale 1,1.5,2,3 runs a ramp: the headroom is the largest scale at which every class \
         keeps its rate (within 2%) and its mean latency within 2x of its own at 1x, e.g. \
         \"serves 2.0x the production load\".\n\n\

@@ -12,6 +12,8 @@ use dbio_compare::pg::{PgSetting, PgSnapshot, OLDEST_VERSION_NUM, SETTINGS, VIEW
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
 
+use crate::pg_sched;
+
 /// How long to wait for the server to answer the connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -307,7 +309,25 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
         taken_at: row.get(0),
         postmaster_start: row.get(1),
         views: BTreeMap::new(),
+        sched: None,
     };
+    // The server's processes, whose CPU waits are read from /proc beside the views.
+    let listed: Vec<pg_sched::Listed> = tx
+        .query(
+            "SELECT pid, coalesce(backend_type, ''), \
+                    extract(epoch FROM backend_start)::float8 \
+             FROM pg_stat_activity \
+             WHERE pid <> pg_backend_pid() AND backend_start IS NOT NULL",
+            &[],
+        )
+        .map_err(|e| err("pg_stat_activity", e))?
+        .iter()
+        .map(|r| pg_sched::Listed {
+            pid: r.get::<_, i32>(0).max(0) as u32,
+            backend_type: r.get(1),
+            started: r.get(2),
+        })
+        .collect();
     for (view, since) in VIEWS {
         if s.version_num < since {
             continue;
@@ -323,6 +343,7 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
         snap.views.insert(view.to_string(), rows);
     }
     tx.commit().map_err(|e| err("COMMIT", e))?;
+    snap.sched = Some(pg_sched::read(&listed));
     Ok(snap)
 }
 

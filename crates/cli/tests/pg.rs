@@ -223,6 +223,21 @@ fn relation_reads_equal_explain(srv: &Server) {
         ),
     }
     assert!(reads.production_mean_us.is_some(), "track_io_timing is on");
+    // The server runs here: each snapshot read its processes' scheduler statistics.
+    for snap in [&c.begin, &c.end] {
+        let sched = snap
+            .sched
+            .as_ref()
+            .expect("schedstat read beside the views");
+        assert!(
+            sched
+                .processes
+                .iter()
+                .any(|p| p.backend_type == "checkpointer"),
+            "PostgreSQL {}: {sched:?}",
+            srv.version
+        );
+    }
 }
 
 #[test]
@@ -351,6 +366,18 @@ fn pg18_capture_replayed_on_its_own_storage() {
     let c = dbio_compare::pg::read(&std::fs::read_to_string(&cap).unwrap(), "cap").unwrap();
     let m = dbio_compare::pg::model_of(&c, "cap").unwrap();
     assert_eq!(m.users, Some(2), "pgbench's two sessions: {:?}", m.notes);
+    // pgbench's two backends ran through the capture on this host: the time they
+    // waited for a CPU per timeslice is known, and is the reads' and WAL's CPU term.
+    let w = c.cpu_wait().expect("a local server's CPU wait");
+    assert_eq!(
+        (w.processes, w.which),
+        (2, "client backends"),
+        "{}",
+        w.source()
+    );
+    assert!(w.timeslices > 0 && w.per_slice_us >= 0.0, "{}", w.source());
+    let read_class = m.class("single-block-read").expect("reads");
+    assert_eq!(read_class.cpu_wait_us, Some(w.per_slice_us));
     let rep = tmp.path().join("rep.json");
     let target = tmp.path().join("data");
     let o = dbio(&[
@@ -380,9 +407,14 @@ fn pg18_capture_replayed_on_its_own_storage() {
         read["production_mean_us"].as_f64().unwrap(),
         read["here_mean_us"].as_f64().unwrap(),
     );
+    // The prediction is the storage's mean plus the capture's CPU wait.
+    let cpu = read["cpu_wait_us"].as_f64().expect("the CPU term");
+    assert!((cpu - w.per_slice_us).abs() < 1e-6, "{read}");
+    let predicted = read["predicted_mean_us"].as_f64().unwrap();
+    assert!((predicted - (here + cpu)).abs() < 1e-6, "{read}");
     assert!(
-        (0.2..=5.0).contains(&(here / own)),
-        "PostgreSQL's own {own} us, replayed {here} us"
+        (0.2..=5.0).contains(&(predicted / own)),
+        "PostgreSQL's own {own} us, predicted {predicted} us"
     );
     let (asked, achieved) = (
         read["asked_iops"].as_f64().unwrap(),

@@ -93,6 +93,9 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
             }
         );
     }
+    for l in cpu_lines(m) {
+        let _ = writeln!(out, "  {l}");
+    }
     for n in &m.not_replayed {
         let _ = writeln!(out, "  not replayed: {n}");
     }
@@ -102,21 +105,97 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
     out
 }
 
+/// The model's CPU-wait terms, one line per term (classes sharing one share a line):
+/// "CPU wait of single-block-read, redo-write: + 18 µs per I/O, added to this
+/// storage's mean (/proc/PID/schedstat of ...)". None for models without them (AWR).
+pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
+    let mut terms: Vec<(Option<f64>, &str, Vec<&str>)> = Vec::new();
+    for c in &m.classes {
+        let Some(source) = c.cpu_wait_source.as_deref() else {
+            if c.cpu_wait_us.is_some() {
+                terms.push((c.cpu_wait_us, "", vec![c.class.as_str()]));
+            }
+            continue;
+        };
+        match terms
+            .iter_mut()
+            .find(|t| t.0 == c.cpu_wait_us && t.1 == source)
+        {
+            Some(t) => t.2.push(&c.class),
+            None => terms.push((c.cpu_wait_us, source, vec![c.class.as_str()])),
+        }
+    }
+    terms
+        .into_iter()
+        .map(|(us, source, classes)| match us {
+            Some(us) => format!(
+                "CPU wait of {}: + {} per I/O, added to this storage's mean to predict \
+                 production's{}",
+                classes.join(", "),
+                latency(us),
+                if source.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({source})")
+                }
+            ),
+            None => format!(
+                "CPU wait of {}: {}; the prediction is this storage's mean alone",
+                classes.join(", "),
+                source
+            ),
+        })
+        .collect()
+}
+
+/// Why an event's prediction has no CPU-wait term, where its model would have one.
+fn cpu_unknown(e: &EventComparison) -> Option<String> {
+    if e.cpu_wait_us.is_some() {
+        return None;
+    }
+    e.cpu_wait_note.as_deref().map(|n| {
+        format!(
+            "{}: CPU wait {n}; here is this storage's mean alone",
+            e.event
+        )
+    })
+}
+
+/// "here" in a sentence: the prediction where the model adds a CPU wait, else the
+/// storage's mean.
+fn here_text(e: &EventComparison, h: f64) -> String {
+    latency(e.predicted_mean_us.unwrap_or(h))
+}
+
+/// The prediction's two terms, after an event's sentence: ": this storage's 22 µs +
+/// 18 µs waiting for a CPU, ...".
+fn cpu_terms(e: &EventComparison) -> String {
+    match (e.here_mean_us, e.cpu_wait_us, e.predicted_mean_us) {
+        (Some(h), Some(w), Some(_)) => format!(
+            ": this storage's {} + {} waiting for a CPU, as the server's processes did \
+             during the capture (schedstat)",
+            latency(h),
+            latency(w)
+        ),
+        _ => String::new(),
+    }
+}
+
 /// One event in a sentence: "db file sequential read: production 585 µs, here 212 µs
 /// (2.8x better)".
 pub fn event_line(e: &EventComparison) -> String {
-    match (e.production_mean_us, e.here_mean_us, e.factor, e.change_pct) {
+    let line = match (e.production_mean_us, e.here_mean_us, e.factor, e.change_pct) {
         (Some(p), Some(h), Some(f), Some(c)) => format!(
             "{}: production {}, here {} ({})",
             e.event,
             latency(p),
-            latency(h),
+            here_text(e, h),
             size_text(f, c)
         ),
         (None, Some(h), _, _) => format!(
             "{}: here {} ({})",
             e.event,
-            latency(h),
+            here_text(e, h),
             e.production_note
                 .as_deref()
                 .unwrap_or("the report gives no production mean")
@@ -127,10 +206,11 @@ pub fn event_line(e: &EventComparison) -> String {
                 "{}: production {}, here {}",
                 e.event,
                 latency(p),
-                latency(h)
+                here_text(e, h)
             )
         }
-    }
+    };
+    line + &cpu_terms(e)
 }
 
 fn step_table(r: &ReplayReport) -> Table {
@@ -210,6 +290,9 @@ pub fn terminal(r: &ReplayReport) -> String {
             rate(e.achieved_iops),
             rate(e.asked_iops)
         );
+        if let Some(c) = cpu_unknown(e) {
+            let _ = writeln!(out, "    {c}");
+        }
         if let Some(h) = histogram_text(e) {
             let _ = writeln!(out, "{h}");
         }
@@ -266,6 +349,9 @@ pub fn markdown(r: &ReplayReport) -> String {
         objectives_summary(r).map_or(String::new(), |o| format!("  \n**{}**", md_escape(&o)))
     );
     out += &model_table(&r.model).markdown();
+    for l in cpu_lines(&r.model) {
+        let _ = writeln!(out, "\n- {}", md_escape(&l));
+    }
     for n in &r.model.not_replayed {
         let _ = writeln!(out, "\n- not replayed: {}", md_escape(n));
     }
@@ -278,6 +364,9 @@ pub fn markdown(r: &ReplayReport) -> String {
         r.reference_scale
     );
     out += &event_table(r).markdown();
+    for c in r.events.iter().filter_map(cpu_unknown) {
+        let _ = writeln!(out, "\n- {}", md_escape(&c));
+    }
     out += "\n## Ramp\n\n";
     out += &step_table(r).markdown();
     if !r.slo.is_empty() {
@@ -290,19 +379,39 @@ pub fn markdown(r: &ReplayReport) -> String {
 }
 
 fn event_table(r: &ReplayReport) -> Table {
-    let mut t = Table::new(&[
-        "<event",
-        "production",
-        "here",
-        "<impact",
-        "asked IOPS",
-        "achieved IOPS",
-    ]);
+    // Where the model has a CPU-wait term (PostgreSQL), the storage's figure, the term
+    // and the prediction each in a column; else (AWR) the storage's alone.
+    let cpu = r
+        .events
+        .iter()
+        .any(|e| e.cpu_wait_us.is_some() || e.cpu_wait_note.is_some());
+    let mut head = vec!["<event", "production"];
+    if cpu {
+        head.extend(["this storage", "+ CPU wait", "here, predicted"]);
+    } else {
+        head.push("here");
+    }
+    head.extend(["<impact", "asked IOPS", "achieved IOPS"]);
+    let mut t = Table::new(&head);
     for e in &r.events {
-        t.row(vec![
+        let mut row = vec![
             e.event.clone(),
             e.production_mean_us.map_or("-".into(), latency),
             e.here_mean_us.map_or("-".into(), latency),
+        ];
+        if cpu {
+            row.push(match (e.cpu_wait_us, e.cpu_wait_note.is_some()) {
+                (Some(w), _) => latency(w),
+                (None, true) => "not known".into(),
+                (None, false) => "-".into(),
+            });
+            row.push(
+                e.predicted_mean_us
+                    .or(e.here_mean_us)
+                    .map_or("-".into(), latency),
+            );
+        }
+        row.extend([
             match (e.factor, e.change_pct) {
                 (Some(f), Some(c)) => size_text(f, c),
                 _ => "-".into(),
@@ -310,6 +419,7 @@ fn event_table(r: &ReplayReport) -> Table {
             rate(e.asked_iops),
             rate(e.achieved_iops),
         ]);
+        t.row(row);
     }
     t
 }
@@ -353,6 +463,12 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
             ""
         }
     );
+    if r.events.iter().any(|e| e.cpu_wait_us.is_some()) {
+        b += "<p class=\"sub\">Production's processes also waited for a CPU after each \
+              call that slept (the kernel's run-queue time per timeslice, /proc/PID/schedstat, \
+              during the capture): that wait is in production's times but not in this \
+              storage's, so the prediction is this storage's mean plus it.</p>\n";
+    }
     b += "<ul>\n";
     for e in &r.events {
         let colour = match e.factor {
@@ -365,6 +481,9 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
             "<li style=\"color:{colour}\">{}</li>",
             esc(&event_line(e))
         );
+        if let Some(c) = cpu_unknown(e) {
+            let _ = writeln!(b, "<li>{}</li>", esc(&c));
+        }
     }
     b += "</ul>\n";
     b += &event_table(r).html();
@@ -396,8 +515,12 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
     b += &model_table(&r.model)
         .html()
         .replacen("<table>", "<table class=\"wrap-last\">", 1);
-    if !r.model.not_replayed.is_empty() || !r.model.notes.is_empty() {
+    let cpu = cpu_lines(&r.model);
+    if !r.model.not_replayed.is_empty() || !r.model.notes.is_empty() || !cpu.is_empty() {
         b += "<ul>\n";
+        for l in &cpu {
+            let _ = writeln!(b, "<li>{}</li>", esc(l));
+        }
         for n in &r.model.not_replayed {
             let _ = writeln!(b, "<li>not replayed: {}</li>", esc(n));
         }
@@ -447,4 +570,141 @@ fn histogram_chart(e: &EventComparison) -> String {
         &groups,
         &series,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use dbio_compare::replay::{ModelClass, ReplayReport, WorkloadModel};
+
+    use super::*;
+
+    fn event(name: &str, class: &str, cpu: Option<f64>, note: Option<&str>) -> EventComparison {
+        let here = 22.0;
+        let predicted = cpu.map(|w| here + w);
+        let p = predicted.unwrap_or(here);
+        EventComparison {
+            event: name.into(),
+            class: class.into(),
+            production_mean_us: Some(44.0),
+            production_note: None,
+            here_mean_us: Some(here),
+            here_wait_us: None,
+            here_p99_us: Some(60.0),
+            cpu_wait_us: cpu,
+            cpu_wait_note: note.map(str::to_string),
+            predicted_mean_us: predicted,
+            factor: Some(44.0 / p),
+            change_pct: Some((p - 44.0) / 44.0 * 100.0),
+            asked_iops: 100.0,
+            achieved_iops: 100.0,
+            histogram: Vec::new(),
+        }
+    }
+
+    fn report(events: Vec<EventComparison>) -> ReplayReport {
+        let classes = events
+            .iter()
+            .map(|e| ModelClass {
+                class: e.class.clone(),
+                event: e.event.clone(),
+                rate: 100.0,
+                size: 8192,
+                cpu_wait_us: e.cpu_wait_us,
+                cpu_wait_source: e.cpu_wait_note.clone(),
+                ..ModelClass::default()
+            })
+            .collect();
+        ReplayReport {
+            kind: "replay".into(),
+            format_version: 1,
+            model: WorkloadModel {
+                source: "cap.json".into(),
+                block_size: 8192,
+                classes,
+                ..WorkloadModel::default()
+            },
+            reference_scale: 1.0,
+            steps: Vec::new(),
+            events,
+            headroom: Some(1.0),
+            verdict: "serves 1.0x the production load".into(),
+            slo: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_cpu_wait_shows_as_its_own_term_beside_the_storage_and_the_prediction() {
+        let r = report(vec![
+            event(
+                "DataFileRead",
+                "single-block-read",
+                Some(18.0),
+                Some("/proc/PID/schedstat of the 4 client backends"),
+            ),
+            event(
+                "WALWrite+WALSync",
+                "redo-write",
+                None,
+                Some("not known: a server on another host"),
+            ),
+        ]);
+        let t = terminal(&r);
+        assert!(
+            t.contains(
+                "DataFileRead: production 44 µs, here 40 µs (better by 9.1%): this \
+                 storage's 22 µs + 18 µs waiting for a CPU, as the server's processes did \
+                 during the capture (schedstat); 100 of 100"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "    WALWrite+WALSync: CPU wait not known: a server on another host; here is \
+                 this storage's mean alone"
+            ),
+            "{t}"
+        );
+        let m = model_text(&r.model, "1 GiB");
+        assert!(
+            m.contains(
+                "  CPU wait of single-block-read: + 18 µs per I/O, added to this storage's \
+                 mean to predict production's (/proc/PID/schedstat of the 4 client backends)"
+            ),
+            "{m}"
+        );
+        assert!(
+            m.contains(
+                "  CPU wait of redo-write: not known: a server on another host; the \
+                 prediction is this storage's mean alone"
+            ),
+            "{m}"
+        );
+        let md = markdown(&r);
+        assert!(md.contains("+ CPU wait"), "{md}");
+        assert!(md.contains("not known"), "{md}");
+        let h = html(&r, "0");
+        assert!(h.contains("/proc/PID/schedstat"), "{h}");
+        assert!(h.contains("+ CPU wait"), "{h}");
+        let j = json(&r);
+        assert!(j.contains("\"predicted_mean_us\": 40.0"), "{j}");
+    }
+
+    #[test]
+    fn a_model_without_the_term_shows_the_storage_alone() {
+        let r = report(vec![event(
+            "db file sequential read",
+            "single-block-read",
+            None,
+            None,
+        )]);
+        let (t, md, h) = (terminal(&r), markdown(&r), html(&r, "0"));
+        assert!(
+            t.contains("db file sequential read: production 44 µs, here 22 µs (2.0x better)"),
+            "{t}"
+        );
+        for text in [&t, &md, &h, &model_text(&r.model, "1 GiB")] {
+            assert!(!text.contains("CPU"), "{text}");
+        }
+        assert!(!json(&r).contains("predicted_mean_us"));
+    }
 }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::cpu::SchedSnapshot;
+
 /// `kind` of a capture file.
 pub const CAPTURE_KIND: &str = "dbio-pg-capture";
 /// Format of the capture file.
@@ -64,6 +66,10 @@ pub struct PgSnapshot {
     pub postmaster_start: String,
     /// View name to its rows, each a JSON object of the view's columns.
     pub views: BTreeMap<String, Vec<Value>>,
+    /// The server's processes' scheduler statistics, read beside the views where the
+    /// server runs on the capturing host; absent from files of older dbio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched: Option<SchedSnapshot>,
 }
 
 /// One setting as `pg_settings` gives it.

@@ -4,6 +4,7 @@
 //! here the capture is data.
 
 mod capture;
+mod cpu;
 mod model;
 mod observe;
 
@@ -11,6 +12,7 @@ pub use capture::{
     number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
     CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
 };
+pub use cpu::{parse_schedstat, parse_stat_start, CpuWait, ProcessSched, SchedSnapshot};
 pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
 pub use observe::{observation, observe_file};
 

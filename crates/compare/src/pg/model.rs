@@ -53,9 +53,63 @@ pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError
         .is_some_and(|v| v.split(',').any(|p| p.trim() == "data"));
     reads(c, t, bs, &mut m);
     wal(c, t, &mut m);
+    cpu_wait(c, &mut m);
     writes(c, t, bs, &mut m);
     m.classes.retain(|k| k.rate > 0.0);
     Ok(m)
+}
+
+/// The time PostgreSQL's processes waited for a CPU, as a term of the read and WAL
+/// classes' prediction.
+///
+/// PostgreSQL takes the clock before and after each read (and around each WAL write
+/// and sync). A read that goes to the device puts the backend to sleep; the I/O's
+/// completion makes it runnable, and it takes the second clock only once it has a CPU
+/// again. On a busy host (the server's backends and its clients on a few cores) that
+/// wait is in read_time but not in the storage's latency, and dbio's replay, a few
+/// threads doing only the I/O, hardly waits at all. So the prediction of what
+/// PostgreSQL would time on the replay's storage is the storage's service time plus
+/// one run-queue wait per blocking call, as the server's processes waited during the
+/// capture: the server is assumed to keep its CPUs as busy on the new storage.
+///
+/// One wait per call is the kernel's run-queue time over the number of timeslices
+/// (schedstat fields 2 and 3): each blocking call ends in one wake-up, so in one
+/// timeslice, and the mean over timeslices is the mean wait of a wake-up on that
+/// host. Not run-queue time over reads: a backend also sleeps for its client's next
+/// query, and those waits are not in any read's time. A WAL flush (write, then
+/// fdatasync) sleeps once, in the sync; with open_datasync, in the write. Block
+/// writes are not judged, so they get no term.
+fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
+    let known = c.cpu_wait();
+    for k in m
+        .classes
+        .iter_mut()
+        .filter(|k| k.event == READ_EVENT || k.event == WAL_EVENT)
+    {
+        match &known {
+            Ok(w) => {
+                k.cpu_wait_us = Some(w.per_slice_us);
+                k.cpu_wait_source = Some(w.source());
+            }
+            Err(why) => k.cpu_wait_source = Some(format!("not known: {why}")),
+        }
+    }
+    if m.classes.iter().any(|k| k.cpu_wait_source.is_some()) {
+        m.notes.push(match &known {
+            Ok(w) => format!(
+                "CPU: PostgreSQL's read and WAL times include the wait for a CPU after each \
+                 call that sleeps, {:.1} us per timeslice during the capture; the replay adds \
+                 it to this storage's mean to predict PostgreSQL's (the server's CPUs assumed \
+                 as busy there)",
+                w.per_slice_us
+            ),
+            Err(why) => format!(
+                "CPU: the time PostgreSQL's processes waited for a CPU is not known ({why}); \
+                 it is in PostgreSQL's read and WAL times but not in this storage's, and the \
+                 prediction is this storage's alone"
+            ),
+        });
+    }
 }
 
 fn version_text(c: &PgCapture) -> String {
@@ -257,6 +311,7 @@ fn wal(c: &PgCapture, t: f64, m: &mut WorkloadModel) {
         mean_source: Some(mean_source),
         flush: Some(if open { "dsync" } else { "fdatasync" }.into()),
         buffered: Some(!direct_wal),
+        ..ModelClass::default()
     });
     if !open && writes > flushes * 1.05 {
         m.notes.push(format!(

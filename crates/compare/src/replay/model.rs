@@ -101,6 +101,14 @@ pub struct ModelClass {
     /// without direct I/O); the data files stay as the run opens them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffered: Option<bool>,
+    /// Microseconds production's processes waited for a CPU per timed call (a
+    /// PostgreSQL capture's /proc/PID/schedstat): in production's times, not in the
+    /// storage's, so the replay adds it to this storage's mean to predict production's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_us: Option<f64>,
+    /// Where `cpu_wait_us` came from, or why it is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_source: Option<String>,
 }
 
 /// A model that cannot be used: the file, the line where known, and what is wrong.
@@ -126,7 +134,8 @@ impl WorkloadModel {
             "# dbio workload model: edit and run with `dbio replay --model FILE`.\n\
              # Per class: rate = I/Os per second at 1x, size = bytes per I/O, event = the\n\
              # Oracle wait event it is compared with, production_mean_us = the latency\n\
-             # production saw (the default objective), source = where the figures came from.\n\
+             # production saw (the default objective), source = where the figures came from,\n\
+             # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's.\n\
              {body}"
         )
     }
@@ -196,6 +205,11 @@ impl WorkloadModel {
             if c.class != "redo-write" && (c.flush.is_some() || c.buffered.is_some()) {
                 return at("flush and buffered apply to redo-write only".into());
             }
+            if let Some(w) = c.cpu_wait_us.filter(|w| !(w.is_finite() && *w >= 0.0)) {
+                return at(format!(
+                    "cpu_wait_us {w}: a time in microseconds, 0 or more"
+                ));
+            }
             if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {
                 return at(format!("flush {f:?}: one of {}", FLUSHES.join(", ")));
             }
@@ -260,6 +274,8 @@ mod tests {
                     mean_source: None,
                     flush: Some("fdatasync".into()),
                     buffered: Some(true),
+                    cpu_wait_us: Some(18.5),
+                    cpu_wait_source: Some("/proc/PID/schedstat".into()),
                 },
             ],
             not_replayed: vec!["control file parallel write: 0.7/s".into()],

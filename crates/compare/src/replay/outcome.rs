@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use dbio_stats::slo::{evaluate, Slo, SloOutcome, SloStat};
+use dbio_stats::slo::{evaluate, latency_text, Slo, SloOutcome, SloStat};
 use dbio_stats::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -94,7 +94,20 @@ pub struct EventComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub here_wait_us: Option<f64>,
     pub here_p99_us: Option<f64>,
-    /// Times better here (production mean over this mean): above 1 faster here.
+    /// Time production's processes waited for a CPU per call (the model's
+    /// `cpu_wait_us`), microseconds: in production's times, not in this storage's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_us: Option<f64>,
+    /// Where `cpu_wait_us` came from, or why it is not known; none for models without
+    /// the term (AWR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_note: Option<String>,
+    /// What production would time here: `here_mean_us` plus `cpu_wait_us`, where the
+    /// model has that term; the factor and change are of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_mean_us: Option<f64>,
+    /// Times better here (production mean over this mean, or over
+    /// `predicted_mean_us` where there is one): above 1 faster here.
     pub factor: Option<f64>,
     /// Change of the mean against production's, percent.
     pub change_pct: Option<f64>,
@@ -207,11 +220,32 @@ pub fn judge(
                 .into_iter()
                 .filter(|o| ran(&o.class) || slos.iter().any(|s| s.class == o.class))
                 .collect();
-            if model.service_time {
-                evaluate(&set, &service_means(run))
+            let mut classes = if model.service_time {
+                service_means(run)
             } else {
-                evaluate(&set, &run.classes)
+                run.classes.clone()
+            };
+            // Means are judged as predicted: production's objectives are its own means,
+            // which include the CPU wait. Percentiles stay the storage's: a mean wait
+            // added to a percentile is no percentile.
+            let mut storage = BTreeMap::new();
+            for c in classes.iter_mut() {
+                if let Some(w) = model.class(&c.class).and_then(|m| m.cpu_wait_us) {
+                    storage.insert(c.class.clone(), (c.mean_us, w));
+                    c.mean_us += w;
+                }
             }
+            let mut out = evaluate(&set, &classes);
+            for o in out.iter_mut().filter(|o| o.slo.stat == SloStat::Mean) {
+                if let (Some((mean, w)), Some(_)) = (storage.get(&o.slo.class), o.measured_us) {
+                    o.line += &format!(
+                        " (the storage's {} + {} waiting for a CPU)",
+                        latency_text(*mean),
+                        latency_text(*w)
+                    );
+                }
+            }
+            out
         })
         .unwrap_or_default();
     ReplayReport {
@@ -331,7 +365,9 @@ fn events(
                 }
             });
             let prod = m.production_mean_us.filter(|p| *p > 0.0);
-            let (factor, change_pct) = match (prod, here) {
+            let cpu = m.cpu_wait_us.filter(|w| w.is_finite() && *w >= 0.0);
+            let predicted = here.zip(cpu).map(|(h, w)| h + w);
+            let (factor, change_pct) = match (prod, predicted.or(here)) {
                 (Some(p), Some(h)) if h > 0.0 => (Some(p / h), Some((h - p) / p * 100.0)),
                 _ => (None, None),
             };
@@ -347,6 +383,9 @@ fn events(
                 here_mean_us: here,
                 here_wait_us: wait,
                 here_p99_us: done.map(|c| c.p99_us),
+                cpu_wait_us: cpu,
+                cpu_wait_note: m.cpu_wait_source.clone(),
+                predicted_mean_us: predicted,
                 factor,
                 change_pct,
                 asked_iops: ol

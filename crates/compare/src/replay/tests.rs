@@ -411,3 +411,57 @@ fn events(r: &AwrReport, prod_us: f64, bucket: (u64, u64, f64)) {
             .pass
     );
 }
+
+#[test]
+fn a_cpu_wait_in_the_model_is_added_to_the_storage_mean_as_its_own_term() {
+    let r = written("19c.html");
+    let mut m = model(&r);
+    let run = step(&m, 1.0, 1.0, 10.5);
+    // An AWR model has no such term: nothing is added or said.
+    let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
+    let e = &j.events[0];
+    assert_eq!(
+        (
+            e.cpu_wait_us,
+            e.cpu_wait_note.as_deref(),
+            e.predicted_mean_us
+        ),
+        (None, None, None)
+    );
+    assert!(j.slo.iter().all(|o| !o.line.contains("CPU")));
+    m.classes[0].cpu_wait_us = Some(20.0);
+    m.classes[0].cpu_wait_source = Some("/proc/PID/schedstat".into());
+    let own = dbio_stats::Slo::parse("single-block-read=25us", &CLASSES).unwrap();
+    let p99 = dbio_stats::Slo::parse("redo-write=40us@p99", &CLASSES).unwrap();
+    let j = judge(&m, &r.histograms, &[(1.0, &run)], &[own, p99]);
+    let e = &j.events[0];
+    assert_eq!(e.here_mean_us, Some(10.5));
+    assert_eq!(e.cpu_wait_us, Some(20.0));
+    assert_eq!(e.predicted_mean_us, Some(30.5));
+    assert!(close(e.factor.unwrap(), 1234.5 / 30.5));
+    // The redo writes have no term: their figures are the storage's.
+    let redo = &j.events[1];
+    assert_eq!((redo.predicted_mean_us, redo.cpu_wait_us), (None, None));
+    assert!(close(
+        redo.factor.unwrap(),
+        redo.production_mean_us.unwrap() / 10.5
+    ));
+    // The mean objective is judged on the prediction, and says both terms; the
+    // percentile stays the storage's (31.5 us).
+    let read = j
+        .slo
+        .iter()
+        .find(|o| o.slo.class == "single-block-read")
+        .unwrap();
+    assert_eq!(read.measured_us, Some(30.5));
+    assert!(!read.pass);
+    assert!(
+        read.line
+            .ends_with("(the storage's 10.5us + 20us waiting for a CPU)"),
+        "{}",
+        read.line
+    );
+    let redo = j.slo.iter().find(|o| o.slo.class == "redo-write").unwrap();
+    assert_eq!(redo.measured_us, Some(31.5));
+    assert!(redo.pass && !redo.line.contains("CPU"), "{}", redo.line);
+}
