@@ -2,6 +2,9 @@
 //! O_DIRECT reads at uniformly random aligned offsets of a file, with
 //! --depth I/Os kept outstanding for --time seconds. Prints IOPS and the
 //! process CPU time per I/O (getrusage), on one line of key=value pairs.
+//! --kick-below, --submit-batch and --no-defer-taskrun set the io_uring
+//! engine's submission policy (`UringOptions`) to compare it with the
+//! defaults.
 //!
 //! cargo run --release -p dbio-engine --example randread -- \
 //!     --engine io_uring --file /data/f --depth 32 --time 10
@@ -24,16 +27,22 @@ struct Args {
     commit: bool,
     /// io_uring without registered buffers and files.
     register: bool,
+    /// io_uring submission policy (see `UringOptions`); unset: the defaults.
+    kick_below: Option<u32>,
+    submit_batch: Option<u32>,
+    defer_taskrun: bool,
 }
 
 const USAGE: &str = "usage: randread --engine psync|io_uring|null --file PATH \
-                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered] [--no-commit] [--no-register]";
+                     [--depth N] [--time SECONDS] [--bs BYTES] [--buffered] [--no-commit] [--no-register]\n\
+                     [--kick-below N] [--submit-batch N] [--no-defer-taskrun]";
 
 fn parse_args() -> Result<Args, String> {
     let mut engine = None;
     let mut file = None;
     let (mut depth, mut seconds, mut bs, mut direct, mut commit, mut register) =
         (32u32, 10f64, 8192u32, true, true, true);
+    let (mut kick_below, mut submit_batch, mut defer_taskrun) = (None, None, true);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -49,6 +58,17 @@ fn parse_args() -> Result<Args, String> {
             "--buffered" => direct = false,
             "--no-commit" => commit = false,
             "--no-register" => register = false,
+            "--kick-below" => {
+                kick_below = Some(value()?.parse().map_err(|e| format!("--kick-below: {e}"))?)
+            }
+            "--submit-batch" => {
+                submit_batch = Some(
+                    value()?
+                        .parse()
+                        .map_err(|e| format!("--submit-batch: {e}"))?,
+                )
+            }
+            "--no-defer-taskrun" => defer_taskrun = false,
             _ => return Err(format!("unknown argument {flag}")),
         }
     }
@@ -67,6 +87,9 @@ fn parse_args() -> Result<Args, String> {
         direct,
         commit,
         register,
+        kick_below,
+        submit_batch,
+        defer_taskrun,
     })
 }
 
@@ -113,11 +136,18 @@ fn run(args: &Args) -> Result<(), String> {
         direct: args.direct,
         write: false,
     };
-    let mut engine: Box<dyn Engine> = if args.engine == EngineKind::IoUring && !args.register {
+    let tuned = !args.register
+        || args.kick_below.is_some()
+        || args.submit_batch.is_some()
+        || !args.defer_taskrun;
+    let mut engine: Box<dyn Engine> = if args.engine == EngineKind::IoUring && tuned {
+        let defaults = UringOptions::default();
         let opts = UringOptions {
-            register_buffers: false,
-            register_files: false,
-            ..Default::default()
+            register_buffers: args.register,
+            register_files: args.register,
+            kick_below: args.kick_below.unwrap_or(defaults.kick_below),
+            submit_batch: args.submit_batch.unwrap_or(defaults.submit_batch),
+            defer_taskrun: args.defer_taskrun,
         };
         Box::new(UringEngine::open_with(&cfg, opts).map_err(|e| e.to_string())?)
     } else {
