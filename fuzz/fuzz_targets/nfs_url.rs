@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     for c in url.components() {
         assert!(c != "." && c != ".." && !c.is_empty());
     }
-    if let Some(n) = url.conns {
+    if let Some(n) = url.settings.conns {
         assert!((1..=64).contains(&n));
     }
     assert_ne!(url.nfs_port, Some(0));
