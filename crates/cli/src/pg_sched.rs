@@ -21,7 +21,7 @@ const START_SLACK_S: f64 = 3.0;
 /// Reads the processes `listed`, and says why any could not be.
 pub fn read(listed: &[Listed]) -> SchedSnapshot {
     let boot = boot_time();
-    let hz = clock_ticks();
+    let hz = dbio_stats::cpu::clock_ticks();
     let mut out = SchedSnapshot::default();
     let (mut absent, mut other, mut later, mut unreadable) = (0, 0, 0, 0);
     for l in listed {
@@ -113,16 +113,6 @@ fn boot_time() -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix("btime "))
         .and_then(|v| v.trim().parse::<f64>().ok())
-}
-
-fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no memory side effects.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
 }
 
 #[cfg(test)]

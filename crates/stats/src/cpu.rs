@@ -60,7 +60,9 @@ pub fn process_cpu(pid: u32) -> Result<CpuUsage, StatsError> {
     parse_proc_stat(&text, clock_ticks()).ok_or(StatsError::Parse { path })
 }
 
-fn clock_ticks() -> f64 {
+/// Clock ticks per second, the unit of /proc/PID/stat's times (100 if the
+/// system will not say).
+pub fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no memory side effects.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
