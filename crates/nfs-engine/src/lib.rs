@@ -24,6 +24,12 @@ pub mod dataset;
 pub mod engine;
 pub mod views;
 
+/// The warning of a server restart that put UNSTABLE writes at risk (the path events
+/// name the server and count them).
+const AT_RISK: &str = "a server restarted (its write verifier changed) before writes it had \
+answered UNSTABLE were committed: they may be lost, as dbio keeps no copy to send again \
+(the run's events name the server and count them; sync=1 in the URL writes FILE_SYNC)";
+
 /// Largest READ or WRITE the engine sends in one RPC, even when the server allows
 /// more: the workloads' largest I/O (also the configuration's default).
 pub use dbio_nfs::client_config::MAX_TRANSFER;
@@ -154,7 +160,11 @@ impl NfsTarget {
         };
         // What opening the pool and the data files brought (a server that gave no back
         // channel, an open refused, a pNFS data server that cannot be reached), each once.
-        for p in self.pool.warnings() {
+        let mut found = self.pool.warnings();
+        if self.pool.router().at_risk().writes > 0 {
+            found.push(AT_RISK.to_string());
+        }
+        for p in found {
             if !w.contains(&p) {
                 w.push(p);
             }

@@ -2,7 +2,7 @@
 
 use dbio_nfs::ConnStats;
 use dbio_stats::{
-    NfsChannel, NfsDataServer, NfsEvent, NfsFile, NfsFileServer, NfsLayoutEvent, NfsProcCount,
+    NfsAtRisk, NfsChannel, NfsDataServer, NfsEvent, NfsFile, NfsFileServer, NfsLayoutEvent, NfsProcCount,
     NfsSection, NfsServer, NfsSession, NfsStats, RunResult,
 };
 use std::sync::atomic::Ordering::Relaxed;
@@ -178,6 +178,11 @@ pub fn fill(result: &mut RunResult, t: &NfsTarget) {
                 why: e.why,
             })
             .collect();
+        let risk = t.pool.router().at_risk();
+        nfs.unstable_at_risk = (risk.writes > 0).then_some(NfsAtRisk {
+            writes: risk.writes,
+            bytes: risk.bytes,
+        });
     }
 }
 

@@ -27,7 +27,7 @@ use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 
 use crate::retry::Backoff;
 pub use crate::router::{FileId, Route};
-use crate::router::{ProcId, Router};
+use crate::router::{ProcId, Router, Server};
 use burst::{burst_pick, Burst};
 pub use error::{BusyStatus, DataError, PartError};
 
@@ -101,9 +101,10 @@ pub(crate) enum PartReply {
     Resend,
     /// READ data (at most what was asked).
     Read(Bytes),
-    /// Bytes a WRITE wrote, and how durably the server says they are (pNFS keeps
-    /// what a data server said: it decides on COMMIT and LAYOUTCOMMIT later).
-    Written(u32, Stability),
+    /// Bytes a WRITE wrote, how durably the server says they are (pNFS keeps what a
+    /// data server said: it decides on COMMIT and LAYOUTCOMMIT later), and the server
+    /// instance's write verifier.
+    Written(u32, Stability, crate::proto::nfs4::Verifier),
     /// NFSv4.1: the session or the client's state is lost; the part goes again once
     /// it is recovered.
     Lost(crate::proto::nfs4::Nfsstat4),
@@ -164,6 +165,8 @@ pub struct DataPath {
     batches: Vec<CallBatch>,
     /// Where the calls queued since the last flush went (see [`BURST_CALLS`]).
     burst: Option<Burst>,
+    /// The servers' write verifiers, to notice a restart that put writes at risk.
+    verifiers: verifier::Verifiers,
 }
 
 impl DataPath {
@@ -190,6 +193,7 @@ impl DataPath {
                 .map(|_| CallBatch::with_capacity(depth))
                 .collect(),
             burst: None,
+            verifiers: verifier::Verifiers::default(),
             router,
         }
     }
@@ -526,7 +530,7 @@ impl DataPath {
         let outcome = match result {
             Ok(reply) => {
                 self.router.path_answered(ch);
-                self.part_reply(slot, part, sslot, io, reply.record)
+                self.part_reply(slot, part, sslot, ch, io, reply.record)
             }
             Err(e) => {
                 // The path is in trouble: re-issue on another path if one is up. An
@@ -686,6 +690,7 @@ impl DataPath {
         slot: u32,
         part: u32,
         sslot: u16,
+        ch: usize,
         io: Io,
         record: Bytes,
     ) -> Result<PartResult, DataError> {
@@ -694,7 +699,32 @@ impl DataPath {
             Seam::V3(_) => v3::decode(io.dir, record, want),
             Seam::V41(_, w) => w.decode(sslot, io.dir, record, want),
         };
+        if let Ok(reply) = &decoded {
+            self.check_verifier(ch, Server::Opened, io, reply);
+        }
         self.apply(slot, part, io, decoded)
+    }
+
+    /// A WRITE reply's verifier, against the server's earlier ones for the file: a
+    /// restart that put UNSTABLE writes at risk is said on the channel's path, once,
+    /// and counted for the run's result.
+    fn check_verifier(&mut self, ch: usize, server: Server, io: Io, reply: &PartReply) {
+        let PartReply::Written(count, how, verifier) = *reply else {
+            return;
+        };
+        let Some(risk) = self.verifiers.wrote(server, io.file.0, count, how, verifier) else {
+            return;
+        };
+        self.router.unstable_at_risk(risk);
+        self.router.note(
+            ch,
+            format!(
+                "write verifier changed (the server restarted): {} writes ({} bytes) of a \
+                 file it had answered UNSTABLE, never committed, may be lost; \
+                 dbio keeps no copy to send again (sync=1 writes FILE_SYNC)",
+                risk.writes, risk.bytes
+            ),
+        );
     }
 
     /// What a decoded reply means for part `part` of the I/O on `slot`.
@@ -749,7 +779,7 @@ impl DataPath {
                 }
                 Ok(PartResult::Done)
             }
-            Ok(PartReply::Written(count, _)) => {
+            Ok(PartReply::Written(count, ..)) => {
                 procs.write_bytes.fetch_add(u64::from(count), Relaxed);
                 if count < want {
                     return Err(DataError::Short {
@@ -788,6 +818,9 @@ mod error;
 mod parts;
 /// pNFS: placing parts on data servers.
 mod pnfs;
+/// Write verifiers: a server restart that put UNSTABLE writes at risk.
+mod verifier;
+pub use verifier::AtRisk;
 /// The NFSv3 encoding of the data path's operations.
 mod v3;
 /// The NFSv4.1 encoding of the data path's operations.

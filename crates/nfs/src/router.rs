@@ -66,7 +66,7 @@ impl Route {
 }
 
 /// Which server a channel reaches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Server {
     /// The server the pool opened (NFSv3, or the pNFS metadata server).
     Opened,
@@ -168,6 +168,9 @@ pub struct Router {
     health: Arc<Health>,
     next: AtomicUsize,
     procs: ProcCounters,
+    /// UNSTABLE writes a server restart put at risk (see `datapath::verifier`): writes
+    /// and bytes.
+    at_risk: (AtomicU64, AtomicU64),
     prog: u32,
     vers: u32,
     cred: Credential,
@@ -207,6 +210,7 @@ impl Router {
             health: Arc::new(Health::new(paths, MAX_DATA_SERVERS)),
             next: AtomicUsize::new(0),
             procs: ProcCounters::new(procs),
+            at_risk: Default::default(),
             prog,
             vers,
             cred,
@@ -269,6 +273,20 @@ impl Router {
 
     pub fn procs(&self) -> &ProcCounters {
         &self.procs
+    }
+
+    /// Counts writes a server's restart put at risk.
+    pub fn unstable_at_risk(&self, risk: crate::datapath::AtRisk) {
+        self.at_risk.0.fetch_add(risk.writes, Relaxed);
+        self.at_risk.1.fetch_add(risk.bytes, Relaxed);
+    }
+
+    /// Writes answered UNSTABLE that a server's restart put at risk, so far.
+    pub fn at_risk(&self) -> crate::datapath::AtRisk {
+        crate::datapath::AtRisk {
+            writes: self.at_risk.0.load(Relaxed),
+            bytes: self.at_risk.1.load(Relaxed),
+        }
     }
 
     /// The counter of procedure `name` (see [`ProcCounters::id`]).

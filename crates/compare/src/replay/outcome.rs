@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::model::WorkloadModel;
 use crate::awr::WaitHistogram;
 
+/// I/Os a class must do in the step judged before production's own mean is its
+/// objective there.
+const MIN_IOS_JUDGED: u64 = 10;
+
 /// `kind` of a replay's JSON.
 pub const REPLAY_KIND: &str = "replay";
 
@@ -213,9 +217,14 @@ pub fn judge(
     let slo = steps
         .get(reference)
         .map(|(_, run)| {
-            // Production's own objectives only for classes that did I/O here: a class
-            // too rare to come up in a short step is not failed for it.
-            let ran = |c: &str| run.classes.iter().any(|x| x.class == c && x.ios > 0);
+            // Production's own objectives only for classes that did enough I/O here to
+            // give a mean: a class too rare to come up more than a few times in a short
+            // step is not failed on one I/O (objectives the user set are judged always).
+            let ran = |c: &str| {
+                run.classes
+                    .iter()
+                    .any(|x| x.class == c && x.ios >= MIN_IOS_JUDGED)
+            };
             let set: Vec<Slo> = objectives(model, slos)
                 .into_iter()
                 .filter(|o| ran(&o.class) || slos.iter().any(|s| s.class == o.class))

@@ -465,3 +465,29 @@ fn a_cpu_wait_in_the_model_is_added_to_the_storage_mean_as_its_own_term() {
     assert_eq!(redo.measured_us, Some(31.5));
     assert!(redo.pass && !redo.line.contains("CPU"), "{}", redo.line);
 }
+
+#[test]
+fn a_class_too_rare_to_give_a_mean_is_not_held_to_production_s() {
+    let r = written("19c.html");
+    let m = model(&r);
+    let mut run = step(&m, 1.0, 1.0, 10.5);
+    // Redo writes far slower than production's mean, on 9 I/Os, then on 10.
+    let redo = run
+        .classes
+        .iter_mut()
+        .find(|c| c.class == "redo-write")
+        .unwrap();
+    redo.mean_us = 1e6;
+    redo.ios = 9;
+    let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
+    assert!(j.slo.iter().all(|o| o.slo.class != "redo-write"), "{:?}", j.slo);
+    assert!(j.slo.iter().all(|o| o.pass), "{:?}", j.slo);
+    run.classes
+        .iter_mut()
+        .find(|c| c.class == "redo-write")
+        .unwrap()
+        .ios = 10;
+    let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
+    let redo = j.slo.iter().find(|o| o.slo.class == "redo-write").unwrap();
+    assert!(!redo.pass, "{redo:?}");
+}

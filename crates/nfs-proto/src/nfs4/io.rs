@@ -10,7 +10,7 @@
 use dbio_xdr::{BufMut, Decoder, XdrDecode, XdrError};
 
 use super::res::{CompoundReader, OpFailure, OpResult, SequenceOk};
-use super::types::{Fh4, SessionId, StableHow, Stateid, FHSIZE, MAX_DATA};
+use super::types::{Fh4, SessionId, StableHow, Stateid, Verifier, FHSIZE, MAX_DATA};
 use super::{Opnum, MINOR_VERSION};
 
 /// READ or WRITE, the third op.
@@ -139,6 +139,9 @@ pub enum IoResult<'a> {
     Write {
         count: u32,
         committed: StableHow,
+        /// The server instance's write verifier: a change means UNSTABLE data it
+        /// answered earlier may be gone.
+        verifier: Verifier,
     },
 }
 
@@ -163,9 +166,17 @@ pub fn decode_io_reply(results: &[u8]) -> Result<IoReply<'_>, XdrError> {
             (
                 2,
                 Ok(OpResult::Write {
-                    count, committed, ..
+                    count,
+                    committed,
+                    verifier,
                 }),
-            ) => r.result = Some(IoResult::Write { count, committed }),
+            ) => {
+                r.result = Some(IoResult::Write {
+                    count,
+                    committed,
+                    verifier,
+                })
+            }
             _ => {}
         }
         index += 1;
@@ -198,8 +209,12 @@ fn all_ok(results: &[u8]) -> Option<IoReply<'_>> {
     } else if op == Opnum::Write as u32 {
         let count = d.u32().ok()?;
         let committed = StableHow::decode(&mut d).ok()?;
-        d.opaque_fixed("verifier", 8).ok()?;
-        IoResult::Write { count, committed }
+        let verifier = d.opaque_fixed("verifier", 8).ok()?.try_into().ok()?;
+        IoResult::Write {
+            count,
+            committed,
+            verifier,
+        }
     } else {
         return None;
     };
@@ -303,10 +318,13 @@ mod tests {
                 let third = match general.results.get(2) {
                     Some(OpResult::Read { eof, data }) => Some(IoResult::Read { eof: *eof, data }),
                     Some(OpResult::Write {
-                        count, committed, ..
+                        count,
+                        committed,
+                        verifier,
                     }) => Some(IoResult::Write {
                         count: *count,
                         committed: *committed,
+                        verifier: *verifier,
                     }),
                     _ => None,
                 };

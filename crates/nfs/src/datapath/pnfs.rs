@@ -11,7 +11,7 @@ use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 use super::v41::{File, Wire};
 use super::{tag, untag, Dir, Outcome, PartError, PartReply, Stability};
 use crate::proto::nfs4::{Fh4, Nfsstat4, Stateid};
-use crate::router::{FileId, ProcId, Route, Router};
+use crate::router::{FileId, ProcId, Route, Router, Server};
 use crate::v41::pnfs::{DataServer, FileRoute, IoCount, Layouts, PendingWrites, Placement};
 
 /// A data path's link to one data server: slots of the server's session and the
@@ -371,13 +371,14 @@ impl super::DataPath {
         let io = io?;
         let why = match decoded {
             Ok(reply) => {
-                if let (PartReply::Written(n @ 1.., how), Some((start, _))) = (&reply, span) {
+                if let (PartReply::Written(n @ 1.., how, _), Some((start, _))) = (&reply, span) {
                     // Kept until the layout is committed (LAYOUTCOMMIT, COMMIT).
                     let end = io.offset + u64::from(start) + u64::from(*n);
                     if let Some(w) = p.pending.get(io.file.0 as usize) {
                         w.wrote(server, end, *how);
                     }
                 }
+                self.check_verifier(ch, Server::Data(server as u16), io, &reply);
                 let outcome = self.apply(slot, part, io, Ok(reply));
                 return self.settle(t, io, outcome);
             }

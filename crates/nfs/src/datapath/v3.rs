@@ -70,6 +70,7 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
             Ok(Ok(ok)) => Ok(Reply::Written(
                 ok.count,
                 super::Stability::from_wire(ok.committed as u32),
+                ok.verf,
             )),
             Ok(Err(status)) => Err(PartError::Status3(status)),
             Err(e) => Err(malformed(&e)),

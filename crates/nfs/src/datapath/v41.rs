@@ -246,9 +246,17 @@ impl Wire {
                 LongRead::check(want, data.len()).map_err(PartError::LongRead)?;
                 Ok(PartReply::Read(results.share(data)))
             }
-            (Dir::Write, Some(IoResult::Write { count, committed })) => Ok(PartReply::Written(
+            (
+                Dir::Write,
+                Some(IoResult::Write {
+                    count,
+                    committed,
+                    verifier,
+                }),
+            ) => Ok(PartReply::Written(
                 count,
                 super::Stability::from_wire(committed as u32),
+                verifier,
             )),
             _ => Err(PartError::Malformed(
                 "reply without the READ or WRITE result".into(),

@@ -35,6 +35,17 @@ pub struct NfsSection {
     /// to the metadata server), oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layout_events: Vec<NfsLayoutEvent>,
+    /// Writes a server answered UNSTABLE and then restarted (its write verifier
+    /// changed) before any COMMIT: they may be lost. Absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstable_at_risk: Option<NfsAtRisk>,
+}
+
+/// UNSTABLE writes a server restart put at risk.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NfsAtRisk {
+    pub writes: u64,
+    pub bytes: u64,
 }
 
 /// A pNFS data server and what it served.
