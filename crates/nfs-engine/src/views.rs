@@ -2,8 +2,8 @@
 
 use dbio_nfs::ConnStats;
 use dbio_stats::{
-    NfsAtRisk, NfsChannel, NfsDataServer, NfsEvent, NfsFile, NfsFileServer, NfsLayoutEvent, NfsProcCount,
-    NfsSection, NfsServer, NfsSession, NfsStats, RunResult,
+    NfsAtRisk, NfsChannel, NfsDataServer, NfsEvent, NfsFile, NfsFileServer, NfsLayoutEvent,
+    NfsProcCount, NfsSection, NfsServer, NfsSession, NfsStats, RunResult,
 };
 use std::sync::atomic::Ordering::Relaxed;
 

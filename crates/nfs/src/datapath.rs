@@ -712,7 +712,10 @@ impl DataPath {
         let PartReply::Written(count, how, verifier) = *reply else {
             return;
         };
-        let Some(risk) = self.verifiers.wrote(server, io.file.0, count, how, verifier) else {
+        let Some(risk) = self
+            .verifiers
+            .wrote(server, io.file.0, count, how, verifier)
+        else {
             return;
         };
         self.router.unstable_at_risk(risk);

@@ -480,7 +480,11 @@ fn a_class_too_rare_to_give_a_mean_is_not_held_to_production_s() {
     redo.mean_us = 1e6;
     redo.ios = 9;
     let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
-    assert!(j.slo.iter().all(|o| o.slo.class != "redo-write"), "{:?}", j.slo);
+    assert!(
+        j.slo.iter().all(|o| o.slo.class != "redo-write"),
+        "{:?}",
+        j.slo
+    );
     assert!(j.slo.iter().all(|o| o.pass), "{:?}", j.slo);
     run.classes
         .iter_mut()

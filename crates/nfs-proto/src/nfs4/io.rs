@@ -132,10 +132,7 @@ pub struct IoReply<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoResult<'a> {
     /// The data, borrowed from the reply.
-    Read {
-        eof: bool,
-        data: &'a [u8],
-    },
+    Read { eof: bool, data: &'a [u8] },
     Write {
         count: u32,
         committed: StableHow,

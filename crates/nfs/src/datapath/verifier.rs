@@ -11,7 +11,6 @@ use super::Stability;
 use crate::proto::nfs4::Verifier;
 use crate::router::Server;
 
-
 /// UNSTABLE writes of one file on one server under its current verifier.
 #[derive(Debug)]
 struct Track {
@@ -126,7 +125,13 @@ mod tests {
         assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, A), None);
         // Nor does a restart seen before any UNSTABLE write under the old verifier.
         assert_eq!(v.wrote(s, 0, 8192, Stability::Unstable, A), None);
-        assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, B), Some(AtRisk { writes: 1, bytes: 8192 }));
+        assert_eq!(
+            v.wrote(s, 0, 8192, Stability::FileSync, B),
+            Some(AtRisk {
+                writes: 1,
+                bytes: 8192
+            })
+        );
         assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, A), None);
     }
 }
