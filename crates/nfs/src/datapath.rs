@@ -705,31 +705,6 @@ impl DataPath {
         self.apply(slot, part, io, decoded)
     }
 
-    /// A WRITE reply's verifier, against the server's earlier ones for the file: a
-    /// restart that put UNSTABLE writes at risk is said on the channel's path, once,
-    /// and counted for the run's result.
-    fn check_verifier(&mut self, ch: usize, server: Server, io: Io, reply: &PartReply) {
-        let PartReply::Written(count, how, verifier) = *reply else {
-            return;
-        };
-        let Some(risk) = self
-            .verifiers
-            .wrote(server, io.file.0, count, how, verifier)
-        else {
-            return;
-        };
-        self.router.unstable_at_risk(risk);
-        self.router.note(
-            ch,
-            format!(
-                "write verifier changed (the server restarted): {} writes ({} bytes) of a \
-                 file it had answered UNSTABLE, never committed, may be lost; \
-                 dbio keeps no copy to send again (sync=1 writes FILE_SYNC)",
-                risk.writes, risk.bytes
-            ),
-        );
-    }
-
     /// What a decoded reply means for part `part` of the I/O on `slot`.
     fn apply(
         &mut self,
