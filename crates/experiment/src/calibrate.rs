@@ -148,7 +148,8 @@ pub fn calibrate_in_step(
     };
     let iops_levels = levels(spec.max_outstanding.min(sync_cap));
     let mbps_levels = levels(spec.max_outstanding.min(MBPS_MAX_OUTSTANDING).min(sync_cap));
-    let budget = spec.time.as_secs_f64();
+    // Ranks in step run whole slots (see `ramp`): 5% is kept for their set-ups.
+    let budget = spec.time.as_secs_f64() * if step.processes() > 1 { 0.95 } else { 1.0 };
     let iops_level_s = level_seconds(budget * IOPS_SHARE, iops_levels.len());
     let mbps_level_s = level_seconds(budget * (1.0 - IOPS_SHARE), mbps_levels.len());
 
@@ -240,11 +241,19 @@ fn may_start(first: bool, now: Instant, level: Duration, end: Instant) -> bool {
     first || now + level <= end
 }
 
-/// Seconds per level so that a full ramp fits in `budget`, keeping 5% for
-/// opening engines and starting threads between levels; at least half a
-/// second (shorter levels are mostly warm-up), at most five.
+/// Seconds per level so that a full ramp fits in `budget` (each level's set-up,
+/// opening engines and starting threads, comes out of its own time: see
+/// [`level_span`]); at least half a second (shorter levels are mostly warm-up), at
+/// most five.
 fn level_seconds(budget: f64, levels: usize) -> f64 {
-    (budget * 0.95 / levels.max(1) as f64).clamp(0.5, 5.0)
+    (budget / levels.max(1) as f64).clamp(0.5, 5.0)
+}
+
+/// How long a level runs (warm-up and measurement) in a slot of `slot` when the last
+/// level's set-up and ending took `setup`: the slot less that, so that set-ups do not
+/// push a ramp past its budget; never under half a slot.
+fn level_span(slot: Duration, setup: Duration) -> Duration {
+    slot.saturating_sub(setup).max(slot / 2)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,10 +321,19 @@ fn ramp(
         best_histogram: Vec::new(),
     };
     let mut best = 0.0f64;
-    // The warm-up is part of the level's time.
-    let total = Duration::from_secs_f64(level_s);
+    // The warm-up is part of the level's time, and so is its set-up (see
+    // `level_span`).
+    let slot = Duration::from_secs_f64(level_s);
     let live = Live::new();
+    let mut setup = Duration::ZERO;
     for &outstanding in levels {
+        let now = Instant::now();
+        // Ranks in step run levels of one length: each rank's set-up differs.
+        let total = if step.processes() > 1 {
+            slot
+        } else {
+            level_span(slot, setup)
+        };
         let warmup = if r.points.is_empty() {
             FIRST_WARMUP
         } else {
@@ -343,6 +361,7 @@ fn ramp(
         }
         let load = level_load(spec, workload, outstanding, level, warmup);
         let out = drive(&load, stop, &live, &mut |_| {})?;
+        setup = now.elapsed().saturating_sub(total);
         if let Some(e) = out.error {
             return Err(e);
         }
@@ -427,8 +446,18 @@ mod tests {
 
     #[test]
     fn level_time_fits_the_budget() {
-        assert_eq!(level_seconds(45.0, 9), 45.0 * 0.95 / 9.0);
+        assert_eq!(level_seconds(36.0, 9), 4.0);
         assert_eq!(level_seconds(1.0, 9), 0.5);
         assert_eq!(level_seconds(100.0, 2), 5.0);
+    }
+
+    #[test]
+    fn a_level_s_set_up_comes_out_of_its_slot() {
+        let ms = Duration::from_millis;
+        let slot = ms(1500);
+        assert_eq!(level_span(slot, ms(0)), slot);
+        assert_eq!(level_span(slot, ms(80)), ms(1420));
+        // Never under half a slot.
+        assert_eq!(level_span(slot, ms(900)), ms(750));
     }
 }
