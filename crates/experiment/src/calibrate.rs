@@ -148,8 +148,7 @@ pub fn calibrate_in_step(
     };
     let iops_levels = levels(spec.max_outstanding.min(sync_cap));
     let mbps_levels = levels(spec.max_outstanding.min(MBPS_MAX_OUTSTANDING).min(sync_cap));
-    // Ranks in step run whole slots (see `ramp`): 5% is kept for their set-ups.
-    let budget = spec.time.as_secs_f64() * if step.processes() > 1 { 0.95 } else { 1.0 };
+    let budget = spec.time.as_secs_f64();
     let iops_level_s = level_seconds(budget * IOPS_SHARE, iops_levels.len());
     let mbps_level_s = level_seconds(budget * (1.0 - IOPS_SHARE), mbps_levels.len());
 
@@ -241,23 +240,19 @@ fn may_start(first: bool, now: Instant, level: Duration, end: Instant) -> bool {
     first || now + level <= end
 }
 
-/// Seconds per level so that a full ramp fits in `budget` (each level's set-up,
-/// opening engines and starting threads, comes out of its own time: see
+/// Seconds per level so that a full ramp fits in `budget`, keeping 5% for the first
+/// level's set-up and the ramps' own (later set-ups come out of the levels: see
 /// [`level_span`]); at least half a second (shorter levels are mostly warm-up), at
 /// most five.
 fn level_seconds(budget: f64, levels: usize) -> f64 {
-    (budget / levels.max(1) as f64).clamp(0.5, 5.0)
+    (budget * 0.95 / levels.max(1) as f64).clamp(0.5, 5.0)
 }
 
-/// How long a level runs (warm-up and measurement) when it is due to end by `due` and
-/// the last level's set-up and ending took `setup`: what is left until `due` less that
-/// set-up, so that set-ups do not push a ramp past its end; at most a slot (`slot`), and
-/// never under half of one (a level that starts that late shortens, and the ramp's
-/// time check decides whether it still runs).
-fn level_span(slot: Duration, due: Instant, now: Instant, setup: Duration) -> Duration {
-    due.saturating_duration_since(now)
-        .saturating_sub(setup)
-        .clamp(slot / 2, slot)
+/// How long a level runs (warm-up and measurement) in a slot of `slot` when the last
+/// level's set-up and ending took `setup`: the slot less that, so that set-ups do not
+/// lengthen a calibration; never under half a slot.
+fn level_span(slot: Duration, setup: Duration) -> Duration {
+    slot.saturating_sub(setup).max(slot / 2)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,22 +320,18 @@ fn ramp(
         best_histogram: Vec::new(),
     };
     let mut best = 0.0f64;
-    // The warm-up is part of the level's time, and so is its set-up: levels are due
-    // on a schedule that ends with the ramp's `end`, the last at `end` and each before
-    // it a slot earlier (see `level_span`).
+    // The warm-up is part of the level's time, and so is the set-up before it (see
+    // `level_span`).
     let slot = Duration::from_secs_f64(level_s);
     let live = Live::new();
     let mut setup = Duration::ZERO;
-    for (i, &outstanding) in levels.iter().enumerate() {
+    for &outstanding in levels {
         let now = Instant::now();
-        let due = end
-            .checked_sub(slot * (levels.len() - 1 - i) as u32)
-            .unwrap_or(now);
         // Ranks in step run levels of one length: each rank's set-up differs.
         let total = if step.processes() > 1 {
             slot
         } else {
-            level_span(slot, due, now, setup)
+            level_span(slot, setup)
         };
         let warmup = if r.points.is_empty() {
             FIRST_WARMUP
@@ -454,7 +445,7 @@ mod tests {
 
     #[test]
     fn level_time_fits_the_budget() {
-        assert_eq!(level_seconds(36.0, 9), 4.0);
+        assert_eq!(level_seconds(45.0, 9), 45.0 * 0.95 / 9.0);
         assert_eq!(level_seconds(1.0, 9), 0.5);
         assert_eq!(level_seconds(100.0, 2), 5.0);
     }
@@ -462,15 +453,10 @@ mod tests {
     #[test]
     fn a_level_s_set_up_comes_out_of_its_slot() {
         let ms = Duration::from_millis;
-        let t0 = Instant::now();
         let slot = ms(1500);
-        // On time: the whole slot less the last set-up.
-        assert_eq!(level_span(slot, t0 + slot, t0, ms(0)), slot);
-        assert_eq!(level_span(slot, t0 + slot, t0, ms(80)), ms(1420));
-        // Started late: what is left of the slot.
-        assert_eq!(level_span(slot, t0 + slot * 2, t0 + ms(1700), ms(80)), ms(1220));
-        // Never under half a slot, never over one.
-        assert_eq!(level_span(slot, t0 + slot, t0 + ms(1400), ms(80)), ms(750));
-        assert_eq!(level_span(slot, t0 + slot * 3, t0, ms(0)), slot);
+        assert_eq!(level_span(slot, ms(0)), slot);
+        assert_eq!(level_span(slot, ms(80)), ms(1420));
+        // Never under half a slot.
+        assert_eq!(level_span(slot, ms(900)), ms(750));
     }
 }
