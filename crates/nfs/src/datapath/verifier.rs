@@ -11,19 +11,18 @@ use super::{Io, PartReply, Stability};
 use crate::proto::nfs4::Verifier;
 use crate::router::Server;
 
-/// UNSTABLE writes of one file on one server under its current verifier.
-#[derive(Debug)]
-struct Track {
-    verifier: Verifier,
-    writes: u64,
-    bytes: u64,
-}
-
 /// Writes answered UNSTABLE and not committed when their server's verifier changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AtRisk {
     pub writes: u64,
     pub bytes: u64,
+}
+
+/// UNSTABLE writes of one file on one server under its current verifier.
+#[derive(Debug)]
+struct Track {
+    verifier: Verifier,
+    unstable: AtRisk,
 }
 
 /// The verifiers of one data path's writes, per (server, file): the server opened
@@ -45,33 +44,25 @@ impl Verifiers {
         how: Stability,
         verifier: Verifier,
     ) -> Option<AtRisk> {
+        use std::collections::hash_map::Entry;
         let unstable = how == Stability::Unstable;
-        let t = match self.known.get_mut(&(server, file)) {
-            Some(t) => t,
-            None if unstable => self.known.entry((server, file)).or_insert(Track {
+        // One lookup per reply: this runs for every WRITE.
+        let t = match self.known.entry((server, file)) {
+            Entry::Occupied(t) => t.into_mut(),
+            Entry::Vacant(t) if unstable => t.insert(Track {
                 verifier,
-                writes: 0,
-                bytes: 0,
+                unstable: AtRisk::default(),
             }),
-            None => return None,
+            Entry::Vacant(_) => return None,
         };
         let mut risk = None;
         if t.verifier != verifier {
-            if t.writes > 0 {
-                risk = Some(AtRisk {
-                    writes: t.writes,
-                    bytes: t.bytes,
-                });
-            }
-            *t = Track {
-                verifier,
-                writes: 0,
-                bytes: 0,
-            };
+            risk = Some(std::mem::take(&mut t.unstable)).filter(|r| r.writes > 0);
+            t.verifier = verifier;
         }
         if unstable {
-            t.writes += 1;
-            t.bytes += u64::from(bytes);
+            t.unstable.writes += 1;
+            t.unstable.bytes += u64::from(bytes);
         }
         risk
     }
@@ -111,6 +102,10 @@ mod tests {
     const A: Verifier = [1; 8];
     const B: Verifier = [2; 8];
 
+    fn risk(writes: u64, bytes: u64) -> Option<AtRisk> {
+        Some(AtRisk { writes, bytes })
+    }
+
     #[test]
     fn a_changed_verifier_names_the_unstable_writes_before_it() {
         let mut v = Verifiers::default();
@@ -123,24 +118,11 @@ mod tests {
             v.wrote(Server::Opened, 0, 512, Stability::Unstable, B),
             None
         );
-        let risk = v.wrote(ds, 0, 8192, Stability::Unstable, B);
-        assert_eq!(
-            risk,
-            Some(AtRisk {
-                writes: 2,
-                bytes: 12288
-            })
-        );
+        assert_eq!(v.wrote(ds, 0, 8192, Stability::Unstable, B), risk(2, 12288));
         // Counted once: the next write under the new verifier puts nothing at risk.
         assert_eq!(v.wrote(ds, 0, 8192, Stability::Unstable, B), None);
         // File 1 learns of the restart on its own next write.
-        assert_eq!(
-            v.wrote(ds, 1, 512, Stability::FileSync, B),
-            Some(AtRisk {
-                writes: 1,
-                bytes: 512
-            })
-        );
+        assert_eq!(v.wrote(ds, 1, 512, Stability::FileSync, B), risk(1, 512));
     }
 
     #[test]
@@ -152,13 +134,7 @@ mod tests {
         assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, A), None);
         // Nor does a restart seen before any UNSTABLE write under the old verifier.
         assert_eq!(v.wrote(s, 0, 8192, Stability::Unstable, A), None);
-        assert_eq!(
-            v.wrote(s, 0, 8192, Stability::FileSync, B),
-            Some(AtRisk {
-                writes: 1,
-                bytes: 8192
-            })
-        );
+        assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, B), risk(1, 8192));
         assert_eq!(v.wrote(s, 0, 8192, Stability::FileSync, A), None);
     }
 }
