@@ -4,7 +4,9 @@
 //! started: a remote server, or one in another pid namespace, gives no figure, and the
 //! snapshot says why.
 
-use dbio_compare::pg::{parse_schedstat, parse_stat_start, ProcessSched, SchedSnapshot};
+use dbio_compare::pg::{
+    parse_schedstat, parse_stat_minor_faults, parse_stat_start, ProcessSched, SchedSnapshot,
+};
 
 /// A server process as `pg_stat_activity` lists it.
 pub struct Listed {
@@ -35,9 +37,10 @@ pub fn read(listed: &[Listed]) -> SchedSnapshot {
             other += 1;
             continue;
         }
-        let start = std::fs::read_to_string(format!("{dir}/stat"))
-            .ok()
-            .and_then(|t| parse_stat_start(&t))
+        let stat = std::fs::read_to_string(format!("{dir}/stat")).ok();
+        let start = stat
+            .as_deref()
+            .and_then(parse_stat_start)
             .zip(boot)
             .map(|(ticks, boot)| boot + ticks as f64 / hz);
         match start {
@@ -64,6 +67,10 @@ pub fn read(listed: &[Listed]) -> SchedSnapshot {
             started: l.started,
             run_delay_ns: delay,
             timeslices: slices,
+            minor_faults: stat
+                .as_deref()
+                .and_then(parse_stat_minor_faults)
+                .unwrap_or(0),
         });
     }
     let mut why = Vec::new();

@@ -376,6 +376,16 @@ fn pg18_capture_replayed_on_its_own_storage() {
         w.source()
     );
     assert!(w.timeslices > 0 && w.per_slice_us >= 0.0, "{}", w.source());
+    // Young backends map the shared buffers they touch: their minor faults were read
+    // from /proc/PID/stat, and the model gives them per read in a note.
+    assert!(w.minor_faults > 0, "{}", w.source());
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("faults: the client backends took")),
+        "{:?}",
+        m.notes
+    );
     let read_class = m.class("single-block-read").expect("reads");
     assert_eq!(read_class.cpu_wait_us, Some(w.per_slice_us));
     let rep = tmp.path().join("rep.json");

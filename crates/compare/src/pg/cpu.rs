@@ -35,6 +35,10 @@ pub struct ProcessSched {
     pub run_delay_ns: u64,
     /// Field 3: timeslices run (times put on a CPU).
     pub timeslices: u64,
+    /// Field 10 of `/proc/PID/stat`: minor page faults so far (0 in captures made
+    /// before dbio read it).
+    #[serde(default)]
+    pub minor_faults: u64,
 }
 
 /// The run-queue wait of the server's processes between a capture's snapshots.
@@ -46,6 +50,8 @@ pub struct CpuWait {
     pub run_delay_ns: u64,
     /// Timeslices between the snapshots, summed over `processes`.
     pub timeslices: u64,
+    /// Minor page faults between the snapshots, summed over `processes`.
+    pub minor_faults: u64,
     /// Processes summed: present at both snapshots (same pid, same start).
     pub processes: usize,
     /// Which: "client backends", or "server processes" when no client backend was
@@ -85,6 +91,12 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
     let delay = f.next()?.parse().ok()?;
     let slices = f.next()?.parse().ok()?;
     Some((delay, slices))
+}
+
+/// Field 10 of a `/proc/PID/stat` line: the minor page faults the process took.
+pub fn parse_stat_minor_faults(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
 }
 
 /// Field 22 of a `/proc/PID/stat` line: when the process started, clock ticks after
@@ -127,7 +139,9 @@ impl PgCapture {
                     .iter()
                     .find(|p| p.pid == x.pid && (p.started - x.started).abs() < 1e-3)?;
                 // A counter that went down is not the same process.
-                (x.run_delay_ns >= before.run_delay_ns && x.timeslices >= before.timeslices)
+                (x.run_delay_ns >= before.run_delay_ns
+                    && x.timeslices >= before.timeslices
+                    && x.minor_faults >= before.minor_faults)
                     .then_some((before, x))
             })
             .collect();
@@ -148,6 +162,10 @@ impl PgCapture {
             .map(|(p, x)| x.run_delay_ns - p.run_delay_ns)
             .sum();
         let timeslices: u64 = used.iter().map(|(p, x)| x.timeslices - p.timeslices).sum();
+        let minor_faults: u64 = used
+            .iter()
+            .map(|(p, x)| x.minor_faults - p.minor_faults)
+            .sum();
         if used.is_empty() {
             return Err("no server process was present at both snapshots".into());
         }
@@ -163,6 +181,7 @@ impl PgCapture {
             per_slice_us: run_delay_ns as f64 / 1e3 / timeslices as f64,
             run_delay_ns,
             timeslices,
+            minor_faults,
             processes: used.len(),
             which,
             left_out,
@@ -183,6 +202,8 @@ mod tests {
             started,
             run_delay_ns: delay,
             timeslices: slices,
+            // Faults grow with the timeslices here: 3 per timeslice.
+            minor_faults: 3 * slices,
         }
     }
 
@@ -220,6 +241,8 @@ mod tests {
         let stat = "4242 (postgres: a) b) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 \
                     0 3731937 100 1 18446744073709551615";
         assert_eq!(parse_stat_start(stat), Some(3_731_937));
+        assert_eq!(parse_stat_minor_faults(stat), Some(1));
+        assert_eq!(parse_stat_minor_faults("4242 (postgres) S 1"), None);
         assert_eq!(parse_stat_start("4242 (postgres) S 1"), None);
     }
 
@@ -227,6 +250,7 @@ mod tests {
     fn the_wait_is_per_timeslice_of_the_client_backends_present_at_both() {
         let w = with_sched().cpu_wait().unwrap();
         assert_eq!((w.run_delay_ns, w.timeslices), (18_000_000, 1_000));
+        assert_eq!(w.minor_faults, 3_000);
         assert_eq!(w.per_slice_us, 18.0);
         assert_eq!((w.processes, w.which), (2, "client backends"));
         // 13 ended and 14 began between the snapshots.
@@ -296,6 +320,22 @@ mod tests {
             );
         }
         assert!(m.notes.iter().any(|n| n.contains("18.0 us per timeslice")));
+        // The client backends' 3,000 faults over the capture's reads, in a note.
+        let reads = m
+            .class("single-block-read")
+            .unwrap()
+            .production_ios
+            .unwrap();
+        let want = format!(
+            "faults: the client backends took {:.1} minor page faults per read during the \
+             capture (/proc/PID/stat field 10: 3000 over {reads:.0} reads",
+            3000.0 / reads
+        );
+        assert!(
+            m.notes.iter().any(|n| n.starts_with(&want)),
+            "{:?}",
+            m.notes
+        );
         // Without the readings: no term, and the reason where the term would be.
         let m = model_of(&pg15(), "c.json").unwrap();
         let read = m.class("single-block-read").unwrap();
@@ -308,6 +348,7 @@ mod tests {
         assert!(m.notes.iter().any(
             |n| n.starts_with("CPU: the time PostgreSQL's processes waited for a CPU is not known")
         ));
+        assert!(!m.notes.iter().any(|n| n.starts_with("faults:")));
         assert_eq!(m.class("dbwr-write").unwrap().cpu_wait_source, None);
     }
 

@@ -12,7 +12,10 @@ pub use capture::{
     number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
     CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
 };
-pub use cpu::{parse_schedstat, parse_stat_start, CpuWait, ProcessSched, SchedSnapshot};
+pub use cpu::{
+    parse_schedstat, parse_stat_minor_faults, parse_stat_start, CpuWait, ProcessSched,
+    SchedSnapshot,
+};
 pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
 pub use observe::{observation, observe_file};
 

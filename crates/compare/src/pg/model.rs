@@ -79,6 +79,11 @@ pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError
 /// query, and those waits are not in any read's time. A WAL flush (write, then
 /// fdatasync) sleeps once, in the sync; with open_datasync, in the write. Block
 /// writes are not judged, so they get no term.
+///
+/// Traced (scripts/trace-reads), the replay's own reads wait for a CPU after their
+/// wake-ups nearly as long as the server's do; what the term stands in for is rather
+/// the CPU PostgreSQL's read call spends beyond dbio's (faults mapping the buffer, see
+/// [`faults_note`], and colder caches), which the statistics cannot separate.
 fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
     let known = c.cpu_wait();
     for k in m
@@ -110,6 +115,39 @@ fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
             ),
         });
     }
+    if let Ok(w) = &known {
+        faults_note(w, m);
+    }
+}
+
+/// The minor page faults PostgreSQL's backends took per read, said in a note: a read
+/// into a shared buffer its backend has not mapped yet faults the buffer's pages in
+/// inside the read call (the kernel pins them for the transfer), CPU that is in
+/// read_time but in no storage's time. Every fault counts, so the figure bounds those
+/// of the reads from above. Not a term of the prediction: how many a replay should
+/// take is not known from it alone.
+fn faults_note(w: &super::CpuWait, m: &mut WorkloadModel) {
+    let reads = m
+        .classes
+        .iter()
+        .find(|k| k.event == READ_EVENT)
+        .and_then(|k| k.production_ios)
+        .filter(|n| *n > 0.0);
+    let Some(n) = reads else { return };
+    if w.minor_faults == 0 {
+        return;
+    }
+    m.notes.push(format!(
+        "faults: the {} took {:.1} minor page faults per read during the capture \
+         (/proc/PID/stat field 10: {} over {n:.0} reads, every fault counted, so at most \
+         this many in the reads): a read into a shared buffer its backend has not mapped \
+         yet takes them inside the read call, CPU in PostgreSQL's read time that is not \
+         the storage's, and that dbio's replay, reading into buffers it keeps mapped, \
+         does not take",
+        w.which,
+        w.minor_faults as f64 / n,
+        w.minor_faults
+    ));
 }
 
 fn version_text(c: &PgCapture) -> String {
