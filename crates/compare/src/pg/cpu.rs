@@ -95,17 +95,21 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
 
 /// Field 10 of a `/proc/PID/stat` line: the minor page faults the process took.
 pub fn parse_stat_minor_faults(text: &str) -> Option<u64> {
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(7)?.parse().ok()
+    stat_field(text, 10)
 }
 
 /// Field 22 of a `/proc/PID/stat` line: when the process started, clock ticks after
-/// boot. The command name (field 2) may hold spaces and parentheses: fields are
-/// counted after its last ')'.
+/// boot.
 pub fn parse_stat_start(text: &str) -> Option<u64> {
+    stat_field(text, 22)
+}
+
+/// Numeric field `n` (3 or more, counted from 1) of a `/proc/PID/stat` line. The
+/// command name (field 2) may hold spaces and parentheses: fields are counted after
+/// its last ')', where field 3 (the state) is the first.
+fn stat_field(text: &str, n: usize) -> Option<u64> {
     let rest = &text[text.rfind(')')? + 1..];
-    // After the name: field 3 (state) is the first; field 22 the 20th.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
 impl PgCapture {
