@@ -671,8 +671,13 @@ impl Task {
                 expired.push(*xid);
             } else if self.stream.is_some() && now.duration_since(p.sent_at) >= timeout {
                 // After a reconnect both are the same instant: nothing came back.
+                // In multipath mode a reply that was already on its way when the path
+                // died may come after this call went out: silence for the whole
+                // timeout counts then, or the call would wait for its deadline.
                 let quiet = self.last_rx < p.sent_at
-                    || (self.config.fail_fast && self.last_rx == p.sent_at);
+                    || (self.config.fail_fast
+                        && (self.last_rx == p.sent_at
+                            || now.duration_since(self.last_rx) >= timeout));
                 if quiet {
                     silent = true;
                 } else if !self.config.fail_fast {

@@ -442,3 +442,44 @@ fn fail_fast_hands_calls_back_at_once() {
     assert_eq!(ConnStats::get(&conn.stats().retransmits), 0);
     drop(server.join().unwrap());
 }
+
+/// Multipath mode: a call whose path dies while an earlier reply is still on its way
+/// (the reply arrives after the call went out) is handed back once the connection
+/// has been silent for `timeout`, not held until its deadline.
+#[test]
+fn fail_fast_counts_silence_after_a_late_reply() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let first = read_record(&mut s).unwrap();
+        let second = read_record(&mut s).unwrap();
+        // The first call's reply comes after the second call went out; then silence.
+        s.write_all(&record(&first[..4])).unwrap();
+        let _ = second;
+        s
+    });
+    let rt = runtime();
+    let config = ConnConfig {
+        timeout: Duration::from_millis(300),
+        retries: 100,
+        fail_fast: true,
+        ..quick()
+    };
+    let conn = rt.block_on(Connection::connect(addr, config)).unwrap();
+    let t = Instant::now();
+    let (a, b) = rt.block_on(async {
+        let a = conn.call(call_with(b"a"));
+        let b = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            conn.call(call_with(b"b")).await
+        };
+        tokio::join!(a, b)
+    });
+    assert!(a.is_ok(), "{:?}", a.err());
+    let err = b.unwrap_err();
+    assert!(err.to_string().contains("no reply within"), "{err}");
+    // The deadline is 100 timeouts away; silence is 1-2 timeouts.
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    drop(server.join().unwrap());
+}
