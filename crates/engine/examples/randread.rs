@@ -135,6 +135,7 @@ fn run(args: &Args) -> Result<(), String> {
         max_io: args.bs,
         direct: args.direct,
         write: false,
+        shared_buffers: false,
     };
     let tuned = !args.register
         || args.kick_below.is_some()

@@ -27,6 +27,8 @@ const HUGE_FROM: usize = 128 << 10;
 /// `count` buffers of `len` bytes each, zeroed, every one page aligned,
 /// laid out one after another in a single anonymous mapping.
 pub struct SlotBuffers {
+    /// In shared memory: unmapping a page keeps its contents.
+    shared: bool,
     map: *mut u8,
     map_len: usize,
     /// First buffer: `map` rounded up to a huge page.
@@ -44,6 +46,16 @@ unsafe impl Send for SlotBuffers {}
 
 impl SlotBuffers {
     pub fn new(count: usize, len: usize) -> io::Result<Self> {
+        Self::map(count, len, false)
+    }
+
+    /// [`SlotBuffers::new`] in shared memory (ordinary pages), whose pages
+    /// [`SlotBuffers::unmap`] can take out of the page tables without losing them.
+    pub fn shared(count: usize, len: usize) -> io::Result<Self> {
+        Self::map(count, len, true)
+    }
+
+    fn map(count: usize, len: usize, shared: bool) -> io::Result<Self> {
         let count = count.max(1);
         let stride = len.max(1).div_ceil(ALIGN) * ALIGN;
         let used = stride
@@ -52,7 +64,7 @@ impl SlotBuffers {
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
         // Small sets (one slot per user, as psync has) stay in ordinary
         // pages: a huge page each would cost 2 MiB per user.
-        let huge = used >= HUGE_FROM;
+        let huge = used >= HUGE_FROM && !shared;
         let span = if huge {
             used.next_multiple_of(HUGE)
         } else {
@@ -67,7 +79,11 @@ impl SlotBuffers {
                 std::ptr::null_mut(),
                 total,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                if shared {
+                    libc::MAP_SHARED
+                } else {
+                    libc::MAP_PRIVATE
+                } | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
@@ -86,6 +102,7 @@ impl SlotBuffers {
             unsafe { libc::madvise(base.cast(), span, libc::MADV_HUGEPAGE) };
         }
         Ok(Self {
+            shared,
             map,
             map_len: total,
             base,
@@ -120,6 +137,19 @@ impl SlotBuffers {
         // SAFETY: as above; &mut self makes it exclusive, and buffers do
         // not overlap.
         unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(slot), self.slot_len) }
+    }
+    /// Takes the first `pages` pages of buffer `slot` out of this process's page
+    /// tables (MADV_DONTNEED). Shared buffers keep their contents, so the next access
+    /// is a minor fault that maps the same page again. False for private buffers,
+    /// whose contents that would discard, and when the kernel refuses.
+    pub fn unmap(&self, slot: usize, pages: usize) -> bool {
+        let len = (pages * ALIGN).min(self.stride);
+        if !self.shared || len == 0 {
+            return false;
+        }
+        // SAFETY: the range lies inside buffer `slot` of the mapping, page aligned;
+        // its shared pages stay allocated.
+        unsafe { libc::madvise(self.as_mut_ptr(slot).cast(), len, libc::MADV_DONTNEED) == 0 }
     }
     /// Keeps the mapping for the rest of the process: I/O still in flight
     /// may write into it after this value is gone.
@@ -171,6 +201,34 @@ mod tests {
         let b = SlotBuffers::new(HUGE_FROM / 8192, 8192).unwrap();
         assert_eq!(b.as_mut_ptr(0) as usize % HUGE, 0);
         assert_eq!(b.as_mut_ptr(1) as usize - b.as_mut_ptr(0) as usize, 8192);
+    }
+
+    /// /proc/self/stat field 10: this process's minor faults so far.
+    fn minor_faults() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let rest = &s[s.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(7).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn unmapped_shared_pages_fault_back_with_their_contents() {
+        let mut b = SlotBuffers::shared(2, 16384).unwrap();
+        b.slice_mut(1).fill(5);
+        let before = minor_faults();
+        assert!(b.unmap(1, 3));
+        // Write every page of the slot, as a read into it does (a write fault maps one
+        // page; a read fault would map its neighbours too): three faulted back in.
+        for page in b.slice_mut(1).chunks_mut(4096) {
+            page[1] = 6;
+        }
+        let faults = minor_faults() - before;
+        assert!((3..=6).contains(&faults), "{faults} faults");
+        assert!(
+            b.slice(1).chunks(4096).all(|p| p[0] == 5 && p[1] == 6),
+            "contents kept"
+        );
+        // Private buffers refuse: that would zero them.
+        assert!(!SlotBuffers::new(1, 8192).unwrap().unmap(0, 2));
     }
 
     #[test]

@@ -102,6 +102,11 @@ pub struct EngineConfig {
     pub direct: bool,
     /// Open files for writing too.
     pub write: bool,
+    /// Slot buffers in shared memory, as a database's buffer cache is (PostgreSQL's
+    /// shared buffers), so that [`Engine::unmap_buffer`] takes a buffer's pages out of
+    /// this process's page tables and keeps them: the next I/O into them faults them
+    /// back in, as a backend's read into a buffer it has not mapped does.
+    pub shared_buffers: bool,
 }
 
 /// Engine errors. Messages name what failed and where.
@@ -166,6 +171,12 @@ pub trait Engine: Send {
     ) -> Result<usize, EngineError>;
     /// Number of I/Os submitted and not yet reaped.
     fn in_flight(&self) -> u32;
+    /// Takes the first `pages` pages of slot `slot`'s buffer out of the page tables
+    /// (shared buffers only, with no I/O in flight on the slot): the next I/O into them
+    /// takes a minor fault per page. False where the engine cannot.
+    fn unmap_buffer(&mut self, _slot: Slot, _pages: usize) -> bool {
+        false
+    }
 }
 
 /// The engines that `--engine` can name.

@@ -93,6 +93,12 @@ impl LocalSlots {
     pub fn buffer(&mut self, slot: Slot) -> &mut [u8] {
         self.bufs.slice_mut(slot as usize)
     }
+    /// [`crate::Engine::unmap_buffer`]: never a slot with an I/O in flight.
+    pub fn unmap(&self, slot: Slot, pages: usize) -> bool {
+        (slot as usize) < self.bufs.len()
+            && !self.busy.is_busy(slot)
+            && self.bufs.unmap(slot as usize, pages)
+    }
     /// Checks `req` and marks its slot in flight.
     pub fn begin(&mut self, req: &IoRequest) -> Result<(), EngineError> {
         check_request(req, &self.files, &self.bufs)?;
@@ -127,7 +133,12 @@ impl LocalSlots {
 /// One buffer per slot, each `max_io` bytes, page aligned.
 fn slot_buffers(cfg: &EngineConfig) -> Result<SlotBuffers, EngineError> {
     let (count, len) = (cfg.depth.max(1) as usize, cfg.max_io.max(1) as usize);
-    SlotBuffers::new(count, len).map_err(|e| {
+    let map = if cfg.shared_buffers {
+        SlotBuffers::shared
+    } else {
+        SlotBuffers::new
+    };
+    map(count, len).map_err(|e| {
         EngineError::Other(format!(
             "cannot map {count} I/O buffers of {len} bytes: {e}"
         ))
@@ -250,5 +261,8 @@ impl SlotTable {
     }
     pub fn count(&self) -> u32 {
         self.count
+    }
+    pub fn is_busy(&self, slot: Slot) -> bool {
+        self.busy.get(slot as usize).copied().unwrap_or(false)
     }
 }

@@ -128,4 +128,7 @@ impl Engine for PsyncEngine {
     fn in_flight(&self) -> u32 {
         self.io.busy.count()
     }
+    fn unmap_buffer(&mut self, slot: Slot, pages: usize) -> bool {
+        self.io.unmap(slot, pages)
+    }
 }

@@ -458,6 +458,9 @@ impl Engine for UringEngine {
     fn in_flight(&self) -> u32 {
         self.io.busy.count()
     }
+    fn unmap_buffer(&mut self, slot: Slot, pages: usize) -> bool {
+        self.io.unmap(slot, pages)
+    }
 }
 
 impl Drop for UringEngine {
@@ -510,6 +513,7 @@ mod tests {
             max_io: 4096,
             direct: true,
             write: false,
+            shared_buffers: false,
         };
         assert!(UringEngine::open(&cfg).is_err());
     }

@@ -44,6 +44,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
         max_io: BLOCK,
         direct,
         write: true,
+        shared_buffers: false,
     }
 }
 
@@ -662,4 +663,47 @@ fn failed_flush_completes_once_with_the_flush_error() {
             "{msg}"
         );
     }
+}
+
+/// This process's minor faults so far (/proc/self/stat field 10).
+fn minor_faults() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let rest = &s[s.rfind(')').unwrap() + 2..];
+    rest.split(' ').nth(7).unwrap().parse().unwrap()
+}
+
+/// Shared buffers: a read into a buffer whose pages were unmapped faults them back in
+/// inside the read (as a PostgreSQL backend's read into a shared buffer it never
+/// touched) and still delivers the data; private buffers refuse to unmap.
+#[test]
+fn psync_read_into_unmapped_shared_buffer_faults_and_reads_right() {
+    let dir = scratch();
+    let path = data_file(dir.path(), 4);
+    let mut cfg = config(&[&path], 1, false);
+    cfg.shared_buffers = true;
+    let mut e = open(EngineKind::Psync, &cfg).unwrap();
+    pattern(2, e.buffer(0));
+    e.submit(req(IoDir::Write, 2, 0, false)).unwrap();
+    reap_all(e.as_mut());
+    e.buffer(0).fill(0);
+    let mut faults = Vec::new();
+    for unmap in [false, true] {
+        if unmap {
+            assert!(e.unmap_buffer(0, 2));
+        }
+        let before = minor_faults();
+        e.submit(req(IoDir::Read, 2, 0, false)).unwrap();
+        reap_all(e.as_mut());
+        faults.push(minor_faults() - before);
+        let mut want = vec![0u8; BLOCK as usize];
+        pattern(2, &mut want);
+        assert!(
+            e.buffer(0) == &want[..],
+            "block 2 read back (unmapped: {unmap})"
+        );
+    }
+    // Other threads of this test binary may fault too: more, never fewer.
+    assert!(faults[1] >= 2 && faults[1] >= faults[0], "{faults:?}");
+    let mut private = open(EngineKind::Psync, &config(&[&path], 1, false)).unwrap();
+    assert!(!private.unmap_buffer(0, 2));
 }

@@ -14,7 +14,9 @@ use crate::pace::{OpenLoop, Pacer};
 use crate::ExperimentError;
 
 mod slots;
+mod unmap;
 use slots::{claim, unclaim, InFlight, Slots};
+use unmap::Unmapper;
 
 /// Longest a user waits in one reap: bounds how late it sees a stop.
 const REAP_WAIT: Duration = Duration::from_millis(100);
@@ -140,6 +142,7 @@ pub(crate) fn drive(
             max_io: load.workload.max_io(),
             direct: load.direct,
             write: load.workload.writes(),
+            shared_buffers: load.workload.unmapped_read_permille > 0,
         };
         let mut e = load.dataset.open_engine(load.engine, &cfg)?;
         if !e.capabilities().async_io && outstanding > 1 {
@@ -198,6 +201,7 @@ pub(crate) fn drive(
                 think_until: None,
                 error: None,
                 pacer,
+                unmap: Unmapper::new(load.workload.unmapped_read_permille, load.seed, u as u64),
             };
             let h = std::thread::Builder::new()
                 .name(format!("dbio-user-{u}"))
@@ -315,6 +319,8 @@ struct User<'a> {
     error: Option<ExperimentError>,
     /// Open loop: the arrivals to issue.
     pacer: Option<Pacer>,
+    /// Read buffers' pages to take out of the page tables after each read.
+    unmap: Unmapper,
 }
 
 impl User<'_> {
@@ -657,6 +663,14 @@ impl User<'_> {
                             lat,
                             now,
                         );
+                    }
+                    if !f.write {
+                        // After the latency is taken: the next read into this slot
+                        // takes the faults, inside its call.
+                        let pages = self.unmap.pages(f.len);
+                        if pages > 0 {
+                            self.engine.unmap_buffer(c.slot, pages);
+                        }
                     }
                     n += 1;
                     bytes += u64::from(len);

@@ -60,6 +60,13 @@ pub fn replay_plan(
     }
     // DBWR writes come one by one at their own rate: no batches.
     plan.workload.dbwr_batch = 1;
+    // Reads fault their buffers in as production's did (one share for all of them).
+    let unmapped = model
+        .classes
+        .iter()
+        .filter_map(|c| c.unmapped_pages)
+        .fold(0.0_f64, f64::max);
+    plan.workload.unmapped_read_permille = (unmapped.clamp(0.0, 1.0) * 1000.0).round() as u32;
     Ok(plan)
 }
 
@@ -130,6 +137,14 @@ mod tests {
         let p = replay_plan(&pg, 1.0, &around).unwrap();
         assert!(!p.workload.redo_buffered && p.workload.redo_direct);
         assert_eq!(p.workload.redo_flush, RedoFlush::Fdatasync);
+        // Reads fault in the share of their pages production did; none by default.
+        assert_eq!(p.workload.unmapped_read_permille, 0);
+        pg.classes[0].unmapped_pages = Some(0.8754);
+        let p = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap();
+        assert_eq!(p.workload.unmapped_read_permille, 875);
+        pg.classes[2].unmapped_pages = Some(0.5);
+        let e = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("reads only"), "{e}");
         let e = replay_plan(&model, 0.0, &RunOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "--scale 0: must be above 0");
     }

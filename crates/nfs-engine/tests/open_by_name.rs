@@ -52,6 +52,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
         max_io: 8192,
         direct: true,
         write: true,
+        shared_buffers: false,
     };
     NfsEngine::open(t.clone(), &cfg).unwrap()
 }

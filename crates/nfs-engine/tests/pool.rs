@@ -121,6 +121,7 @@ fn engine_writes_and_reads_back_split_io() {
         max_io: 100 << 10,
         direct: true,
         write: true,
+        shared_buffers: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();
     let len = 100u32 << 10;
@@ -190,6 +191,7 @@ fn reused_slots_never_change_data_in_flight() {
         max_io: BLOCK as u32,
         direct: true,
         write: true,
+        shared_buffers: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();
     let mut last = vec![0u32; BLOCKS];

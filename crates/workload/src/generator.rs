@@ -200,6 +200,11 @@ pub struct WorkloadConfig {
     pub direct_write_bytes: u32,
     /// DBWR writes issued together.
     pub dbwr_batch: u32,
+    /// Per mille of each read's buffer pages that are not mapped when the read starts
+    /// (0: all are). A PostgreSQL backend reads into shared buffers it has often never
+    /// touched, and the kernel faults them in inside the read call; the replay does the
+    /// same by unmapping that share of its (shared) buffers' pages after each read.
+    pub unmapped_read_permille: u32,
 }
 
 impl WorkloadConfig {
@@ -221,6 +226,7 @@ impl WorkloadConfig {
             direct_read_bytes: 1 << 20,
             direct_write_bytes: 1 << 20,
             dbwr_batch: 8,
+            unmapped_read_permille: 0,
         }
     }
 

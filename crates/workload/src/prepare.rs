@@ -253,6 +253,7 @@ pub fn write_content(
         max_io: CHUNK as u32,
         direct: opts.direct,
         write: true,
+        shared_buffers: false,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;
     let total = ds.total_bytes();

@@ -45,6 +45,7 @@ pub fn scan(
         max_io: CHUNK as u32,
         direct: opts.direct,
         write: false,
+        shared_buffers: false,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;
     let mut chunks = ds.files.iter().enumerate().flat_map(|(i, f)| {

@@ -324,15 +324,21 @@ mod tests {
             );
         }
         assert!(m.notes.iter().any(|n| n.contains("18.0 us per timeslice")));
-        // The client backends' 3,000 faults over the capture's reads, in a note.
-        let reads = m
-            .class("single-block-read")
+        // The client backends' 3,000 faults over the capture's reads: the share of the
+        // reads' pages replayed unmapped, and a note.
+        let read = m.class("single-block-read").unwrap();
+        let reads = read.production_ios.unwrap();
+        let pages = f64::from(read.size / 4096);
+        let share = (3000.0 / reads / pages).min(1.0);
+        assert_eq!(read.unmapped_pages, Some(share));
+        assert!(read
+            .unmapped_source
+            .as_deref()
             .unwrap()
-            .production_ios
-            .unwrap();
+            .contains("3000 minor faults"));
         let want = format!(
             "faults: the client backends took {:.1} minor page faults per read during the \
-             capture (/proc/PID/stat field 10: 3000 over {reads:.0} reads",
+             capture (3000 over {reads:.0} reads",
             3000.0 / reads
         );
         assert!(
@@ -340,6 +346,12 @@ mod tests {
             "{:?}",
             m.notes
         );
+        // Other classes replay none.
+        assert!(m
+            .classes
+            .iter()
+            .filter(|k| k.event != READ_EVENT)
+            .all(|k| k.unmapped_pages.is_none()));
         // Without the readings: no term, and the reason where the term would be.
         let m = model_of(&pg15(), "c.json").unwrap();
         let read = m.class("single-block-read").unwrap();
@@ -353,6 +365,7 @@ mod tests {
             |n| n.starts_with("CPU: the time PostgreSQL's processes waited for a CPU is not known")
         ));
         assert!(!m.notes.iter().any(|n| n.starts_with("faults:")));
+        assert_eq!(read.unmapped_pages, None);
         assert_eq!(m.class("dbwr-write").unwrap().cpu_wait_source, None);
     }
 

@@ -109,6 +109,15 @@ pub struct ModelClass {
     /// Where `cpu_wait_us` came from, or why it is not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_source: Option<String>,
+    /// Reads only: the share (0 to 1) of each read's buffer pages that production's
+    /// processes had not mapped when the read began (a PostgreSQL backend reading
+    /// into a shared buffer it never touched), so the kernel faulted them in inside
+    /// the read call. The replay unmaps that share of its own buffers' pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmapped_pages: Option<f64>,
+    /// Where `unmapped_pages` came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmapped_source: Option<String>,
 }
 
 /// A model that cannot be used: the file, the line where known, and what is wrong.
@@ -135,7 +144,8 @@ impl WorkloadModel {
              # Per class: rate = I/Os per second at 1x, size = bytes per I/O, event = the\n\
              # Oracle wait event it is compared with, production_mean_us = the latency\n\
              # production saw (the default objective), source = where the figures came from,\n\
-             # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's.\n\
+             # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's;\n\
+             # unmapped_pages = share of a read's buffer pages production had to fault in.\n\
              {body}"
         )
     }
@@ -210,6 +220,14 @@ impl WorkloadModel {
                     "cpu_wait_us {w}: a time in microseconds, 0 or more"
                 ));
             }
+            if let Some(u) = c.unmapped_pages {
+                if !c.class.ends_with("-read") {
+                    return at("unmapped_pages applies to reads only".into());
+                }
+                if !(0.0..=1.0).contains(&u) {
+                    return at(format!("unmapped_pages {u}: a share from 0 to 1"));
+                }
+            }
             if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {
                 return at(format!("flush {f:?}: one of {}", FLUSHES.join(", ")));
             }
@@ -276,6 +294,7 @@ mod tests {
                     buffered: Some(true),
                     cpu_wait_us: Some(18.5),
                     cpu_wait_source: Some("/proc/PID/schedstat".into()),
+                    ..ModelClass::default()
                 },
             ],
             not_replayed: vec!["control file parallel write: 0.7/s".into()],
