@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dbio_engine::{Completion, Engine, EngineConfig, EngineKind, IoDir, IoRequest};
-use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Lateness, Live, Recorder};
+use dbio_stats::{ClassDesc, CpuClock, CpuUsage, Lateness, Live, Recorder, ThreadSched};
 use dbio_workload::content::{fill, fill_blocks, stamp_sectors};
 use dbio_workload::verify::{stamp_unit, GenMap, VerifyCounts, GEN_MASK};
 use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
@@ -111,6 +111,8 @@ pub(crate) struct Outcome {
     pub verify: Option<VerifyCounts>,
     /// Open loop: how late the I/Os were issued.
     pub lateness: Option<Lateness>,
+    /// The user threads' wait for a CPU over the measured window.
+    pub sched: Option<ThreadSched>,
 }
 
 /// The recorder's classes: every [`IoClass`], in order.
@@ -243,6 +245,7 @@ pub(crate) fn drive(
     let mut error = None;
     let mut verify = load.verify.map(|_| VerifyCounts::default());
     let mut lateness = load.open_loop.map(|_| Lateness::new(classes.len()));
+    let mut sched = None;
     for r in results {
         match r {
             Ok(Worked {
@@ -251,8 +254,12 @@ pub(crate) fn drive(
                 counts,
                 lateness: late,
                 ended,
+                sched: window,
             }) => {
                 end = end.max(ended);
+                if let Some((from, to)) = window {
+                    sched.get_or_insert_with(ThreadSched::default).add(from, to);
+                }
                 merged.merge(&rec);
                 if let (Some(all), Some(l)) = (&mut lateness, late) {
                     all.merge(&l);
@@ -275,6 +282,7 @@ pub(crate) fn drive(
         error,
         verify,
         lateness,
+        sched,
     })
 }
 
@@ -286,6 +294,9 @@ struct Worked {
     lateness: Option<Lateness>,
     /// When the loop ended (its last completion or its stop).
     ended: Instant,
+    /// The thread's schedstat (run_delay, timeslices) at the measured window's start
+    /// and at its end.
+    sched: Option<((u64, u64), (u64, u64))>,
 }
 
 struct User<'a> {
@@ -337,10 +348,15 @@ impl User<'_> {
         let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
         let mut now = Instant::now();
         let mut drain_by: Option<Instant> = None;
+        // This thread's schedstat when the measured window began.
+        let mut sched_from = None;
         if self.pacer.is_some() {
             Pacer::tighten_timer();
         }
         loop {
+            if sched_from.is_none() && now >= self.record_from {
+                sched_from = ThreadSched::this_thread();
+            }
             let over = self.over(now);
             if over && drain_by.is_none() {
                 drain_by = Some(now + DRAIN_LIMIT);
@@ -406,6 +422,7 @@ impl User<'_> {
             counts: self.counts,
             lateness,
             ended,
+            sched: sched_from.zip(ThreadSched::this_thread()),
         })
     }
 

@@ -206,6 +206,7 @@ pub fn run(
         verify,
         raw: spec.raw.then(|| Box::new(out.recorder.to_raw())),
         open_loop,
+        io_threads: out.sched,
         ..Default::default()
     };
     result.fill_totals();

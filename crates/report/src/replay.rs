@@ -591,6 +591,7 @@ mod tests {
             here_wait_us: None,
             here_p99_us: Some(60.0),
             cpu_wait_us: cpu,
+            own_cpu_wait_us: None,
             cpu_wait_note: note.map(str::to_string),
             predicted_mean_us: predicted,
             factor: Some(44.0 / p),

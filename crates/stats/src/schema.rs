@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::raw::RawRecorder;
 
 mod nfs;
+mod sched;
 pub use nfs::*;
+pub use sched::*;
 
 /// Version of the JSON result format.
 ///
@@ -80,6 +82,10 @@ pub struct RunResult {
     /// ([`merge_runs`](crate::merge_runs)); left out with `--no-raw`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Box<RawRecorder>>,
+    /// The I/O threads' wait for a CPU in the measured window (local engines' users),
+    /// where the kernel keeps schedstat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_threads: Option<ThreadSched>,
     /// What the block devices under a local target and the machine's CPUs
     /// did during the run, sampled from /proc/diskstats and /proc/stat
     /// once a second; absent for NFS targets and where nothing was found.

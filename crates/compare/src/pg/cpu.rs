@@ -83,15 +83,7 @@ impl CpuWait {
     }
 }
 
-/// Field 2 (run-queue wait, ns) and field 3 (timeslices) of a `/proc/PID/schedstat`
-/// line ("sum_exec_runtime run_delay pcount").
-pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
-    let mut f = text.split_whitespace();
-    let _on_cpu = f.next()?;
-    let delay = f.next()?.parse().ok()?;
-    let slices = f.next()?.parse().ok()?;
-    Some((delay, slices))
-}
+pub use dbio_stats::parse_schedstat;
 
 /// Field 10 of a `/proc/PID/stat` line: the minor page faults the process took.
 pub fn parse_stat_minor_faults(text: &str) -> Option<u64> {
@@ -239,9 +231,6 @@ mod tests {
 
     #[test]
     fn schedstat_and_stat_lines_parse() {
-        assert_eq!(parse_schedstat("123456 55593 7\n"), Some((55_593, 7)));
-        assert_eq!(parse_schedstat("0 0"), None);
-        assert_eq!(parse_schedstat("1 x 2"), None);
         let stat = "4242 (postgres: a) b) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 \
                     0 3731937 100 1 18446744073709551615";
         assert_eq!(parse_stat_start(stat), Some(3_731_937));

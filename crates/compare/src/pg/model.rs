@@ -81,9 +81,11 @@ pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError
 /// writes are not judged, so they get no term.
 ///
 /// Traced (scripts/trace-reads), the replay's own reads wait for a CPU after their
-/// wake-ups nearly as long as the server's do; what the term stands in for is rather
-/// the CPU PostgreSQL's read call spends beyond dbio's (faults mapping the buffer, see
-/// [`faults`], and colder caches), which the statistics cannot separate.
+/// wake-ups too, 3-8 us against the server's 5-14 on this 2-core host: the replay
+/// therefore reads its own I/O threads' schedstat over its window and adds only the
+/// server's wait beyond it (see `cpu_term` in the replay's outcome). What else the
+/// server's read call spends beyond dbio's, faults mapping the buffer, is replayed
+/// (see [`faults`]).
 fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
     let known = c.cpu_wait();
     for k in m

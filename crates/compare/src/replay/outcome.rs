@@ -8,7 +8,7 @@ use dbio_stats::slo::{evaluate, latency_text, Slo, SloOutcome, SloStat};
 use dbio_stats::RunResult;
 use serde::{Deserialize, Serialize};
 
-use super::model::WorkloadModel;
+use super::model::{ModelClass, WorkloadModel};
 use crate::awr::WaitHistogram;
 
 /// I/Os a class must do in the step judged before production's own mean is its
@@ -98,10 +98,15 @@ pub struct EventComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub here_wait_us: Option<f64>,
     pub here_p99_us: Option<f64>,
-    /// Time production's processes waited for a CPU per call (the model's
-    /// `cpu_wait_us`), microseconds: in production's times, not in this storage's.
+    /// The CPU term of the prediction, microseconds: the time production's processes
+    /// waited for a CPU per call (the model's `cpu_wait_us`), in production's times,
+    /// less the replay's own threads' (`own_cpu_wait_us`), never below 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_us: Option<f64>,
+    /// The replay's own I/O threads' wait for a CPU per timeslice, microseconds,
+    /// already in this storage's times: taken from production's to give `cpu_wait_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_cpu_wait_us: Option<f64>,
     /// Where `cpu_wait_us` came from, or why it is not known; none for models without
     /// the term (AWR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -239,7 +244,7 @@ pub fn judge(
             // added to a percentile is no percentile.
             let mut storage = BTreeMap::new();
             for c in classes.iter_mut() {
-                if let Some(w) = model.class(&c.class).and_then(|m| m.cpu_wait_us) {
+                if let Some(w) = model.class(&c.class).and_then(|m| cpu_term(m, run)) {
                     storage.insert(c.class.clone(), (c.mean_us, w));
                     c.mean_us += w;
                 }
@@ -351,6 +356,19 @@ fn shortfall(classes: &[StepClass], base: &[StepClass], run: &RunResult) -> Opti
     (!why.is_empty()).then(|| why.join("; "))
 }
 
+/// The replay's I/O threads' mean wait for a CPU per timeslice, microseconds.
+fn own_cpu_wait(run: &RunResult) -> Option<f64> {
+    run.io_threads.as_ref().and_then(|t| t.per_slice_us())
+}
+
+/// The CPU term of class `m`'s prediction: production's wait for a CPU per call, less
+/// the replay's own threads' (a storage's times measured on a busy host already hold
+/// that much), never below 0.
+fn cpu_term(m: &ModelClass, run: &RunResult) -> Option<f64> {
+    let w = m.cpu_wait_us.filter(|w| w.is_finite() && *w >= 0.0)?;
+    Some((w - own_cpu_wait(run).unwrap_or(0.0)).max(0.0))
+}
+
 fn events(
     model: &WorkloadModel,
     histograms: &BTreeMap<String, WaitHistogram>,
@@ -374,7 +392,8 @@ fn events(
                 }
             });
             let prod = m.production_mean_us.filter(|p| *p > 0.0);
-            let cpu = m.cpu_wait_us.filter(|w| w.is_finite() && *w >= 0.0);
+            let cpu = cpu_term(m, run);
+            let own = own_cpu_wait(run).filter(|_| cpu.is_some());
             let predicted = here.zip(cpu).map(|(h, w)| h + w);
             let (factor, change_pct) = match (prod, predicted.or(here)) {
                 (Some(p), Some(h)) if h > 0.0 => (Some(p / h), Some((h - p) / p * 100.0)),
@@ -393,7 +412,14 @@ fn events(
                 here_wait_us: wait,
                 here_p99_us: done.map(|c| c.p99_us),
                 cpu_wait_us: cpu,
-                cpu_wait_note: m.cpu_wait_source.clone(),
+                own_cpu_wait_us: own,
+                cpu_wait_note: m.cpu_wait_source.clone().map(|s| match own {
+                    Some(o) => format!(
+                        "{s}, less the {o:.1} us per timeslice the replay's own I/O threads \
+                         waited (their schedstat), which this storage's times already hold"
+                    ),
+                    None => s,
+                }),
                 predicted_mean_us: predicted,
                 factor,
                 change_pct,

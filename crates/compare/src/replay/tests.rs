@@ -464,6 +464,31 @@ fn a_cpu_wait_in_the_model_is_added_to_the_storage_mean_as_its_own_term() {
     let redo = j.slo.iter().find(|o| o.slo.class == "redo-write").unwrap();
     assert_eq!(redo.measured_us, Some(31.5));
     assert!(redo.pass && !redo.line.contains("CPU"), "{}", redo.line);
+    // The replay's own threads waited 6 us per timeslice: already in the storage's
+    // times, so the term is what production waited beyond that.
+    let mut busy = run.clone();
+    busy.io_threads = Some(dbio_stats::ThreadSched {
+        threads: 4,
+        run_delay_ns: 60_000,
+        timeslices: 10,
+    });
+    let j = judge(&m, &r.histograms, &[(1.0, &busy)], &[]);
+    let e = &j.events[0];
+    assert_eq!((e.own_cpu_wait_us, e.cpu_wait_us), (Some(6.0), Some(14.0)));
+    assert_eq!(e.predicted_mean_us, Some(24.5));
+    assert!(
+        e.cpu_wait_note
+            .as_deref()
+            .unwrap()
+            .contains("less the 6.0 us per timeslice"),
+        "{:?}",
+        e.cpu_wait_note
+    );
+    // Never below 0: a replay that waited longer than production adds nothing.
+    busy.io_threads.as_mut().unwrap().run_delay_ns = 600_000;
+    let j = judge(&m, &r.histograms, &[(1.0, &busy)], &[]);
+    assert_eq!(j.events[0].predicted_mean_us, Some(10.5));
+    assert_eq!(j.events[1].own_cpu_wait_us, None);
 }
 
 #[test]
