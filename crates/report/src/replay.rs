@@ -106,7 +106,8 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
 }
 
 /// The model's CPU-wait terms, one line per term (classes sharing one share a line):
-/// "CPU wait of single-block-read, redo-write: + 18 µs per I/O, added to this
+/// "CPU wait of single-block-read, redo-write: + 18 µs per I/O, less the replay's own
+/// wait, added to this
 /// storage's mean (/proc/PID/schedstat of ...)". None for models without them (AWR).
 pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
     let mut terms: Vec<(Option<f64>, &str, Vec<&str>)> = Vec::new();
@@ -129,8 +130,8 @@ pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
         .into_iter()
         .map(|(us, source, classes)| match us {
             Some(us) => format!(
-                "CPU wait of {}: + {} per I/O, added to this storage's mean to predict \
-                 production's{}",
+                "CPU wait of {}: + {} per I/O, less the replay's own wait, added to this \
+                 storage's mean to predict production's{}",
                 classes.join(", "),
                 latency(us),
                 if source.is_empty() {
@@ -171,12 +172,21 @@ fn here_text(e: &EventComparison, h: f64) -> String {
 /// 18 µs waiting for a CPU, ...".
 fn cpu_terms(e: &EventComparison) -> String {
     match (e.here_mean_us, e.cpu_wait_us, e.predicted_mean_us) {
-        (Some(h), Some(w), Some(_)) => format!(
-            ": this storage's {} + {} waiting for a CPU, as the server's processes did \
-             during the capture (schedstat)",
-            latency(h),
-            latency(w)
-        ),
+        (Some(h), Some(w), Some(_)) => match e.own_cpu_wait_us {
+            Some(own) => format!(
+                ": this storage's {} + {} waiting for a CPU, what the server's processes \
+                 waited during the capture beyond the replay's own {} (schedstat)",
+                latency(h),
+                latency(w),
+                latency(own)
+            ),
+            None => format!(
+                ": this storage's {} + {} waiting for a CPU, as the server's processes did \
+                 during the capture (schedstat)",
+                latency(h),
+                latency(w)
+            ),
+        },
         _ => String::new(),
     }
 }
@@ -658,6 +668,17 @@ mod tests {
             ),
             "{t}"
         );
+        // With the replay's own wait known, the term says what it is beyond.
+        let mut own = r.clone();
+        own.events[0].own_cpu_wait_us = Some(3.0);
+        let t = terminal(&own);
+        assert!(
+            t.contains(
+                "this storage's 22 µs + 18 µs waiting for a CPU, what the server's \
+                 processes waited during the capture beyond the replay's own 3.0 µs (schedstat)"
+            ),
+            "{t}"
+        );
         assert!(
             t.contains(
                 "    WALWrite+WALSync: CPU wait not known: a server on another host; here is \
@@ -668,8 +689,9 @@ mod tests {
         let m = model_text(&r.model, "1 GiB");
         assert!(
             m.contains(
-                "  CPU wait of single-block-read: + 18 µs per I/O, added to this storage's \
-                 mean to predict production's (/proc/PID/schedstat of the 4 client backends)"
+                "  CPU wait of single-block-read: + 18 µs per I/O, less the replay's own wait, \
+                 added to this storage's mean to predict production's (/proc/PID/schedstat \
+                 of the 4 client backends)"
             ),
             "{m}"
         );

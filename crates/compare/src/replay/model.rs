@@ -103,7 +103,8 @@ pub struct ModelClass {
     pub buffered: Option<bool>,
     /// Microseconds production's processes waited for a CPU per timed call (a
     /// PostgreSQL capture's /proc/PID/schedstat): in production's times, not in the
-    /// storage's, so the replay adds it to this storage's mean to predict production's.
+    /// storage's, so the replay adds it, less its own I/O threads' wait, to this
+    /// storage's mean to predict production's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_us: Option<f64>,
     /// Where `cpu_wait_us` came from, or why it is not known.
