@@ -423,9 +423,14 @@ fn pg18_capture_replayed_on_its_own_storage() {
     // The prediction is the storage's mean plus the capture's CPU wait beyond the
     // replay's own I/O threads' (their schedstat, read during the replay).
     let cpu = read["cpu_wait_us"].as_f64().expect("the CPU term");
-    let mine = read["own_cpu_wait_us"].as_f64().expect("the replay's own wait");
+    let mine = read["own_cpu_wait_us"]
+        .as_f64()
+        .expect("the replay's own wait");
     assert!(mine >= 0.0, "{read}");
-    assert!((cpu - (w.per_slice_us - mine).max(0.0)).abs() < 1e-6, "{read}");
+    assert!(
+        (cpu - (w.per_slice_us - mine).max(0.0)).abs() < 1e-6,
+        "{read}"
+    );
     let predicted = read["predicted_mean_us"].as_f64().unwrap();
     assert!((predicted - (here + cpu)).abs() < 1e-6, "{read}");
     assert!(
