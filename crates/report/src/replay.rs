@@ -476,8 +476,9 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
     if r.events.iter().any(|e| e.cpu_wait_us.is_some()) {
         b += "<p class=\"sub\">Production's processes also waited for a CPU after each \
               call that slept (the kernel's run-queue time per timeslice, /proc/PID/schedstat, \
-              during the capture): that wait is in production's times but not in this \
-              storage's, so the prediction is this storage's mean plus it.</p>\n";
+              during the capture): that wait is in production's times, and this storage's \
+              hold only what the replay's own threads waited, so the prediction is this \
+              storage's mean plus production's wait beyond the replay's own.</p>\n";
     }
     b += "<ul>\n";
     for e in &r.events {
