@@ -13,8 +13,10 @@ use dbio_workload::{Dataset, Generator, IoClass, Layout, Op, WorkloadConfig};
 use crate::pace::{OpenLoop, Pacer};
 use crate::ExperimentError;
 
+mod sleeps;
 mod slots;
 mod unmap;
+use sleeps::Sleeps;
 use slots::{claim, unclaim, InFlight, Slots};
 use unmap::Unmapper;
 
@@ -51,6 +53,9 @@ pub(crate) struct Load<'a> {
     pub open_loop: Option<&'a OpenLoop>,
     /// Told when the measured window starts and ends.
     pub on_window: Option<&'a crate::run::WindowHook>,
+    /// Count which calls of a synchronous engine slept (see [`Sleeps`]); each call is
+    /// then timed to its return, not to when the loop reaps it.
+    pub count_sleeps: bool,
 }
 
 impl<'a> Load<'a> {
@@ -88,6 +93,7 @@ impl<'a> Load<'a> {
             verify_sync: false,
             open_loop: None,
             on_window: None,
+            count_sleeps: false,
         }
     }
 }
@@ -176,6 +182,7 @@ pub(crate) fn drive(
     let results = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(users as usize);
         for (u, (engine, gen)) in engines.into_iter().zip(gens).enumerate() {
+            let sleeps = (load.count_sleeps && !engine.capabilities().async_io).then(Sleeps::new);
             let pacer = load.open_loop.map(|o| {
                 let who = (u as u32, users, load.seed);
                 Pacer::new(o, who, start, record_from, deadline)
@@ -204,6 +211,7 @@ pub(crate) fn drive(
                 error: None,
                 pacer,
                 unmap: Unmapper::new(load.workload.unmapped_read_permille, load.seed, u as u64),
+                sleeps,
             };
             let h = std::thread::Builder::new()
                 .name(format!("dbio-user-{u}"))
@@ -255,10 +263,14 @@ pub(crate) fn drive(
                 lateness: late,
                 ended,
                 sched: window,
+                sleeps,
             }) => {
                 end = end.max(ended);
                 if let Some((from, to)) = window {
                     sched.get_or_insert_with(ThreadSched::default).add(from, to);
+                }
+                if let Some(s) = sleeps {
+                    s.add_to(sched.get_or_insert_with(ThreadSched::default));
                 }
                 merged.merge(&rec);
                 if let (Some(all), Some(l)) = (&mut lateness, late) {
@@ -297,6 +309,8 @@ struct Worked {
     /// The thread's schedstat (run_delay, timeslices) at the measured window's start
     /// and at its end.
     sched: Option<((u64, u64), (u64, u64))>,
+    /// Which calls slept, where counted.
+    sleeps: Option<Sleeps>,
 }
 
 struct User<'a> {
@@ -332,6 +346,8 @@ struct User<'a> {
     pacer: Option<Pacer>,
     /// Read buffers' pages to take out of the page tables after each read.
     unmap: Unmapper,
+    /// Which calls slept, where counted.
+    sleeps: Option<Sleeps>,
 }
 
 impl User<'_> {
@@ -423,6 +439,7 @@ impl User<'_> {
             lateness,
             ended,
             sched: sched_from.zip(ThreadSched::this_thread()),
+            sleeps: self.sleeps,
         })
     }
 
@@ -588,6 +605,7 @@ impl User<'_> {
             file: op.file,
             offset: op.offset,
             len: op.len,
+            end: None,
         };
         let req = IoRequest {
             file: op.file,
@@ -604,7 +622,16 @@ impl User<'_> {
                 return false;
             }
         }
-        if let Err(e) = self.engine.submit(req) {
+        let mark = self.sleeps.as_ref().and_then(|_| Sleeps::mark());
+        let submitted = self.engine.submit(req);
+        if let Some(s) = &mut self.sleeps {
+            // The call's end before the count, which stays out of its latency.
+            slots.inflight[i].end = Some(Instant::now());
+            if submitted.is_ok() && start >= self.record_from {
+                s.count(op.class.index(), mark);
+            }
+        }
+        if let Err(e) = submitted {
             if let Some(map) = self.verify {
                 unclaim(map, &op, &slots.gens[i]);
             }
@@ -670,7 +697,8 @@ impl User<'_> {
                     if let Some(map) = self.verify {
                         self.check(map, c.slot, &f, &slots.gens[c.slot as usize]);
                     }
-                    let lat = now.saturating_duration_since(f.start).as_nanos() as u64;
+                    let end = f.end.unwrap_or(now);
+                    let lat = end.saturating_duration_since(f.start).as_nanos() as u64;
                     if f.start >= self.record_from {
                         self.recorder.record(
                             f.class as usize,
@@ -678,7 +706,7 @@ impl User<'_> {
                             f.write,
                             len,
                             lat,
-                            now,
+                            end,
                         );
                     }
                     if !f.write {

@@ -128,6 +128,8 @@ pub struct RunPlan {
     pub verify_sync: bool,
     pub raw: bool,
     pub open_loop: Option<OpenLoop>,
+    /// Count which synchronous calls slept (a replay whose model adds a CPU wait).
+    pub count_sleeps: bool,
 }
 
 impl RunPlan {
@@ -247,6 +249,7 @@ impl RunPlan {
                 rates,
                 arrivals: o.arrivals,
             }),
+            count_sleeps: false,
         })
     }
 
@@ -278,6 +281,7 @@ impl RunPlan {
             raw: self.raw,
             open_loop: self.open_loop.clone(),
             on_window: None,
+            count_sleeps: self.count_sleeps,
         }
     }
 

@@ -67,6 +67,8 @@ pub fn replay_plan(
         .filter_map(|c| c.unmapped_pages)
         .fold(0.0_f64, f64::max);
     plan.workload.unmapped_read_permille = (unmapped.clamp(0.0, 1.0) * 1000.0).round() as u32;
+    // A CPU term applies to the calls that sleep: count them.
+    plan.count_sleeps = model.classes.iter().any(|c| c.cpu_wait_us.is_some());
     Ok(plan)
 }
 
@@ -142,6 +144,14 @@ mod tests {
         pg.classes[0].unmapped_pages = Some(0.8754);
         let p = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap();
         assert_eq!(p.workload.unmapped_read_permille, 875);
+        // Calls that slept are counted only where a CPU term will use them.
+        assert!(!p.count_sleeps);
+        pg.classes[0].cpu_wait_us = Some(12.0);
+        assert!(
+            replay_plan(&pg, 1.0, &RunOptions::default())
+                .unwrap()
+                .count_sleeps
+        );
         pg.classes[2].unmapped_pages = Some(0.5);
         let e = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap_err();
         assert!(e.to_string().contains("reads only"), "{e}");

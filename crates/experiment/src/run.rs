@@ -55,6 +55,9 @@ pub struct RunSpec {
     pub open_loop: Option<crate::OpenLoop>,
     /// Told at the measured window's edges, for counters read beside the run.
     pub on_window: Option<WindowHook>,
+    /// Count which calls of a synchronous engine slept (`RunResult::io_threads`'
+    /// `calls`), for a prediction that adds a database's wake-up wait.
+    pub count_sleeps: bool,
 }
 
 /// An edge of the measured window.
@@ -100,6 +103,7 @@ fn load_of(spec: &RunSpec) -> Load<'_> {
         verify_sync: spec.verify_sync,
         open_loop: spec.open_loop.as_ref(),
         on_window: spec.on_window.as_ref(),
+        count_sleeps: spec.count_sleeps,
     }
 }
 

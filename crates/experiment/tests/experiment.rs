@@ -190,3 +190,35 @@ fn redo_written_buffered_then_fdatasynced() {
     let json = serde_json::to_string(&r.config).unwrap();
     assert!(!json.contains("redo_flush") && !json.contains("redo_buffered"));
 }
+
+#[test]
+fn counted_calls_show_which_reads_slept_in_the_device() {
+    // On the build's disk, not a tmpfs: O_DIRECT reads must reach a device.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ds = small_dataset(tmp.path());
+    let mut s = spec(ds, EngineKind::Psync, WorkloadConfig::new(8192));
+    s.loops = Some(200);
+    s.count_sleeps = true;
+    let share = |s: &dbio_experiment::RunSpec| {
+        let out = run(s, &AtomicBool::new(false), None).unwrap();
+        assert!(out.error.is_none(), "{:?}", out.error);
+        let t = out.result.io_threads.expect("threads' figures");
+        let c = t
+            .calls
+            .iter()
+            .find(|c| c.class == "single-block-read")
+            .unwrap();
+        assert_eq!(c.calls, out.result.ios, "every recorded read counted");
+        t.slept_share("single-block-read").unwrap()
+    };
+    // The data set was just written through the page cache: its reads are copies.
+    let cached = share(&s);
+    assert!(cached < 0.2, "page-cache reads slept: {cached}");
+    s.direct = true;
+    let device = share(&s);
+    assert!(device > 0.8, "O_DIRECT reads did not sleep: {device}");
+    // Not counted unless asked.
+    s.count_sleeps = false;
+    let out = run(&s, &AtomicBool::new(false), None).unwrap();
+    assert!(out.result.io_threads.is_none_or(|t| t.calls.is_empty()));
+}

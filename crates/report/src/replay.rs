@@ -171,7 +171,10 @@ fn here_text(e: &EventComparison, h: f64) -> String {
 /// The prediction's two terms, after an event's sentence: ": this storage's 22 µs +
 /// 18 µs waiting for a CPU, ...".
 fn cpu_terms(e: &EventComparison) -> String {
-    match (e.here_mean_us, e.cpu_wait_us, e.predicted_mean_us) {
+    let slept = e.slept_share.map_or(String::new(), |p| {
+        format!(", on the {:.0}% of calls that slept here", p * 100.0)
+    });
+    let terms = match (e.here_mean_us, e.cpu_wait_us, e.predicted_mean_us) {
         (Some(h), Some(w), Some(_)) => match e.own_cpu_wait_us {
             Some(own) => format!(
                 ": this storage's {} + {} waiting for a CPU, what the server's processes \
@@ -187,8 +190,9 @@ fn cpu_terms(e: &EventComparison) -> String {
                 latency(w)
             ),
         },
-        _ => String::new(),
-    }
+        _ => return String::new(),
+    };
+    terms + &slept
 }
 
 /// One event in a sentence: "db file sequential read: production 585 µs, here 212 µs
@@ -478,7 +482,8 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
               call that slept (the kernel's run-queue time per timeslice, /proc/PID/schedstat, \
               during the capture): that wait is in production's times, and this storage's \
               hold only what the replay's own threads waited, so the prediction is this \
-              storage's mean plus production's wait beyond the replay's own.</p>\n";
+              storage's mean plus production's wait beyond the replay's own, for the \
+              share of calls that slept here.</p>\n";
     }
     b += "<ul>\n";
     for e in &r.events {
@@ -603,6 +608,7 @@ mod tests {
             here_p99_us: Some(60.0),
             cpu_wait_us: cpu,
             own_cpu_wait_us: None,
+            slept_share: None,
             cpu_wait_note: note.map(str::to_string),
             predicted_mean_us: predicted,
             factor: Some(44.0 / p),
@@ -677,6 +683,15 @@ mod tests {
             t.contains(
                 "this storage's 22 µs + 18 µs waiting for a CPU, what the server's \
                  processes waited during the capture beyond the replay's own 3.0 µs (schedstat)"
+            ),
+            "{t}"
+        );
+        // Only the calls that slept wait to be woken: the term says on which share.
+        own.events[0].slept_share = Some(0.25);
+        let t = terminal(&own);
+        assert!(
+            t.contains(
+                "beyond the replay's own 3.0 µs (schedstat), on the 25% of calls that slept here"
             ),
             "{t}"
         );

@@ -99,14 +99,19 @@ pub struct EventComparison {
     pub here_wait_us: Option<f64>,
     pub here_p99_us: Option<f64>,
     /// The CPU term of the prediction, microseconds: the time production's processes
-    /// waited for a CPU per call (the model's `cpu_wait_us`), in production's times,
-    /// less the replay's own threads' (`own_cpu_wait_us`), never below 0.
+    /// waited for a CPU per wake-up (the model's `cpu_wait_us`), in production's times,
+    /// less the replay's own threads' (`own_cpu_wait_us`), never below 0, times the
+    /// share of calls that slept here (`slept_share`), where counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_us: Option<f64>,
     /// The replay's own I/O threads' wait for a CPU per timeslice, microseconds,
     /// already in this storage's times: taken from production's to give `cpu_wait_us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_cpu_wait_us: Option<f64>,
+    /// The share of the class's calls that slept in the replay (0 to 1), where counted:
+    /// `cpu_wait_us` is production's wait beyond the replay's own, times this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slept_share: Option<f64>,
     /// Where `cpu_wait_us` came from, or why it is not known; none for models without
     /// the term (AWR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,12 +366,20 @@ fn own_cpu_wait(run: &RunResult) -> Option<f64> {
     run.io_threads.as_ref().and_then(|t| t.per_slice_us())
 }
 
-/// The CPU term of class `m`'s prediction: production's wait for a CPU per call, less
-/// the replay's own threads' (a storage's times measured on a busy host already hold
-/// that much), never below 0.
+/// The share of class `class`'s calls that slept in the replay, where it was counted.
+fn slept_share(class: &str, run: &RunResult) -> Option<f64> {
+    run.io_threads.as_ref().and_then(|t| t.slept_share(class))
+}
+
+/// The CPU term of class `m`'s prediction: production's wait for a CPU per wake-up,
+/// less the replay's own threads' (a storage's times measured on a busy host already
+/// hold that much), never below 0; times the share of the class's calls that slept
+/// here, where counted (a call that does not sleep does not wait to be woken: a read
+/// from RAM-backed storage, for one).
 fn cpu_term(m: &ModelClass, run: &RunResult) -> Option<f64> {
     let w = m.cpu_wait_us.filter(|w| w.is_finite() && *w >= 0.0)?;
-    Some((w - own_cpu_wait(run).unwrap_or(0.0)).max(0.0))
+    let share = slept_share(&m.class, run).unwrap_or(1.0);
+    Some((w - own_cpu_wait(run).unwrap_or(0.0)).max(0.0) * share)
 }
 
 fn events(
@@ -394,6 +407,7 @@ fn events(
             let prod = m.production_mean_us.filter(|p| *p > 0.0);
             let cpu = cpu_term(m, run);
             let own = own_cpu_wait(run).filter(|_| cpu.is_some());
+            let slept = slept_share(&m.class, run).filter(|_| cpu.is_some());
             let predicted = here.zip(cpu).map(|(h, w)| h + w);
             let (factor, change_pct) = match (prod, predicted.or(here)) {
                 (Some(p), Some(h)) if h > 0.0 => (Some(p / h), Some((h - p) / p * 100.0)),
@@ -413,12 +427,24 @@ fn events(
                 here_p99_us: done.map(|c| c.p99_us),
                 cpu_wait_us: cpu,
                 own_cpu_wait_us: own,
-                cpu_wait_note: m.cpu_wait_source.clone().map(|s| match own {
-                    Some(o) => format!(
-                        "{s}, less the {o:.1} us per timeslice the replay's own I/O threads \
-                         waited (their schedstat), which this storage's times already hold"
-                    ),
-                    None => s,
+                slept_share: slept.filter(|_| cpu.is_some()),
+                cpu_wait_note: m.cpu_wait_source.clone().map(|s| {
+                    let mut note = match own {
+                        Some(o) => format!(
+                            "{s}, less the {o:.1} us per timeslice the replay's own I/O \
+                             threads waited (their schedstat), which this storage's times \
+                             already hold"
+                        ),
+                        None => s,
+                    };
+                    if let Some(p) = slept {
+                        note.push_str(&format!(
+                            "; applied to the {:.0}% of calls that slept here (the only \
+                             ones woken)",
+                            p * 100.0
+                        ));
+                    }
+                    note
                 }),
                 predicted_mean_us: predicted,
                 factor,

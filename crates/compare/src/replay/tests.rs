@@ -471,6 +471,7 @@ fn a_cpu_wait_in_the_model_is_added_to_the_storage_mean_as_its_own_term() {
         threads: 4,
         run_delay_ns: 60_000,
         timeslices: 10,
+        ..dbio_stats::ThreadSched::default()
     });
     let j = judge(&m, &r.histograms, &[(1.0, &busy)], &[]);
     let e = &j.events[0];
@@ -484,6 +485,29 @@ fn a_cpu_wait_in_the_model_is_added_to_the_storage_mean_as_its_own_term() {
         "{:?}",
         e.cpu_wait_note
     );
+    // Counted calls: only those that slept here wait to be woken, so the term is
+    // that share of it (a quarter of the reads: 14 x 0.25); the redo writes keep none.
+    let mut counted = busy.clone();
+    let t = counted.io_threads.as_mut().unwrap();
+    t.add_calls("single-block-read", 100, 25);
+    t.add_calls("redo-write", 10, 10);
+    let j = judge(&m, &r.histograms, &[(1.0, &counted)], &[]);
+    let e = &j.events[0];
+    assert_eq!((e.slept_share, e.cpu_wait_us), (Some(0.25), Some(3.5)));
+    assert_eq!(e.predicted_mean_us, Some(14.0));
+    assert!(
+        e.cpu_wait_note
+            .as_deref()
+            .unwrap()
+            .ends_with("applied to the 25% of calls that slept here (the only ones woken)"),
+        "{:?}",
+        e.cpu_wait_note
+    );
+    assert_eq!(j.events[1].slept_share, None);
+    // None slept (a RAM-backed storage): no term.
+    counted.io_threads.as_mut().unwrap().calls[0].slept = 0;
+    let j = judge(&m, &r.histograms, &[(1.0, &counted)], &[]);
+    assert_eq!(j.events[0].predicted_mean_us, Some(10.5));
     // Never below 0: a replay that waited longer than production adds nothing.
     busy.io_threads.as_mut().unwrap().run_delay_ns = 600_000;
     let j = judge(&m, &r.histograms, &[(1.0, &busy)], &[]);

@@ -15,6 +15,8 @@ pub(super) struct InFlight {
     pub(super) file: u32,
     pub(super) offset: u64,
     pub(super) len: u32,
+    /// When a synchronous call returned, where taken at once (else its reap).
+    pub(super) end: Option<Instant>,
 }
 
 /// A user's I/O slots (one per engine buffer): what is in flight in each,
@@ -39,6 +41,7 @@ impl Slots {
             file: 0,
             offset: 0,
             len: 0,
+            end: None,
         };
         Slots {
             inflight: vec![idle; depth as usize],

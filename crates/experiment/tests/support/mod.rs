@@ -41,5 +41,6 @@ pub fn spec(ds: Dataset, engine: EngineKind, workload: WorkloadConfig) -> RunSpe
         raw: true,
         open_loop: None,
         on_window: None,
+        count_sleeps: false,
     }
 }
