@@ -175,6 +175,13 @@ fn cpu_terms(e: &EventComparison) -> String {
         format!(", on the {:.0}% of calls that slept here", p * 100.0)
     });
     let terms = match (e.here_mean_us, e.cpu_wait_us, e.predicted_mean_us) {
+        (Some(h), Some(_), Some(_)) if e.slept_share == Some(0.0) => {
+            return format!(
+                ": this storage's {}, no CPU wait added: none of these calls slept here, so \
+                 none waited to be woken",
+                latency(h)
+            )
+        }
         (Some(h), Some(w), Some(_)) => match e.own_cpu_wait_us {
             Some(own) => format!(
                 ": this storage's {} + {} waiting for a CPU, what the server's processes \
@@ -692,6 +699,15 @@ mod tests {
         assert!(
             t.contains(
                 "beyond the replay's own 3.0 µs (schedstat), on the 25% of calls that slept here"
+            ),
+            "{t}"
+        );
+        own.events[0].slept_share = Some(0.0);
+        let t = terminal(&own);
+        assert!(
+            t.contains(
+                "this storage's 22 µs, no CPU wait added: none of these calls slept here, so \
+                 none waited to be woken"
             ),
             "{t}"
         );
