@@ -25,7 +25,8 @@ use crate::pg_conn;
         views is read from the server; a role with pg_monitor is enough.\n\n\
         Where the server runs on this host, each snapshot also reads /proc/PID/schedstat of \
         the processes pg_stat_activity lists: the time they waited for a CPU, which is in \
-        PostgreSQL's read and WAL times and which the replay adds to the storage's. A \
+        PostgreSQL's read and WAL times and which the replay adds to the storage's for the \
+        calls that sleep. A \
         remote server gives no such figure, and the capture says why.\n\n\
         `dbio replay CAPTURE.json --target DIR` then runs the same I/O against other storage \
         and sets PostgreSQL's own read and WAL flush times beside the storage's.\n\n\

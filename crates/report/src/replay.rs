@@ -106,9 +106,8 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
 }
 
 /// The model's CPU-wait terms, one line per term (classes sharing one share a line):
-/// "CPU wait of single-block-read, redo-write: + 18 µs per I/O, less the replay's own
-/// wait, added to this
-/// storage's mean (/proc/PID/schedstat of ...)". None for models without them (AWR).
+/// "CPU wait of single-block-read, redo-write: + 18 µs per call that sleeps, less the
+/// replay's own wait, added to this storage's mean (/proc/PID/schedstat of ...)". None for models without them (AWR).
 pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
     let mut terms: Vec<(Option<f64>, &str, Vec<&str>)> = Vec::new();
     for c in &m.classes {
@@ -130,8 +129,8 @@ pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
         .into_iter()
         .map(|(us, source, classes)| match us {
             Some(us) => format!(
-                "CPU wait of {}: + {} per I/O, less the replay's own wait, added to this \
-                 storage's mean to predict production's{}",
+                "CPU wait of {}: + {} per call that sleeps, less the replay's own wait, added \
+                 to this storage's mean to predict production's{}",
                 classes.join(", "),
                 latency(us),
                 if source.is_empty() {
@@ -721,9 +720,9 @@ mod tests {
         let m = model_text(&r.model, "1 GiB");
         assert!(
             m.contains(
-                "  CPU wait of single-block-read: + 18 µs per I/O, less the replay's own wait, \
-                 added to this storage's mean to predict production's (/proc/PID/schedstat \
-                 of the 4 client backends)"
+                "  CPU wait of single-block-read: + 18 µs per call that sleeps, less the \
+                 replay's own wait, added to this storage's mean to predict production's \
+                 (/proc/PID/schedstat of the 4 client backends)"
             ),
             "{m}"
         );

@@ -106,8 +106,9 @@ fn cpu_wait(c: &PgCapture, m: &mut WorkloadModel) {
             Ok(w) => format!(
                 "CPU: PostgreSQL's read and WAL times include the wait for a CPU after each \
                  call that sleeps, {:.1} us per timeslice during the capture; the replay adds \
-                 what of it is beyond its own I/O threads' wait to this storage's mean to \
-                 predict PostgreSQL's (the server's CPUs assumed as busy there)",
+                 what of it is beyond its own I/O threads' wait to this storage's mean, for \
+                 the share of its calls that slept, to predict PostgreSQL's (the server's \
+                 CPUs assumed as busy there)",
                 w.per_slice_us
             ),
             Err(why) => format!(

@@ -101,10 +101,10 @@ pub struct ModelClass {
     /// without direct I/O); the data files stay as the run opens them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffered: Option<bool>,
-    /// Microseconds production's processes waited for a CPU per timed call (a
-    /// PostgreSQL capture's /proc/PID/schedstat): in production's times, not in the
-    /// storage's, so the replay adds it, less its own I/O threads' wait, to this
-    /// storage's mean to predict production's.
+    /// Microseconds production's processes waited for a CPU per wake-up (a PostgreSQL
+    /// capture's /proc/PID/schedstat): in production's times, not in the storage's, so
+    /// the replay adds it, less its own I/O threads' wait and times the share of its
+    /// calls that slept, to this storage's mean to predict production's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_us: Option<f64>,
     /// Where `cpu_wait_us` came from, or why it is not known.
