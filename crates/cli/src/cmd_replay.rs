@@ -36,8 +36,9 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         reads and WAL flushes is the storage's mean plus the time those processes waited \
         for a CPU per timeslice beyond what the replay's own I/O threads waited, times the \
         share of the replay's calls that slept (only a call that sleeps waits to be woken: \
-        a read from RAM-backed storage does not), shown as its own term; and the backends' minor page faults per read are replayed (reads \
-        into shared memory with that share of their pages unmapped).\n\n\
+        a read from RAM-backed storage does not), shown as its own term; and the backends' \
+        minor page faults per read are replayed (reads into shared memory with that share \
+        of their pages unmapped).\n\n\
         --scale 1,1.5,2,3 runs a ramp: the headroom is the largest scale at which every class \
         keeps its rate (within 2%) and its mean latency within 2x of its own at 1x, e.g. \
         \"serves 2.0x the production load\".\n\n\

@@ -107,7 +107,8 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
 
 /// The model's CPU-wait terms, one line per term (classes sharing one share a line):
 /// "CPU wait of single-block-read, redo-write: + 18 µs per call that sleeps, less the
-/// replay's own wait, added to this storage's mean (/proc/PID/schedstat of ...)". None for models without them (AWR).
+/// replay's own wait, added to this storage's mean (/proc/PID/schedstat of ...)". None
+/// for models without them (AWR).
 pub fn cpu_lines(m: &WorkloadModel) -> Vec<String> {
     let mut terms: Vec<(Option<f64>, &str, Vec<&str>)> = Vec::new();
     for c in &m.classes {

@@ -427,7 +427,7 @@ fn events(
                 here_p99_us: done.map(|c| c.p99_us),
                 cpu_wait_us: cpu,
                 own_cpu_wait_us: own,
-                slept_share: slept.filter(|_| cpu.is_some()),
+                slept_share: slept,
                 cpu_wait_note: m.cpu_wait_source.clone().map(|s| {
                     let mut note = match own {
                         Some(o) => format!(
