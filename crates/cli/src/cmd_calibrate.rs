@@ -134,12 +134,29 @@ impl Args {
             time: self.time,
             cores,
             seed: self.seed,
+            machine: Some(std::sync::Arc::new(HostIdle::default())),
         }
     }
 
     /// The calibration time (checked above zero).
     pub fn time(&self) -> Duration {
         self.time
+    }
+}
+
+/// This host's idle CPU over a calibration level, from /proc/stat.
+#[derive(Default)]
+struct HostIdle(dbio_diag::hostcpu::WindowTicks);
+
+impl dbio_experiment::MachineIdle for HostIdle {
+    fn edge(&self, start: bool) {
+        self.0.edge(start);
+    }
+
+    fn idle_pct(&self) -> Option<f64> {
+        let m = self.0.section(0)?;
+        let all = m.busy_s() + m.idle_s;
+        (all > 0.0).then(|| m.idle_s * 100.0 / all)
     }
 }
 

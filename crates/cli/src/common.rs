@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use dbio_engine::EngineKind;
 use dbio_storage::{Target, TargetError};
 use dbio_workload::units::{format_size, parse_duration, parse_size};
-use dbio_workload::{Dataset, DatasetError, DatasetSpec};
+use dbio_workload::{Dataset, DatasetError, DatasetSpec, FileKind};
 
 /// Exit code of a run stopped by SIGINT/SIGTERM (results still written).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -446,6 +446,7 @@ pub fn prepare(
 ) -> anyhow::Result<Option<Dataset>> {
     print_notices(target);
     let mut progress = Progress::new();
+    progress.what = Some(dataset_parts(spec));
     let prepared = target.prepare(
         spec,
         engine,
@@ -522,9 +523,31 @@ pub fn progress_line(what: &'static str) -> impl FnMut(&Path, u64, u64) {
     }
 }
 
+/// The data files and the redo log of `spec` apart, then their sum: the
+/// headline's data set size is the data files' alone.
+fn dataset_parts(spec: &DatasetSpec) -> String {
+    let files = spec.files();
+    let sum = |kind: FileKind| -> u64 {
+        files
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.size)
+            .sum()
+    };
+    let (data, redo) = (sum(FileKind::Data), sum(FileKind::Redo));
+    format!(
+        "{} of data files and a {} redo log, {} in all",
+        format_size(data),
+        format_size(redo),
+        format_size(data + redo)
+    )
+}
+
 /// Progress of a long pass over `total` bytes: a percentage line on stderr,
 /// redrawn in place at most five times a second, on a terminal only.
 pub struct Progress {
+    /// What is created, said in the announcing line in place of its size.
+    pub what: Option<String>,
     tty: bool,
     announced: bool,
     last: Instant,
@@ -535,6 +558,7 @@ impl Progress {
     pub fn new() -> Self {
         let now = Instant::now();
         Self {
+            what: None,
             tty: std::io::stderr().is_terminal(),
             announced: false,
             last: now,
@@ -559,7 +583,8 @@ impl Progress {
     /// once by a line even when stderr is not a terminal.
     pub fn creating(&mut self, place: &dyn std::fmt::Display, done: u64, total: u64) {
         if !self.announced {
-            eprintln!("creating data set in {place} ({})", format_size(total));
+            let what = self.what.clone().unwrap_or_else(|| format_size(total));
+            eprintln!("creating data set in {place} ({what})");
             self.announced = true;
         }
         self.show(done, total);

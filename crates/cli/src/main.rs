@@ -23,6 +23,8 @@ mod nfs_target;
 mod pg_conn;
 mod pg_sched;
 mod provenance;
+#[cfg(test)]
+mod readme_examples;
 mod slob_conf;
 
 use clap::{Parser, Subcommand};
@@ -123,7 +125,11 @@ fn main() {
 /// The command line, with `dbio compare`'s set separators (`--` between sets of results)
 /// kept as values: option parsing would take the first `--` and drop the others.
 fn args() -> Vec<std::ffi::OsString> {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    with_set_breaks(std::env::args_os().collect())
+}
+
+/// `args` with `dbio compare`'s set separators marked (see [`args`]).
+fn with_set_breaks(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     if args.get(1).is_some_and(|a| a == "compare") {
         for a in args.iter_mut().skip(2) {
             if a == "--" {

@@ -6,6 +6,7 @@
 //! point of the curve. A level is the I/O of `dbio run` at that load.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dbio_engine::EngineKind;
@@ -17,6 +18,7 @@ use dbio_workload::{Dataset, IoClass, WorkloadConfig};
 
 use crate::drive::{drive, Load};
 use crate::requests::Requests;
+use crate::run::{WindowEdge, WindowHook};
 use crate::{ExperimentError, ProgressFn};
 
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any
@@ -29,6 +31,11 @@ const FIRST_WARMUP: Duration = Duration::from_millis(300);
 const NEXT_WARMUP: Duration = Duration::from_millis(100);
 /// Share of the time budget given to the IOPS ramp; the rest is for MB/s.
 const IOPS_SHARE: f64 = 0.7;
+/// Below this share of idle CPU time on the host, a level's figure may be the
+/// CPU's limit rather than the storage's.
+const IDLE_FLOOR_PCT: f64 = 5.0;
+/// Above this share of its time busy, dbio's own I/O thread may be the limit.
+const THREAD_BUSY_CEILING: f64 = 0.95;
 
 /// What to calibrate.
 #[derive(Clone, Debug)]
@@ -47,6 +54,24 @@ pub struct CalibrateSpec {
     /// Cores: synchronous engines get at most one thread per core.
     pub cores: u32,
     pub seed: u64,
+    /// This host's idle CPU over each level, for a figure the host's CPU may
+    /// have set; None leaves the levels' `machine_idle_pct` out.
+    pub machine: Option<Arc<dyn MachineIdle>>,
+}
+
+/// Reads this host's CPU at a level's measured window's edges (the CLI reads
+/// /proc/stat): the share of it that was idle between them.
+pub trait MachineIdle: Send + Sync {
+    /// Reads the CPU times at the window's start (`true`) or end.
+    fn edge(&self, start: bool);
+    /// Percent of all CPUs' time idle between the last two edges.
+    fn idle_pct(&self) -> Option<f64>;
+}
+
+impl std::fmt::Debug for dyn MachineIdle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MachineIdle")
+    }
 }
 
 /// The outstanding counts of a ramp: 1, 2, 4, ... and `max` itself.
@@ -192,6 +217,17 @@ pub fn calibrate_in_step(
         .max_by(|a, b| a.mbps.total_cmp(&b.mbps))
         .cloned()
         .unwrap_or_default();
+    let threads = |p: &CurvePoint| {
+        if is_async(spec.engine) {
+            step.processes()
+        } else {
+            p.outstanding
+        }
+    };
+    let limits: Vec<String> = [("max_iops", best.as_ref()), ("max_mbps", Some(&best_mb))]
+        .into_iter()
+        .filter_map(|(name, p)| host_limit(name, p?, threads(p?)))
+        .collect();
     Ok(CalibrateResult {
         kind: CALIBRATE_KIND.into(),
         format_version: FORMAT_VERSION,
@@ -217,6 +253,40 @@ pub fn calibrate_in_step(
         labels: Default::default(),
         cache: None,
         devices: None,
+        host_limit: (!limits.is_empty()).then(|| {
+            format!(
+                "this host's CPU may have set these figures, not the storage: {}",
+                limits.join("; ")
+            )
+        }),
+    })
+}
+
+/// Why the figure `name`, measured at `p` by `threads` I/O threads, may be this
+/// host's CPU limit: the machine had almost no idle time, or dbio's own threads
+/// were busy almost all of it. Such a figure says what this host can drive.
+fn host_limit(name: &str, p: &CurvePoint, threads: u32) -> Option<String> {
+    if p.ios == 0 {
+        return None;
+    }
+    let mut why = Vec::new();
+    if let Some(idle) = p.machine_idle_pct.filter(|&i| i < IDLE_FLOOR_PCT) {
+        why.push(format!("the machine was {idle:.1}% idle"));
+    }
+    let busy = p.cpu_us_per_io * p.iops / 1e6 / f64::from(threads.max(1));
+    if busy >= THREAD_BUSY_CEILING {
+        why.push(format!(
+            "dbio's I/O thread{} busy {:.0}% of the time",
+            if threads > 1 { "s were" } else { " was" },
+            busy.min(1.0) * 100.0
+        ));
+    }
+    (!why.is_empty()).then(|| {
+        format!(
+            "at {name}'s load ({} outstanding) {}",
+            p.outstanding,
+            why.join(" and ")
+        )
     })
 }
 
@@ -358,19 +428,28 @@ fn ramp(
                 break;
             }
         }
-        let load = level_load(spec, workload, outstanding, level, warmup);
+        let mut load = level_load(spec, workload, outstanding, level, warmup);
+        // This host's CPU over the level's measured window: a figure taken with
+        // no idle CPU left may be the host's limit.
+        let hook = spec.machine.clone().map(|m| {
+            WindowHook(Arc::new(move |e: WindowEdge| {
+                m.edge(e == WindowEdge::Start)
+            }))
+        });
+        load.on_window = hook.as_ref();
         let out = drive(&load, stop, &live, &mut |_| {})?;
         setup = now.elapsed().saturating_sub(total);
         if let Some(e) = out.error {
             return Err(e);
         }
         let (recorder, measured, cpu) = step.total(out.recorder, out.measured, out.cpu)?;
-        let point = recorder.curve_point(
+        let mut point = recorder.curve_point(
             outstanding * step.processes(),
             measured,
             &cpu,
             spec.max_latency_us,
         );
+        point.machine_idle_pct = spec.machine.as_ref().and_then(|m| m.idle_pct());
         if let Some(p) = progress {
             p(&format!(
                 "{:<11} outstanding {:>4}: {:>9.0} IOPS {:>8.1} MB/s  mean {:>9.1} us  p99 {:>9.1} us",
@@ -412,6 +491,33 @@ fn ramp(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_with_no_idle_cpu_or_a_busy_thread_is_named_the_limit() {
+        let p = |idle, cpu_us_per_io| CurvePoint {
+            outstanding: 32,
+            ios: 100_000,
+            iops: 50_000.0,
+            cpu_us_per_io,
+            machine_idle_pct: idle,
+            ..Default::default()
+        };
+        // 10 us of CPU per I/O at 50,000 IOPS: half of one thread.
+        assert_eq!(host_limit("max_iops", &p(Some(40.0), 10.0), 1), None);
+        assert_eq!(host_limit("max_iops", &p(None, 10.0), 1), None);
+        let idle = host_limit("max_iops", &p(Some(0.4), 10.0), 1).unwrap();
+        assert!(
+            idle.contains("(32 outstanding) the machine was 0.4% idle"),
+            "{idle}"
+        );
+        // 19.5 us per I/O: the one thread busy 97.5% of the time.
+        let busy = host_limit("max_iops", &p(Some(40.0), 19.5), 1).unwrap();
+        assert!(busy.contains("dbio's I/O thread was busy 98%"), "{busy}");
+        // The same CPU over two threads is half of each.
+        assert_eq!(host_limit("max_iops", &p(Some(40.0), 19.5), 2), None);
+        let both = host_limit("max_mbps", &p(Some(1.0), 30.0), 1).unwrap();
+        assert!(both.contains("idle and dbio's"), "{both}");
+    }
 
     #[test]
     fn levels_double_up_to_max() {

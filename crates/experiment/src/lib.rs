@@ -30,7 +30,9 @@ mod slob_run;
 pub mod sweep;
 pub mod verify_map;
 
-pub use calibrate::{calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, Step};
+pub use calibrate::{
+    calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, MachineIdle, Step,
+};
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};

@@ -105,10 +105,23 @@ fn stop_flag_ends_a_run_and_marks_it() {
     assert!(out.result.ios > 0);
 }
 
+/// A host whose CPU is 1% idle; counts the window edges it was told of.
+struct NoIdle(std::sync::atomic::AtomicU32);
+
+impl dbio_experiment::MachineIdle for NoIdle {
+    fn edge(&self, _start: bool) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn idle_pct(&self) -> Option<f64> {
+        Some(1.0)
+    }
+}
+
 #[test]
 fn calibrate_records_points_in_order_and_max_within_cap() {
     let tmp = tempfile::tempdir().unwrap();
     let ds = small_dataset(tmp.path());
+    let edges = std::sync::Arc::new(NoIdle(Default::default()));
     let spec = CalibrateSpec {
         target: "t".into(),
         dataset: ds,
@@ -119,9 +132,23 @@ fn calibrate_records_points_in_order_and_max_within_cap() {
         time: Duration::from_secs(4),
         cores: 2,
         seed: 1,
+        machine: Some(edges.clone()),
     };
     let r = calibrate(&spec, &AtomicBool::new(false), None).unwrap();
     assert!(!r.iops_curve.is_empty() && !r.mbps_curve.is_empty());
+    // Every level read the host's idle share at both edges of its window, and
+    // a host with none left is named as what may have set the figures.
+    let levels = r.iops_curve.len() + r.mbps_curve.len();
+    assert_eq!(
+        edges.0.load(std::sync::atomic::Ordering::Relaxed) as usize,
+        2 * levels
+    );
+    assert!(r.iops_curve.iter().all(|p| p.machine_idle_pct == Some(1.0)));
+    let limit = r.host_limit.as_deref().unwrap_or_default();
+    assert!(
+        limit.contains("at max_iops's load") && limit.contains("the machine was"),
+        "{limit}"
+    );
     for w in r.iops_curve.windows(2) {
         assert!(w[0].outstanding < w[1].outstanding);
     }

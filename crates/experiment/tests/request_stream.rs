@@ -26,6 +26,7 @@ fn calibration(engine: EngineKind, seed: u64) -> CalibrateSpec {
         time: Duration::from_secs(25),
         cores: 2,
         seed,
+        machine: None,
     }
 }
 

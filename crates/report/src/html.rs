@@ -290,6 +290,9 @@ fn calibrate(c: &CalibrateResult) -> String {
     if c.interrupted {
         b.push_str("<div class=\"banner\">INTERRUPTED: the figures come from the points measured so far.</div>\n");
     }
+    if let Some(limit) = &c.host_limit {
+        let _ = writeln!(b, "<div class=\"banner\">Note: {}.</div>", esc(limit));
+    }
     b.push_str("<div class=\"cards\">");
     card(
         &mut b,

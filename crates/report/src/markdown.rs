@@ -354,6 +354,9 @@ fn calibrate(c: &CalibrateResult) -> String {
     if c.interrupted {
         out.push_str("**INTERRUPTED**: the figures come from the points measured so far.\n\n");
     }
+    if let Some(limit) = &c.host_limit {
+        out.push_str(&format!("**Note**: {}.\n\n", md_escape(limit)));
+    }
     out.push_str("## Summary\n\n");
     out.push_str(&kv(&calibrate_summary(c)));
     out.push_str(&format!(

@@ -187,6 +187,7 @@ fn point(outstanding: u32, iops: f64, mean: f64, size: f64, cap: f64) -> CurvePo
         p99_us: mean * 2.6,
         cpu_us_per_io: 4.0 + 60.0 / f64::from(outstanding),
         within_cap: mean <= cap,
+        machine_idle_pct: Some(70.0),
     }
 }
 
@@ -247,6 +248,7 @@ pub fn calibrate() -> CalibrateResult {
         ]),
         labels: Default::default(),
         cache: None,
+        host_limit: None,
         devices: None,
     }
 }

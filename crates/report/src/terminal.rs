@@ -184,6 +184,7 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>, capped: bo
         "p50 us",
         "p99 us",
         "cpu us/io",
+        "idle %",
     ];
     if capped {
         headers.push("<within cap");
@@ -202,6 +203,8 @@ pub(crate) fn curve_table(points: &[CurvePoint], best: Option<usize>, capped: bo
             fmt::us(p.p50_us),
             fmt::us(p.p99_us),
             fmt::us(p.cpu_us_per_io),
+            p.machine_idle_pct
+                .map_or_else(|| "-".into(), |i| format!("{i:.1}")),
         ];
         if capped {
             row.push(if p.within_cap { "yes" } else { "no" }.into());
@@ -282,6 +285,9 @@ fn calibrate(c: &CalibrateResult) -> String {
     for line in head.text("  ").lines().skip(2) {
         out.push_str(line);
         out.push('\n');
+    }
+    if let Some(limit) = &c.host_limit {
+        out.push_str(&format!("note: {limit}\n"));
     }
     for (title, points, outstanding, stop, capped) in [
         (

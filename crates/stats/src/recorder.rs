@@ -338,6 +338,7 @@ impl Recorder {
             p99_us: quantile_us(&all, 0.99),
             cpu_us_per_io: cpu_us_per_io(cpu, all.ios),
             within_cap: all.ios > 0 && mean <= max_latency_us,
+            machine_idle_pct: None,
         }
     }
 

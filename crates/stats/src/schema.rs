@@ -604,6 +604,11 @@ pub struct CalibrateResult {
     /// storage (the data set against the memory that could hold it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheCheck>,
+    /// Said when this host's CPU, not the storage, may have set a figure: the
+    /// machine was nearly idle-less, or dbio's own threads were busy all the
+    /// time, at the load of `max_iops` or `max_mbps`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limit: Option<String>,
 }
 
 /// One load level of a calibration ramp.
@@ -629,6 +634,10 @@ pub struct CurvePoint {
     pub cpu_us_per_io: f64,
     /// Mean latency was within the cap.
     pub within_cap: bool,
+    /// Share of this host's CPU time that was idle over the level, percent
+    /// (all CPUs, from /proc/stat); absent where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_idle_pct: Option<f64>,
 }
 
 /// `kind` of a [`RunResult`].
