@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use dbio_compare::replay::{judge, model_of, WorkloadModel};
+use dbio_compare::replay::{judge, model_of, Answer, WorkloadModel};
 use dbio_engine::EngineKind;
 use dbio_experiment::plan::DEFAULT_SIZE;
 use dbio_experiment::replay::replay_plan;
@@ -39,12 +39,19 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         a read from RAM-backed storage does not), shown as its own term; and the backends' \
         minor page faults per read are replayed (reads into shared memory with that share \
         of their pages unmapped).\n\n\
-        --scale 1,1.5,2,3 runs a ramp: the headroom is the largest scale at which every class \
-        keeps its rate (within 2%) and its mean latency within 2x of its own at 1x, e.g. \
-        \"serves 2.0x the production load\".\n\n\
-        Objectives: by default each class's mean must not exceed production's own (the \
-        report's mean wait); --slo CLASS=LATENCY[@pXX] sets a class's own. Exit code 3 when \
-        any fails, 0 when all pass.\n\n\
+        The report opens with one answer: will this storage serve production's load at \
+        production's latency? \"No: at 1.0x production's load, db file sequential read is \
+        5.0x slower than production (254 µs against 47 µs)\", or \"Yes: serves production's \
+        load up to 2.0x with every event within production's latency\". Production's \
+        latency is its objectives: by default each event's mean no slower than \
+        production's own, for the events with at least 30 I/Os in production's window and \
+        in the step (fewer are named as too few to judge and decide nothing); --slo \
+        CLASS=LATENCY[@pXX] sets a class's own. Exit code 3 when the answer is no (an \
+        objective missed or production's rate not kept), 0 otherwise.\n\n\
+        --scale 1,1.5,2,3 runs a ramp: the answer's \"up to\" is the largest scale at which \
+        every step kept its rates and met its objectives; the headroom, the largest at \
+        which every class kept its rate (within 2%) and its mean within 2x of its own at \
+        1x, is the ramp's line.\n\n\
         The model can be saved (--save-model m.toml), edited, and run again (--model \
         m.toml). AWR prints no database size: the data set is --size (default 1 GiB); a \
         PostgreSQL capture gives its databases' size.\n\n\
@@ -359,5 +366,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     if runs.iter().any(|(_, r)| r.interrupted) {
         return Ok(common::EXIT_INTERRUPTED);
     }
-    Ok(dbio_stats::slo::exit_code(&replay.slo))
+    Ok(replay
+        .answer
+        .map_or(dbio_stats::slo::exit_code(&replay.slo), Answer::exit_code))
 }

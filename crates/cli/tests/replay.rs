@@ -128,6 +128,15 @@ fn at_1x_reaches_the_model_rates(report: &Path, source: &str, production: &str) 
     ]);
     assert!(code == 0 || code == 3, "exit {code}: {stderr}");
     assert!(stdout.contains(production), "{stdout}");
+    // The answer first, and the exit code is its: 3 for a no.
+    let r = json(&out);
+    assert_eq!(first_report_line(&stdout), r["verdict"].as_str().unwrap());
+    assert_eq!(
+        code == 3,
+        r["answer"] == "no",
+        "exit {code}: {}",
+        r["verdict"]
+    );
     for f in ["r.json", "r.md", "r.html"] {
         assert!(
             stderr.contains(&format!("wrote {}", s(&dir.path().join(f)))),
@@ -142,7 +151,6 @@ fn at_1x_reaches_the_model_rates(report: &Path, source: &str, production: &str) 
         model_table.starts_with("<h2>Workload model</h2>\n<table class=\"wrap-last\">"),
         "{model_table}"
     );
-    let r = json(&out);
     assert_eq!(r["kind"], "replay");
     let model = r["model"]["classes"].as_array().unwrap();
     let step = &r["steps"][0];
@@ -167,16 +175,36 @@ fn at_1x_reaches_the_model_rates(report: &Path, source: &str, production: &str) 
         }
     }
     assert!(within_2pct >= 1, "no class did 10,000 I/Os: {step}");
-    assert_eq!(r["headroom"], 1.0, "{}", r["verdict"]);
-    assert_eq!(r["verdict"], "serves 1.0x the production load");
-    // An objective per class that ran and has a production mean: production's own.
-    let ran_with_mean = model
+    assert_eq!(r["headroom"], 1.0, "{}", r["load"]);
+    assert_eq!(
+        r["load"],
+        "the load holds at 1.0x production's (every rate kept)"
+    );
+    // An objective per event with a production mean and I/Os enough to judge, here and
+    // in production: production's own; the others say they are too few.
+    let events = r["events"].as_array().unwrap();
+    let judged = events
         .iter()
-        .zip(step["classes"].as_array().unwrap())
-        .filter(|(m, c)| m["production_mean_us"].is_number() && c["ios"] != 0)
+        .filter(|e| e["production_mean_us"].is_number() && e["too_few"].is_null())
         .count();
-    assert!(ran_with_mean >= 3, "{step}");
-    assert_eq!(r["slo"].as_array().unwrap().len(), ran_with_mean);
+    assert!(judged >= 3, "{step}");
+    assert_eq!(r["slo"].as_array().unwrap().len(), judged);
+    for (e, c) in events.iter().zip(step["classes"].as_array().unwrap()) {
+        let ios = c["ios"].as_u64().unwrap();
+        assert_eq!(
+            e["too_few"].is_string(),
+            ios < dbio_compare::replay::MIN_IOS_JUDGED,
+            "{e} {c}"
+        );
+    }
+}
+
+/// The first line of the replay's report proper (after the model and a blank line).
+fn first_report_line(stdout: &str) -> &str {
+    let at = stdout
+        .find("\n\n")
+        .unwrap_or_else(|| panic!("no report: {stdout}"));
+    stdout[at..].trim_start().lines().next().unwrap()
 }
 
 #[test]
@@ -237,12 +265,20 @@ fn ramp_falls_behind(report: &Path, slo: &str) {
     assert_eq!(r["steps"][1]["behind"], true);
     assert_eq!(r["steps"][1]["kept"], false);
     assert_eq!(r["headroom"], 1.0);
-    let verdict = r["verdict"].as_str().unwrap();
+    let load = r["load"].as_str().unwrap();
     assert!(
-        verdict.starts_with("serves 1.0x the production load (20000.0x did not: "),
+        load.starts_with("the load holds up to 1.0x production's (20000.0x did not: "),
+        "{load}"
+    );
+    assert!(stdout.contains(&format!("  {load}\n")), "{stdout}");
+    // The answer first: production's load served at 1x (its objectives met, exit 0),
+    // not at 20000x.
+    let verdict = r["verdict"].as_str().unwrap();
+    assert_eq!(first_report_line(&stdout), verdict);
+    assert!(
+        verdict.starts_with("Yes: serves production's load up to 1.0x with every event within its objective (20000.0x did not: "),
         "{verdict}"
     );
-    assert!(stdout.contains(&format!("verdict: {verdict}")));
 }
 
 /// One line on stderr, exit 2.

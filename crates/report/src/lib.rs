@@ -7,7 +7,8 @@
 //!   into text.
 //! - [`write_outputs`] writes the files asked for; a file is written beside
 //!   its final name and renamed, so no half-written file is ever left.
-//! - [`load`] reads a saved JSON result back (for `dbio report`).
+//! - [`load`] reads a saved run or calibrate result back; [`saved::load_saved`] any
+//!   kind dbio writes (for `dbio report`).
 //!
 //! ```
 //! use dbio_report::{load, terminal, write_outputs, AnyResult, Outputs};
@@ -40,6 +41,7 @@ mod comparison_nfs;
 mod comparison_view;
 pub mod matrix;
 pub mod replay;
+pub mod saved;
 
 pub use fmt::{Align, Table};
 
@@ -101,10 +103,25 @@ pub enum ReportError {
     },
     #[error("{}: not JSON: {message}", path.display())]
     NotJson { path: PathBuf, message: String },
-    #[error("{}: not a dbio result (no \"kind\" field)", path.display())]
+    #[error(
+        "{}: not a dbio result (no \"kind\" field; dbio report takes {})",
+        path.display(),
+        saved::KINDS_TAKEN
+    )]
     NoKind { path: PathBuf },
-    #[error("{}: unknown result kind \"{kind}\" (expected \"run\" or \"calibrate\")", path.display())]
+    #[error(
+        "{}: unknown result kind \"{kind}\" (dbio report takes {})",
+        path.display(),
+        saved::KINDS_TAKEN
+    )]
     UnknownKind { path: PathBuf, kind: String },
+    /// A file dbio writes that is not a result: what it is and what takes it.
+    #[error(
+        "{}: {what}; not a result (dbio report takes {})",
+        path.display(),
+        saved::KINDS_TAKEN
+    )]
+    NotAResult { path: PathBuf, what: &'static str },
     #[error(
         "{}: format_version {found} is newer than this dbio reads ({supported}); use a newer dbio",
         path.display()
@@ -139,7 +156,7 @@ pub fn load(path: &Path) -> Result<AnyResult, ReportError> {
     parse(path, &text)
 }
 
-fn parse(path: &Path, text: &str) -> Result<AnyResult, ReportError> {
+pub(crate) fn parse(path: &Path, text: &str) -> Result<AnyResult, ReportError> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| ReportError::NotJson {
             path: path.to_path_buf(),

@@ -1,14 +1,21 @@
 //! `dbio replay`: the workload model before the run, and the replay's report after it
-//! (production beside this storage per event, the ramp, the headroom, the objectives)
-//! as terminal text, Markdown, JSON and one HTML page. Impacts read as `dbio compare`'s
-//! ("2.8x better", "worse by 12%").
+//! as terminal text, Markdown, JSON and one HTML page ([`html`], with its charts).
+//! Every form opens with the one answer (the report's `verdict`), then production
+//! beside this storage per event, the ramp and the objectives. Impacts read as `dbio
+//! compare`'s ("2.8x better", "worse by 12%").
 
 use std::fmt::Write;
 
-use dbio_compare::replay::{EventComparison, ReplayReport, WorkloadModel};
+use dbio_compare::replay::{latency_words, EventComparison, ReplayReport, WorkloadModel};
 
-use crate::comparison_view::{size_text, BETTER, WORSE};
-use crate::fmt::{bytes, html_escape as esc, md_escape, Table};
+use crate::comparison_view::size_text;
+use crate::fmt::{bytes, md_escape, Table};
+
+#[path = "replay_charts.rs"]
+mod charts;
+#[path = "replay_html.rs"]
+mod page;
+pub use page::html;
 
 /// A bucket bound as Oracle titles its power-of-two buckets: 512us, 1ms (1024 us),
 /// 32ms, 2s.
@@ -19,21 +26,10 @@ fn us_short(us: u64) -> String {
         _ => format!("{}s", us / 1_048_576),
     }
 }
-use crate::svg::{grouped_bars, BarSeries};
 
-/// A latency for a sentence: "585 µs", "1.2 ms", "2.3 s".
+/// A latency for a sentence: "585 µs", "1.2 ms", "2.3 s" (as the verdict writes it).
 pub fn latency(us: f64) -> String {
-    if !us.is_finite() {
-        "-".into()
-    } else if us < 10.0 {
-        format!("{us:.1} µs")
-    } else if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else if us < 1e6 {
-        format!("{:.1} ms", us / 1e3)
-    } else {
-        format!("{:.1} s", us / 1e6)
-    }
+    latency_words(us)
 }
 
 /// The rate as a table shows it: 538, 1.30, 0.0125.
@@ -203,8 +199,25 @@ fn cpu_terms(e: &EventComparison) -> String {
 }
 
 /// One event in a sentence: "db file sequential read: production 585 µs, here 212 µs
-/// (2.8x better)".
+/// (2.8x better)"; an event with too few I/Os says so before its figures, which then
+/// judge nothing: "WALWrite+WALSync: 1 flush in 30 s: too few to judge (production
+/// 1.0 ms, here 205 µs)".
 pub fn event_line(e: &EventComparison) -> String {
+    if let Some(few) = &e.too_few {
+        let figures: Vec<String> = [
+            e.production_mean_us
+                .map(|p| format!("production {}", latency(p))),
+            e.here_mean_us.map(|h| format!("here {}", here_text(e, h))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut line = format!("{}: {few}: too few to judge", e.event);
+        if !figures.is_empty() {
+            line += &format!(" ({})", figures.join(", "));
+        }
+        return line;
+    }
     let line = match (e.production_mean_us, e.here_mean_us, e.factor, e.change_pct) {
         (Some(p), Some(h), Some(f), Some(c)) => format!(
             "{}: production {}, here {} ({})",
@@ -235,12 +248,28 @@ pub fn event_line(e: &EventComparison) -> String {
 }
 
 fn step_table(r: &ReplayReport) -> Table {
-    let mut t = Table::new(&[
-        "scale", "<class", "asked", "achieved", "mean", "p99", "<kept",
-    ]);
+    // Where the mean set beside production's is not the mean itself (service times, a
+    // CPU term), both: the answer is on the one, the load on the other.
+    let judged = r.steps.iter().flat_map(|s| &s.classes).any(|c| {
+        c.judged_us
+            .is_some_and(|j| (j - c.mean_us).abs() > 0.005 * c.mean_us.max(1.0))
+    });
+    let mut head = vec!["scale", "<class", "asked", "achieved", "mean", "p99"];
+    if judged {
+        head.push("vs production");
+    }
+    head.push("<kept");
+    let mut t = Table::new(&head);
+    let ran = |c: &dbio_compare::replay::StepClass, v: f64| {
+        if c.ios > 0 {
+            latency(v)
+        } else {
+            "-".into()
+        }
+    };
     for s in &r.steps {
         for (i, c) in s.classes.iter().enumerate() {
-            t.row(vec![
+            let mut row = vec![
                 if i == 0 {
                     format!("{:.2}x", s.scale)
                 } else {
@@ -249,24 +278,20 @@ fn step_table(r: &ReplayReport) -> Table {
                 c.class.clone(),
                 rate(c.asked_iops),
                 rate(c.achieved_iops),
-                if c.ios > 0 {
-                    latency(c.mean_us)
-                } else {
-                    "-".into()
-                },
-                if c.ios > 0 {
-                    latency(c.p99_us)
-                } else {
-                    "-".into()
-                },
-                if i > 0 {
-                    String::new()
-                } else if s.kept {
-                    "yes".into()
-                } else {
-                    "no".into()
-                },
-            ]);
+                ran(c, c.mean_us),
+                ran(c, c.p99_us),
+            ];
+            if judged {
+                row.push(c.judged_us.map_or("-".into(), latency));
+            }
+            row.push(if i > 0 {
+                String::new()
+            } else if s.kept {
+                "yes".into()
+            } else {
+                "no".into()
+            });
+            t.row(row);
         }
     }
     t
@@ -295,9 +320,9 @@ fn histogram_text(e: &EventComparison) -> Option<String> {
     ))
 }
 
-/// The replay for the terminal.
+/// The replay for the terminal: the answer first, on a line of its own.
 pub fn terminal(r: &ReplayReport) -> String {
-    let mut out = format!("\nreplay of {}\n", r.model.source);
+    let mut out = format!("\n{}\n\nreplay of {}\n", r.verdict, r.model.source);
     let _ = writeln!(
         out,
         "production against this storage at {:.2}x:",
@@ -314,7 +339,7 @@ pub fn terminal(r: &ReplayReport) -> String {
         if let Some(c) = cpu_unknown(e) {
             let _ = writeln!(out, "    {c}");
         }
-        if let Some(h) = histogram_text(e) {
+        if let Some(h) = histogram_text(e).filter(|_| e.too_few.is_none()) {
             let _ = writeln!(out, "{h}");
         }
     }
@@ -323,22 +348,23 @@ pub fn terminal(r: &ReplayReport) -> String {
     for s in r.steps.iter().filter(|s| s.behind) {
         let _ = writeln!(out, "  at {:.2}x: {}", s.scale, s.pace);
     }
-    if !r.slo.is_empty() {
-        let _ = writeln!(out, "objectives at {:.2}x:", r.reference_scale);
+    for s in r.steps.iter().filter(|s| !s.missed.is_empty()) {
+        let _ = writeln!(out, "  at {:.2}x: {}", s.scale, s.missed.join("; "));
+    }
+    if !r.load.is_empty() {
+        let _ = writeln!(out, "  {}", r.load);
+    }
+    if let Some(o) = objectives_summary(r) {
+        let _ = writeln!(out, "{o}");
         for o in &r.slo {
             let _ = writeln!(out, "  {}", o.line);
         }
     }
-    let _ = writeln!(out, "verdict: {}", r.verdict);
-    if let Some(o) = objectives_summary(r) {
-        let _ = writeln!(out, "{o}");
-    }
     out
 }
 
-/// One line on the objectives beside the headroom: keeping the load and keeping
-/// production's latency are different questions, and a DBA reads both first.
-/// "objectives at 1.00x: 2 of 5 met; missed: single-block-read, direct-read".
+/// The objectives in one line, over their list: "objectives at 1.00x: 2 of 5 met;
+/// missed: single-block-read, direct-read".
 pub fn objectives_summary(r: &ReplayReport) -> Option<String> {
     if r.slo.is_empty() {
         return None;
@@ -361,13 +387,12 @@ pub fn objectives_summary(r: &ReplayReport) -> Option<String> {
     Some(line)
 }
 
-/// The replay as Markdown.
+/// The replay as Markdown: the answer first, in bold.
 pub fn markdown(r: &ReplayReport) -> String {
     let mut out = format!(
-        "# dbio replay\n\n{}\n\n**Verdict:** {}{}\n\n## Workload model\n\n",
-        md_escape(&r.model.source),
+        "# dbio replay\n\n**{}**\n\n{}\n\n## Workload model\n\n",
         md_escape(&r.verdict),
-        objectives_summary(r).map_or(String::new(), |o| format!("  \n**{}**", md_escape(&o)))
+        md_escape(&r.model.source),
     );
     out += &model_table(&r.model).markdown();
     for l in cpu_lines(&r.model) {
@@ -390,8 +415,19 @@ pub fn markdown(r: &ReplayReport) -> String {
     }
     out += "\n## Ramp\n\n";
     out += &step_table(r).markdown();
-    if !r.slo.is_empty() {
-        out += "\n## Objectives\n\n";
+    for s in r.steps.iter().filter(|s| !s.missed.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n- at {:.2}x: {}",
+            s.scale,
+            md_escape(&s.missed.join("; "))
+        );
+    }
+    if !r.load.is_empty() {
+        let _ = writeln!(out, "\n{}", md_escape(&r.load));
+    }
+    if let Some(o) = objectives_summary(r) {
+        let _ = writeln!(out, "\n## Objectives\n\n{}\n", md_escape(&o));
         for o in &r.slo {
             let _ = writeln!(out, "- {}", md_escape(&o.line));
         }
@@ -433,8 +469,9 @@ fn event_table(r: &ReplayReport) -> Table {
             );
         }
         row.extend([
-            match (e.factor, e.change_pct) {
-                (Some(f), Some(c)) => size_text(f, c),
+            match (e.factor, e.change_pct, &e.too_few) {
+                (_, _, Some(few)) => format!("{few}: too few to judge"),
+                (Some(f), Some(c), None) => size_text(f, c),
                 _ => "-".into(),
             },
             rate(e.asked_iops),
@@ -450,316 +487,6 @@ pub fn json(r: &ReplayReport) -> String {
     serde_json::to_string_pretty(r).unwrap_or_default() + "\n"
 }
 
-/// The replay as one self-contained HTML page.
-pub fn html(r: &ReplayReport, version: &str) -> String {
-    let mut b = String::new();
-    // The headroom and the objectives each in their own colour: a storage can keep
-    // twice the load and still be slower than production.
-    let _ = writeln!(
-        b,
-        "<p class=\"verdict\" style=\"font-size:1.25em;font-weight:600;color:{}\">{}</p>",
-        if r.headroom.is_some() { BETTER } else { WORSE },
-        esc(&r.verdict)
-    );
-    if let Some(o) = objectives_summary(r) {
-        let met = r.slo.iter().all(|o| o.pass);
-        let _ = writeln!(
-            b,
-            "<p class=\"verdict\" style=\"font-size:1.1em;font-weight:600;color:{}\">{}</p>",
-            if met { BETTER } else { WORSE },
-            esc(&o)
-        );
-    }
-    b += "<h2>Production against this storage</h2>\n";
-    let _ = writeln!(
-        b,
-        "<p class=\"sub\">Per wait event at {:.2}x the production load: production's mean \
-         wait (from its own figures) and this storage's{}, and how many times better or \
-         worse.</p>",
-        r.reference_scale,
-        if r.model.service_time {
-            " (its service time: the latency less any wait for a free session, as production \
-             timed each call)"
-        } else {
-            ""
-        }
-    );
-    if r.events.iter().any(|e| e.cpu_wait_us.is_some()) {
-        b += "<p class=\"sub\">Production's processes also waited for a CPU after each \
-              call that slept (the kernel's run-queue time per timeslice, /proc/PID/schedstat, \
-              during the capture): that wait is in production's times, and this storage's \
-              hold only what the replay's own threads waited, so the prediction is this \
-              storage's mean plus production's wait beyond the replay's own, for the \
-              share of calls that slept here.</p>\n";
-    }
-    b += "<ul>\n";
-    for e in &r.events {
-        let colour = match e.factor {
-            Some(f) if f > 1.0 => BETTER,
-            Some(_) => WORSE,
-            None => "inherit",
-        };
-        let _ = writeln!(
-            b,
-            "<li style=\"color:{colour}\">{}</li>",
-            esc(&event_line(e))
-        );
-        if let Some(c) = cpu_unknown(e) {
-            let _ = writeln!(b, "<li>{}</li>", esc(&c));
-        }
-    }
-    b += "</ul>\n";
-    b += &event_table(r).html();
-    for e in r.events.iter().filter(|e| !e.histogram.is_empty()) {
-        b += &histogram_chart(e);
-    }
-    if !r.slo.is_empty() {
-        b += "<h2>Objectives</h2>\n<ul>\n";
-        for o in &r.slo {
-            let colour = if o.pass { BETTER } else { WORSE };
-            let _ = writeln!(b, "<li style=\"color:{colour}\">{}</li>", esc(&o.line));
-        }
-        b += "</ul>\n";
-    }
-    b += "<h2>Ramp</h2>\n<p class=\"sub\">Each step runs the model's rates times its scale, \
-          open loop. A step keeps its load when every class achieves its asked rate (within \
-          2%) with its mean within 2x of its own at the reference scale.</p>\n";
-    b += &step_table(r).html();
-    for s in r.steps.iter().filter(|s| s.behind || s.why.is_some()) {
-        let _ = writeln!(
-            b,
-            "<p>{:.2}x: {}</p>",
-            s.scale,
-            esc(s.why.as_deref().unwrap_or(&s.pace))
-        );
-    }
-    b += "<h2>Workload model</h2>\n";
-    // The sources are long sentences: that column wraps, in smaller type.
-    b += &model_table(&r.model)
-        .html()
-        .replacen("<table>", "<table class=\"wrap-last\">", 1);
-    let cpu = cpu_lines(&r.model);
-    if !r.model.not_replayed.is_empty() || !r.model.notes.is_empty() || !cpu.is_empty() {
-        b += "<ul>\n";
-        for l in &cpu {
-            let _ = writeln!(b, "<li>{}</li>", esc(l));
-        }
-        for n in &r.model.not_replayed {
-            let _ = writeln!(b, "<li>not replayed: {}</li>", esc(n));
-        }
-        for n in &r.model.notes {
-            let _ = writeln!(b, "<li>note: {}</li>", esc(n));
-        }
-        b += "</ul>\n";
-    }
-    crate::html::page("dbio replay", &r.model.source, &b, version)
-}
-
-fn histogram_chart(e: &EventComparison) -> String {
-    let rows: Vec<_> = e
-        .histogram
-        .iter()
-        .filter(|h| h.production_pct > 0.0 || h.here_pct > 0.0)
-        .collect();
-    let groups: Vec<String> = rows
-        .iter()
-        .map(|h| {
-            if h.upper_us == u64::MAX {
-                "more".into()
-            } else {
-                format!("<{}", us_short(h.upper_us))
-            }
-        })
-        .collect();
-    let series = [
-        BarSeries {
-            name: "production".into(),
-            color: "#8a939b",
-            values: rows
-                .iter()
-                .map(|h| Some((h.production_pct, None)))
-                .collect(),
-        },
-        BarSeries {
-            name: "here".into(),
-            color: "#1f6feb",
-            values: rows.iter().map(|h| Some((h.here_pct, None))).collect(),
-        },
-    ];
-    grouped_bars(
-        &format!("{}: production and here", e.event),
-        "wait",
-        "% of waits",
-        &groups,
-        &series,
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use dbio_compare::replay::{ModelClass, ReplayReport, WorkloadModel};
-
-    use super::*;
-
-    fn event(name: &str, class: &str, cpu: Option<f64>, note: Option<&str>) -> EventComparison {
-        let here = 22.0;
-        let predicted = cpu.map(|w| here + w);
-        let p = predicted.unwrap_or(here);
-        EventComparison {
-            event: name.into(),
-            class: class.into(),
-            production_mean_us: Some(44.0),
-            production_note: None,
-            here_mean_us: Some(here),
-            here_wait_us: None,
-            here_p99_us: Some(60.0),
-            cpu_wait_us: cpu,
-            own_cpu_wait_us: None,
-            slept_share: None,
-            cpu_wait_note: note.map(str::to_string),
-            predicted_mean_us: predicted,
-            factor: Some(44.0 / p),
-            change_pct: Some((p - 44.0) / 44.0 * 100.0),
-            asked_iops: 100.0,
-            achieved_iops: 100.0,
-            histogram: Vec::new(),
-        }
-    }
-
-    fn report(events: Vec<EventComparison>) -> ReplayReport {
-        let classes = events
-            .iter()
-            .map(|e| ModelClass {
-                class: e.class.clone(),
-                event: e.event.clone(),
-                rate: 100.0,
-                size: 8192,
-                cpu_wait_us: e.cpu_wait_us,
-                cpu_wait_source: e.cpu_wait_note.clone(),
-                ..ModelClass::default()
-            })
-            .collect();
-        ReplayReport {
-            kind: "replay".into(),
-            format_version: 1,
-            model: WorkloadModel {
-                source: "cap.json".into(),
-                block_size: 8192,
-                classes,
-                ..WorkloadModel::default()
-            },
-            reference_scale: 1.0,
-            steps: Vec::new(),
-            events,
-            headroom: Some(1.0),
-            verdict: "serves 1.0x the production load".into(),
-            slo: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_cpu_wait_shows_as_its_own_term_beside_the_storage_and_the_prediction() {
-        let r = report(vec![
-            event(
-                "DataFileRead",
-                "single-block-read",
-                Some(18.0),
-                Some("/proc/PID/schedstat of the 4 client backends"),
-            ),
-            event(
-                "WALWrite+WALSync",
-                "redo-write",
-                None,
-                Some("not known: a server on another host"),
-            ),
-        ]);
-        let t = terminal(&r);
-        assert!(
-            t.contains(
-                "DataFileRead: production 44 µs, here 40 µs (better by 9.1%): this \
-                 storage's 22 µs + 18 µs waiting for a CPU, as the server's processes did \
-                 during the capture (schedstat); 100 of 100"
-            ),
-            "{t}"
-        );
-        // With the replay's own wait known, the term says what it is beyond.
-        let mut own = r.clone();
-        own.events[0].own_cpu_wait_us = Some(3.0);
-        let t = terminal(&own);
-        assert!(
-            t.contains(
-                "this storage's 22 µs + 18 µs waiting for a CPU, what the server's \
-                 processes waited during the capture beyond the replay's own 3.0 µs (schedstat)"
-            ),
-            "{t}"
-        );
-        // Only the calls that slept wait to be woken: the term says on which share.
-        own.events[0].slept_share = Some(0.25);
-        let t = terminal(&own);
-        assert!(
-            t.contains(
-                "beyond the replay's own 3.0 µs (schedstat), on the 25% of calls that slept here"
-            ),
-            "{t}"
-        );
-        own.events[0].slept_share = Some(0.0);
-        let t = terminal(&own);
-        assert!(
-            t.contains(
-                "this storage's 22 µs, no CPU wait added: none of these calls slept here, so \
-                 none waited to be woken"
-            ),
-            "{t}"
-        );
-        assert!(
-            t.contains(
-                "    WALWrite+WALSync: CPU wait not known: a server on another host; here is \
-                 this storage's mean alone"
-            ),
-            "{t}"
-        );
-        let m = model_text(&r.model, "1 GiB");
-        assert!(
-            m.contains(
-                "  CPU wait of single-block-read: + 18 µs per call that sleeps, less the \
-                 replay's own wait, added to this storage's mean to predict production's \
-                 (/proc/PID/schedstat of the 4 client backends)"
-            ),
-            "{m}"
-        );
-        assert!(
-            m.contains(
-                "  CPU wait of redo-write: not known: a server on another host; the \
-                 prediction is this storage's mean alone"
-            ),
-            "{m}"
-        );
-        let md = markdown(&r);
-        assert!(md.contains("+ CPU wait"), "{md}");
-        assert!(md.contains("not known"), "{md}");
-        let h = html(&r, "0");
-        assert!(h.contains("/proc/PID/schedstat"), "{h}");
-        assert!(h.contains("+ CPU wait"), "{h}");
-        let j = json(&r);
-        assert!(j.contains("\"predicted_mean_us\": 40.0"), "{j}");
-    }
-
-    #[test]
-    fn a_model_without_the_term_shows_the_storage_alone() {
-        let r = report(vec![event(
-            "db file sequential read",
-            "single-block-read",
-            None,
-            None,
-        )]);
-        let (t, md, h) = (terminal(&r), markdown(&r), html(&r, "0"));
-        assert!(
-            t.contains("db file sequential read: production 44 µs, here 22 µs (2.0x better)"),
-            "{t}"
-        );
-        for text in [&t, &md, &h, &model_text(&r.model, "1 GiB")] {
-            assert!(!text.contains("CPU"), "{text}");
-        }
-        assert!(!json(&r).contains("predicted_mean_us"));
-    }
-}
+#[path = "replay_tests.rs"]
+mod tests;

@@ -1,6 +1,7 @@
 //! What a replay found: per event, production's figures beside this storage's (mean,
 //! histogram, rate asked and achieved), per step of the ramp whether every class kept
-//! its rate and latency, and the headroom, the largest scale that did.
+//! its rate and latency and met its objectives, the headroom, and the one answer
+//! ([`super::answer`]).
 
 use std::collections::BTreeMap;
 
@@ -8,15 +9,14 @@ use dbio_stats::slo::{evaluate, latency_text, Slo, SloOutcome, SloStat};
 use dbio_stats::RunResult;
 use serde::{Deserialize, Serialize};
 
+use super::answer::{self, enough, too_few, Answer};
 use super::model::{ModelClass, WorkloadModel};
 use crate::awr::WaitHistogram;
 
-/// I/Os a class must do in the step judged before production's own mean is its
-/// objective there.
-const MIN_IOS_JUDGED: u64 = 10;
-
 /// `kind` of a replay's JSON.
 pub const REPLAY_KIND: &str = "replay";
+/// `format_version` of a replay's JSON: 2 since `verdict` is the answer (1: the load).
+pub const REPLAY_FORMAT: u32 = 2;
 
 /// A class keeps its asked rate when it achieves at least this share of it (or its
 /// Poisson spread, for a class too rare to be held to 2% in a short step).
@@ -43,10 +43,24 @@ pub struct ReplayReport {
     /// rate (within 2%) and mean latency (within 2x of the reference step's); none
     /// when the first step did not.
     pub headroom: Option<f64>,
-    /// One line: "serves 2.0x the production load".
+    /// Will this storage serve production's load at production's latency: yes, no, or
+    /// cannot say (no event had I/Os enough to judge). None in files of format 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+    /// The answer in one line, what every form of the report opens with: "No: at 1.0x
+    /// production's load, db file sequential read is 5.0x slower than production (254
+    /// µs against 47 µs)" (format 1: the load line).
     pub verdict: String,
-    /// Objectives judged at the reference scale (production's own mean latencies
-    /// unless `--slo` says otherwise).
+    /// The largest scale, from the reference scale up, at which this and every step
+    /// before it kept its rates and met its objectives; none when the reference did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serves_up_to: Option<f64>,
+    /// The ramp in one line: "the load holds up to 2.0x production's (3.0x did not:
+    /// ...)", rates and growth of latency only.
+    #[serde(default)]
+    pub load: String,
+    /// Objectives judged at the reference scale (production's own mean latencies for
+    /// the events with I/Os enough to judge, unless `--slo` says otherwise).
     pub slo: Vec<SloOutcome>,
 }
 
@@ -64,6 +78,9 @@ pub struct ReplayStep {
     /// Why not, where it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The objectives this step missed, in words, the worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<String>,
     pub classes: Vec<StepClass>,
 }
 
@@ -76,6 +93,10 @@ pub struct StepClass {
     pub ios: u64,
     pub mean_us: f64,
     pub p99_us: f64,
+    /// The mean as set beside production's: the service time where the model compares
+    /// service times, plus the CPU term where it has one; none without I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_us: Option<f64>,
 }
 
 /// One event: production against this storage at the reference scale.
@@ -125,6 +146,10 @@ pub struct EventComparison {
     pub factor: Option<f64>,
     /// Change of the mean against production's, percent.
     pub change_pct: Option<f64>,
+    /// Why the event is not judged, where it counted too few I/Os to give a mean, in
+    /// production's window or in the replay's step: "1 flush in 30 s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_few: Option<String>,
     /// Production's rate at the reference scale, asked, and achieved here.
     pub asked_iops: f64,
     pub achieved_iops: f64,
@@ -184,10 +209,12 @@ pub fn judge(
         .map(|(_, r)| step_classes(model, r))
         .unwrap_or_default();
     let mut judged = Vec::new();
+    let mut outcomes = Vec::new();
     for (scale, run) in steps {
         let classes = step_classes(model, run);
-        let why = shortfall(&classes, &base, run);
+        let why = shortfall(model, &classes, &base, run);
         let ol = run.open_loop.as_deref();
+        let slo = step_objectives(model, run, slos);
         judged.push(ReplayStep {
             scale: *scale,
             elapsed_s: run.elapsed_s,
@@ -195,89 +222,113 @@ pub fn judge(
             pace: ol.map_or(String::new(), |o| o.verdict.clone()),
             kept: why.is_none(),
             why,
+            missed: answer::misses(model, &slo, slos),
             classes,
         });
+        outcomes.push(slo);
     }
-    // Headroom: the last of the leading steps (in ascending scale) that all kept.
-    let mut order: Vec<&ReplayStep> = judged.iter().collect();
-    order.sort_by(|a, b| a.scale.total_cmp(&b.scale));
-    let headroom = order.iter().take_while(|s| s.kept).last().map(|s| s.scale);
-    let largest = order.last().map_or(1.0, |s| s.scale);
-    let verdict = match (headroom, order.iter().find(|s| !s.kept)) {
-        (Some(h), None) if order.len() > 1 => format!(
-            "serves at least {h:.1}x the production load (every step kept its rates and latency; \
-             the largest tried was {largest:.1}x)"
-        ),
-        (Some(h), None) => format!("serves {h:.1}x the production load"),
-        (Some(h), Some(f)) => format!(
-            "serves {h:.1}x the production load ({:.1}x did not: {})",
-            f.scale,
-            first_reason(f.why.as_deref())
-        ),
-        (None, f) => format!(
-            "does not serve {:.1}x the production load: {}",
-            order.first().map_or(1.0, |s| s.scale),
-            first_reason(f.and_then(|f| f.why.as_deref()))
-        ),
-    };
+    let (headroom, load) = load_line(&judged);
     let events = steps
         .get(reference)
         .map(|(_, run)| events(model, histograms, run))
         .unwrap_or_default();
-    let slo = steps
-        .get(reference)
-        .map(|(_, run)| {
-            // Production's own objectives only for classes that did enough I/O here to
-            // give a mean: a class too rare to come up more than a few times in a short
-            // step is not failed on one I/O (objectives the user set are judged always).
-            let ran = |c: &str| {
-                run.classes
-                    .iter()
-                    .any(|x| x.class == c && x.ios >= MIN_IOS_JUDGED)
-            };
-            let set: Vec<Slo> = objectives(model, slos)
-                .into_iter()
-                .filter(|o| ran(&o.class) || slos.iter().any(|s| s.class == o.class))
-                .collect();
-            let mut classes = if model.service_time {
-                service_means(run)
-            } else {
-                run.classes.clone()
-            };
-            // Means are judged as predicted: production's objectives are its own means,
-            // which include the CPU wait. Percentiles stay the storage's: a mean wait
-            // added to a percentile is no percentile.
-            let mut storage = BTreeMap::new();
-            for c in classes.iter_mut() {
-                if let Some(w) = model.class(&c.class).and_then(|m| cpu_term(m, run)) {
-                    storage.insert(c.class.clone(), (c.mean_us, w));
-                    c.mean_us += w;
-                }
-            }
-            let mut out = evaluate(&set, &classes);
-            for o in out.iter_mut().filter(|o| o.slo.stat == SloStat::Mean) {
-                if let (Some((mean, w)), Some(_)) = (storage.get(&o.slo.class), o.measured_us) {
-                    o.line += &format!(
-                        " (the storage's {} + {} waiting for a CPU)",
-                        latency_text(*mean),
-                        latency_text(*w)
-                    );
-                }
-            }
-            out
-        })
-        .unwrap_or_default();
+    let slo = outcomes.into_iter().nth(reference).unwrap_or_default();
+    let (answer, verdict, serves_up_to) =
+        answer::answer(&judged, reference_scale, &events, &slo, slos);
     ReplayReport {
         kind: REPLAY_KIND.into(),
-        format_version: 1,
+        format_version: REPLAY_FORMAT,
         model: model.clone(),
         reference_scale,
         steps: judged,
         events,
         headroom,
+        answer: Some(answer),
         verdict,
+        serves_up_to,
+        load,
         slo,
     }
+}
+
+/// The headroom (the last of the leading steps, in ascending scale, that kept their
+/// rates and latency) and the ramp in one line.
+fn load_line(judged: &[ReplayStep]) -> (Option<f64>, String) {
+    let mut order: Vec<&ReplayStep> = judged.iter().collect();
+    order.sort_by(|a, b| a.scale.total_cmp(&b.scale));
+    let headroom = order.iter().take_while(|s| s.kept).last().map(|s| s.scale);
+    let line = match (headroom, order.iter().find(|s| !s.kept)) {
+        (Some(h), None) if order.len() > 1 => format!(
+            "the load holds up to {h:.1}x production's, the largest tried (every step kept \
+             its rates, and its latency within {LATENCY_GROWTH}x of the reference step's)"
+        ),
+        (Some(h), None) => format!("the load holds at {h:.1}x production's (every rate kept)"),
+        (Some(h), Some(f)) => format!(
+            "the load holds up to {h:.1}x production's ({:.1}x did not: {})",
+            f.scale,
+            first_reason(f.why.as_deref())
+        ),
+        (None, f) => format!(
+            "the load does not hold at {:.1}x production's: {}",
+            order.first().map_or(1.0, |s| s.scale),
+            first_reason(f.and_then(|f| f.why.as_deref()))
+        ),
+    };
+    (headroom, line)
+}
+
+/// A step's objectives: production's own mean for each class with I/Os enough to judge,
+/// in production's window and in this step (a class too rare to give a mean is not
+/// failed, nor passed, on a few I/Os), and the user's own always.
+fn step_objectives(model: &WorkloadModel, run: &RunResult, slos: &[Slo]) -> Vec<SloOutcome> {
+    let judged = |c: &str| {
+        let ios = run
+            .classes
+            .iter()
+            .find(|x| x.class == c)
+            .map_or(0, |x| x.ios);
+        model.class(c).is_some_and(|m| enough(m, ios))
+    };
+    let set: Vec<Slo> = objectives(model, slos)
+        .into_iter()
+        .filter(|o| judged(&o.class) || slos.iter().any(|s| s.class == o.class))
+        .collect();
+    let (classes, storage) = judged_means(model, run);
+    let mut out = evaluate(&set, &classes);
+    for o in out.iter_mut().filter(|o| o.slo.stat == SloStat::Mean) {
+        if let (Some((mean, w)), Some(_)) = (storage.get(&o.slo.class), o.measured_us) {
+            o.line += &format!(
+                " (the storage's {} + {} waiting for a CPU)",
+                latency_text(*mean),
+                latency_text(*w)
+            );
+        }
+    }
+    out
+}
+
+/// The run's classes with each mean as production's is set beside it, and, per class
+/// given a CPU term, (the storage's mean, the term).
+fn judged_means(
+    model: &WorkloadModel,
+    run: &RunResult,
+) -> (Vec<dbio_stats::ClassResult>, BTreeMap<String, (f64, f64)>) {
+    let mut classes = if model.service_time {
+        service_means(run)
+    } else {
+        run.classes.clone()
+    };
+    // Means are judged as predicted: production's objectives are its own means,
+    // which include the CPU wait. Percentiles stay the storage's: a mean wait
+    // added to a percentile is no percentile.
+    let mut storage = BTreeMap::new();
+    for c in classes.iter_mut() {
+        if let Some(w) = model.class(&c.class).and_then(|m| cpu_term(m, run)) {
+            storage.insert(c.class.clone(), (c.mean_us, w));
+            c.mean_us += w;
+        }
+    }
+    (classes, storage)
 }
 
 /// The run's classes with each mean less the time its I/Os waited to be issued.
@@ -308,6 +359,7 @@ fn first_reason(why: Option<&str>) -> String {
 
 fn step_classes(model: &WorkloadModel, run: &RunResult) -> Vec<StepClass> {
     let ol = run.open_loop.as_deref();
+    let (judged, _) = judged_means(model, run);
     model
         .classes
         .iter()
@@ -323,13 +375,22 @@ fn step_classes(model: &WorkloadModel, run: &RunResult) -> Vec<StepClass> {
                 ios: done.map_or(0, |c| c.ios),
                 mean_us: done.map_or(0.0, |c| c.mean_us),
                 p99_us: done.map_or(0.0, |c| c.p99_us),
+                judged_us: judged
+                    .iter()
+                    .find(|c| c.class == m.class && c.ios > 0)
+                    .map(|c| c.mean_us),
             }
         })
         .collect()
 }
 
 /// Why a step did not keep its load, or none when it did.
-fn shortfall(classes: &[StepClass], base: &[StepClass], run: &RunResult) -> Option<String> {
+fn shortfall(
+    model: &WorkloadModel,
+    classes: &[StepClass],
+    base: &[StepClass],
+    run: &RunResult,
+) -> Option<String> {
     let mut why = Vec::new();
     if run.interrupted {
         why.push("interrupted".to_string());
@@ -345,8 +406,10 @@ fn shortfall(classes: &[StepClass], base: &[StepClass], run: &RunResult) -> Opti
             ));
             continue;
         }
-        let own = base.iter().find(|b| b.class == c.class && b.ios > 0);
-        if let Some(b) = own.filter(|_| c.ios > 0) {
+        // A mean of a few I/Os is too uncertain to say it grew.
+        let rare = |ios| model.class(&c.class).is_some_and(|m| !enough(m, ios));
+        let own = base.iter().find(|b| b.class == c.class && !rare(b.ios));
+        if let Some(b) = own.filter(|_| !rare(c.ios)) {
             if c.mean_us > b.mean_us * LATENCY_GROWTH {
                 why.push(format!(
                     "{} mean {:.0} us, over {LATENCY_GROWTH}x its {:.0} us at the reference scale",
@@ -417,7 +480,13 @@ fn events(
                 (Some(h), Some(c)) => rebucket(h, &c.histogram),
                 _ => Vec::new(),
             };
+            let ios = run
+                .classes
+                .iter()
+                .find(|c| c.class == m.class)
+                .map_or(0, |c| c.ios);
             EventComparison {
+                too_few: too_few(m, ios, run.elapsed_s),
                 event: m.event.clone(),
                 class: m.class.clone(),
                 production_mean_us: prod,

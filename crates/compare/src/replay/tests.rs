@@ -331,11 +331,11 @@ fn headroom(r: &AwrReport) {
     let j = judge(&m, &r.histograms, &steps, &[]);
     assert_eq!(j.headroom, Some(2.0));
     assert!(
-        j.verdict.starts_with(
-            "serves 2.0x the production load (3.0x did not: single-block-read achieved"
+        j.load.starts_with(
+            "the load holds up to 2.0x production's (3.0x did not: single-block-read achieved"
         ),
         "{}",
-        j.verdict
+        j.load
     );
     // Latency over twice its own at 1x also ends the headroom.
     let runs = [
@@ -356,7 +356,15 @@ fn headroom(r: &AwrReport) {
     let j = judge(&m, &BTreeMap::new(), &steps, &[]);
     assert_eq!(j.headroom, None);
     assert!(
-        j.verdict.starts_with("does not serve 1.0x"),
+        j.load.starts_with("the load does not hold at 1.0x"),
+        "{}",
+        j.load
+    );
+    // Production's load not kept: the answer is no, whatever the latency.
+    assert_eq!(j.answer, Some(Answer::No));
+    assert!(
+        j.verdict
+            .starts_with("No: at 1.0x production's load, single-block-read achieved"),
         "{}",
         j.verdict
     );
@@ -520,14 +528,14 @@ fn a_class_too_rare_to_give_a_mean_is_not_held_to_production_s() {
     let r = written("19c.html");
     let m = model(&r);
     let mut run = step(&m, 1.0, 1.0, 10.5);
-    // Redo writes far slower than production's mean, on 9 I/Os, then on 10.
+    // Redo writes far slower than production's mean, on one I/O too few, then on enough.
     let redo = run
         .classes
         .iter_mut()
         .find(|c| c.class == "redo-write")
         .unwrap();
     redo.mean_us = 1e6;
-    redo.ios = 9;
+    redo.ios = MIN_IOS_JUDGED - 1;
     let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
     assert!(
         j.slo.iter().all(|o| o.slo.class != "redo-write"),
@@ -539,7 +547,7 @@ fn a_class_too_rare_to_give_a_mean_is_not_held_to_production_s() {
         .iter_mut()
         .find(|c| c.class == "redo-write")
         .unwrap()
-        .ios = 10;
+        .ios = MIN_IOS_JUDGED;
     let j = judge(&m, &r.histograms, &[(1.0, &run)], &[]);
     let redo = j.slo.iter().find(|o| o.slo.class == "redo-write").unwrap();
     assert!(!redo.pass, "{redo:?}");
