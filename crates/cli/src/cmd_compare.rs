@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use dbio_compare::inputs::read_sets;
+use dbio_compare::interleaved::Interleaved;
 use dbio_compare::{compare, Options};
 use dbio_report::comparison::TextStyle;
 
@@ -24,10 +25,17 @@ pub const SET_BREAK: &str = "\u{1}--";
         decided; better in green, worse in red, within noise in grey. Then every figure (mean, \
         p50 to p99 latency per class, CPU per I/O) over the repeats: mean, standard deviation, \
         min, max and a 95% confidence interval.\n\n\
-        The test: Welch's t-test with 5 or more repeats a side; the Mann-Whitney U rank test \
-        where fewer repeats, skew or an outlier (a stalled run) call for it and it can reach the \
-        level; where it cannot (3 repeats a side can never reach 5%), Welch's t-test again, its \
-        assumption of normally distributed repeats stated. A difference the test cannot tell \
+        The test: the runs of a sweep ran interleaved, repeat by repeat, so drift of the machine \
+        or the storage moves both runs of a repeat alike; they are tested as pairs, on the \
+        per-repeat ratios (the sweep's manifest, sweep.json, says which results are its runs: \
+        both configurations need the same repeats). The paired t-test on the logarithms of the \
+        ratios with 5 or more pairs; Wilcoxon's signed-rank test where fewer pairs, skew or an \
+        outlier (a stalled run) call for it and it can reach the level; where it cannot (5 pairs \
+        never reach 5%), the paired t-test again, its assumption stated. Other runs (sets given \
+        by hand, AWR imports) are independent samples: Welch's t-test with 5 or more repeats a \
+        side; the Mann-Whitney U rank test where fewer repeats, skew or an outlier call for it \
+        and it can reach the level; else Welch's t-test, its assumption of normally distributed \
+        repeats stated (3 repeats a side can never reach 5%). A difference the test cannot tell \
         from the noise is \"within noise\"; a single run on a side is untested. Repeats pair by \
         number for per-repeat impacts (CSV, JSON); unequal repeats are compared by their means, \
         with a note.\n\n\
@@ -111,6 +119,7 @@ pub fn main(args: Args) -> anyhow::Result<()> {
             baseline: args.baseline,
             alpha: args.alpha,
             class: args.class,
+            interleaved: Interleaved::find(&inputs.observations),
         },
     )?;
     if args.strict && !cmp.warnings.is_empty() {

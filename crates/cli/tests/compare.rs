@@ -37,7 +37,9 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     let out = dir.path().join("sweep");
     let opts = options(&dir.path().join("ds"));
     // Two identical configurations and one with eight times the outstanding I/Os,
-    // interleaved: drift falls on all alike.
+    // interleaved: drift falls on all alike. Twelve repeats, so that at the 0.5% level
+    // below the signed-rank test can still call the difference when a burst of other work
+    // reverses one pair (eight pairs cannot: one reversed pair of eight gives p 0.016).
     let o = dbio(&[
         "sweep",
         "--out",
@@ -45,7 +47,7 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
         "--users",
         "1",
         "--repeats",
-        "8",
+        "12",
         "--time",
         "300ms",
         "--warmup",
@@ -61,13 +63,13 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("run 24/24"),
+        stderr(&o).contains("run 36/36"),
         "progress names every run: {}",
         stderr(&o)
     );
     let manifest = json(&out.join("sweep.json"));
     let runs = manifest["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 24);
+    assert_eq!(runs.len(), 36);
     assert!(runs.iter().all(|r| r["status"] == "done"));
     // Interleaved and rotated: the first load of repeat 1 is q1, same, q8; of repeat 2,
     // same, q8, q1.
@@ -101,14 +103,64 @@ fn a_sweep_finds_a_real_difference_and_calls_identical_configurations_noise() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Verdict against q1"), "{text}");
+    // The verdict lines, for whoever runs this beside other work.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for config in ["same", "q8"] {
+        let from = flat.find(&format!("{config} against q1:")).unwrap();
+        let to = from + flat[from..].find(" metric ").unwrap();
+        println!("{}", &flat[from..to]);
+    }
     let cmp = json(&cmp_json);
-    assert_eq!(cmp["observations"], 24);
+    assert_eq!(cmp["observations"], 36);
+    // The sweep interleaved its repeats: they are tested as pairs, so that other work on
+    // the machine, which slows both runs of a repeat alike, is not taken for noise.
     let q8 = pair(&cmp, "q8", "iops");
     assert_eq!(q8["verdict"], "better", "{q8}");
+    assert_eq!(q8["paired"], true, "{q8}");
+    let paired_tests = ["paired-t", "wilcoxon-signed-rank"];
+    assert!(paired_tests.contains(&q8["test"].as_str().unwrap()), "{q8}");
     assert!(q8["ratio"]["mean"].as_f64().unwrap() > 1.5, "{q8}");
+    assert!(
+        flat.contains("q8 against q1: IOPS") && flat.contains(", paired"),
+        "the verdict names the paired test: {text}"
+    );
     // The chance of calling identical configurations different here is the level, 0.5%.
     let same = pair(&cmp, "same", "iops");
     assert_eq!(same["verdict"], "within-noise", "{same}");
+    assert_eq!(same["paired"], true, "{same}");
+
+    // The same results copied elsewhere, without the manifest, are sets given by hand:
+    // independent samples.
+    for config in ["q1", "q8"] {
+        let to = dir.path().join("hand").join(config);
+        std::fs::create_dir_all(&to).unwrap();
+        for r in 1..=12 {
+            let name = format!("u1-r{r}.json");
+            std::fs::copy(out.join("runs").join(config).join(&name), to.join(&name)).unwrap();
+        }
+    }
+    let hand = dir.path().join("hand");
+    let o = dbio(&[
+        "compare",
+        s(&hand.join("q1")),
+        "--",
+        s(&hand.join("q8")),
+        "--json",
+        s(&cmp_json),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let from = flat.find("q8 against q1:").unwrap();
+    let to = from + flat[from..].find(" metric ").unwrap();
+    println!("by hand: {}", &flat[from..to]);
+    let by_hand = json(&cmp_json);
+    let q8 = pair(&by_hand, "q8", "iops");
+    assert_eq!(q8["paired"], false, "{q8}");
+    assert!(
+        ["welch", "mann-whitney"].contains(&q8["test"].as_str().unwrap()),
+        "{q8}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.matches("<svg").count() >= 3,
@@ -552,15 +604,18 @@ fn three_repeats_warn_at_plan_time_and_still_call_a_large_difference() {
     );
     let iops = pair(&cmp, "free", "iops");
     assert_eq!(iops["verdict"], "better", "{iops}");
-    assert_eq!(iops["test"], "welch", "{iops}");
+    // Three pairs: the signed-rank test cannot reach 5%, so the paired t-test decides,
+    // saying what it assumes.
+    assert_eq!(iops["test"], "paired-t", "{iops}");
     assert!(iops["test_note"]
         .as_str()
         .unwrap()
-        .starts_with("assumes normally distributed"));
+        .starts_with("assumes normally distributed per-repeat log ratios"));
+    // The size is the geometric mean of the per-repeat ratios.
     let e = &iops["effect"];
-    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let logs: f64 = free.iter().zip(&paced).map(|(f, p)| (f / p).ln()).sum();
     assert!(
-        (e["factor"].as_f64().unwrap() - mean(&free) / mean(&paced)).abs() < 1e-6,
+        (e["factor"].as_f64().unwrap() / (logs / 3.0).exp() - 1.0).abs() < 1e-9,
         "{e}"
     );
     assert!(

@@ -1,11 +1,13 @@
 //! The comparison itself: every metric summarised per configuration and load over its
 //! repeats, and every configuration set against the baseline with the impact per repeat
-//! and a significance test.
+//! and a significance test: paired where the runs of both were interleaved repeat by
+//! repeat (a sweep's), else of independent samples.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::interleaved::Interleaved;
 use crate::observation::{Direction, Observation};
 use crate::statistics::{self, Summary, TestResult};
 use crate::CompareError;
@@ -22,6 +24,9 @@ pub struct Options {
     pub alpha: f64,
     /// The I/O class whose latency the charts show; see [`Comparison::class`].
     pub class: Option<String>,
+    /// The runs of sweeps among the observations (see [`Interleaved::find`]): their
+    /// repeats are tested as pairs. Empty: every test is of independent samples.
+    pub interleaved: Interleaved,
 }
 
 impl Default for Options {
@@ -30,6 +35,7 @@ impl Default for Options {
             baseline: None,
             alpha: 0.05,
             class: None,
+            interleaved: Interleaved::default(),
         }
     }
 }
@@ -103,11 +109,24 @@ pub struct Pair {
     pub welch: Option<TestResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mann_whitney: Option<TestResult>,
-    /// Which test the verdict rests on: "welch" or "mann-whitney"; "none" where a side
-    /// has a single run.
+    /// Wilcoxon's signed-rank test of the per-repeat log ratios (differences where a value
+    /// is not positive), where the runs are paired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wilcoxon: Option<TestResult>,
+    /// The paired t-test of the same, where the runs are paired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_t: Option<TestResult>,
+    /// The runs were tested as pairs: both configurations' runs of one sweep, interleaved
+    /// repeat by repeat, the same repeats on both sides.
+    #[serde(default)]
+    pub paired: bool,
+    /// Which test the verdict rests on: "welch" or "mann-whitney" for independent runs,
+    /// "paired-t" or "wilcoxon-signed-rank" for paired ones; "none" where a side has a
+    /// single run.
     pub test: String,
-    /// Welch's test and the effect's interval worked on the logarithms of the values
-    /// (every value positive): a test of the ratio of the geometric means.
+    /// The tests and the effect's interval worked on the logarithms of the values (every
+    /// value positive): the ratio of the geometric means, or for paired runs the
+    /// per-repeat ratios.
     #[serde(default)]
     pub log_scale: bool,
     /// Why that test, and what it assumes (e.g. normal repeats for Welch at small n).
@@ -121,16 +140,22 @@ pub struct Pair {
     pub note: Option<String>,
 }
 
-/// The size of a difference between the means of the two configurations.
+/// The size of a difference between the two configurations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Effect {
-    /// mean(other) / mean(baseline).
+    /// mean(other) / mean(baseline). For paired runs, the estimate of the paired test:
+    /// the geometric mean of the per-repeat ratios (paired t on logarithms) or their
+    /// Hodges-Lehmann estimate (signed-rank test); without logarithms, the mean (or
+    /// Hodges-Lehmann) difference over the baseline's mean, plus 1.
     pub ratio: f64,
-    /// 100 * (mean(other) - mean(baseline)) / mean(baseline).
+    /// 100 * (ratio - 1).
     pub change_pct: f64,
-    /// 95% interval of `change_pct` (two repeats a side at least): from Welch's interval
-    /// of the difference of the mean logarithms (a ratio of geometric means) where every
-    /// value is positive, else of the difference of the means over the baseline's mean.
+    /// 95% interval of `change_pct` (two repeats a side at least). Independent runs:
+    /// Welch's interval of the difference of the mean logarithms (a ratio of geometric
+    /// means) where every value is positive, else of the difference of the means over the
+    /// baseline's mean. Paired runs: the interval of the test that decided, of the
+    /// per-repeat log ratios (or differences): Student's, or the signed-rank test's
+    /// (Walsh averages; Student's where it has none at 95%).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_ci95: Option<[f64; 2]>,
     /// How many times better the other configuration is in the metric's own direction
@@ -150,23 +175,28 @@ impl Effect {
         if b == 0.0 || !b.is_finite() || !o.is_finite() {
             return None;
         }
-        let ratio = o / b;
+        let change_ci95 = match logs {
+            Some((lb, lo)) => statistics::welch_interval(lb, lo, 0.95)
+                .map(|[lo, hi]| [100.0 * lo.exp_m1(), 100.0 * hi.exp_m1()]),
+            None => statistics::welch_interval(base, other, 0.95)
+                .map(|[lo, hi]| [100.0 * lo / b, 100.0 * hi / b]),
+        };
+        Some(Effect::of_ratio(o / b, change_ci95, direction))
+    }
+
+    /// An effect of this ratio (other / baseline) and interval of the change in %.
+    fn of_ratio(ratio: f64, change_ci95: Option<[f64; 2]>, direction: Direction) -> Effect {
         let factor = match direction {
             Direction::HigherIsBetter => ratio,
-            Direction::LowerIsBetter if o > 0.0 => b / o,
+            Direction::LowerIsBetter if ratio > 0.0 => 1.0 / ratio,
             Direction::LowerIsBetter => f64::INFINITY,
         };
-        Some(Effect {
+        Effect {
             ratio,
             change_pct: 100.0 * (ratio - 1.0),
-            change_ci95: match logs {
-                Some((lb, lo)) => statistics::welch_interval(lb, lo, 0.95)
-                    .map(|[lo, hi]| [100.0 * lo.exp_m1(), 100.0 * hi.exp_m1()]),
-                None => statistics::welch_interval(base, other, 0.95)
-                    .map(|[lo, hi]| [100.0 * lo / b, 100.0 * hi / b]),
-            },
+            change_ci95,
             factor,
-        })
+        }
     }
 }
 
@@ -277,8 +307,14 @@ pub fn compare(obs: &[Observation], opts: &Options) -> Result<Comparison, Compar
             let Some(other) = groups.get(&(config.as_str(), load)) else {
                 continue;
             };
+            let sweep_pairs = opts.interleaved.pairs(base, other);
             for metric in &metrics {
-                if let Some(p) = pair(config, load, metric, base, other, opts.alpha) {
+                let sides = Sides {
+                    base,
+                    other,
+                    sweep_pairs: sweep_pairs.as_deref(),
+                };
+                if let Some(p) = pair(config, load, metric, &sides, opts.alpha) {
                     pairs.push(p);
                 }
             }
@@ -418,14 +454,16 @@ fn summed_histograms(config: &str, load: u32, group: &[&Observation]) -> Vec<His
         .collect()
 }
 
-fn pair(
-    config: &str,
-    load: u32,
-    metric: &str,
-    base: &[&Observation],
-    other: &[&Observation],
-    alpha: f64,
-) -> Option<Pair> {
+/// The runs of one configuration and load, and of the baseline, that a pair compares.
+struct Sides<'a> {
+    base: &'a [&'a Observation],
+    other: &'a [&'a Observation],
+    /// (base, other) indices of the runs of each repeat, where they were interleaved.
+    sweep_pairs: Option<&'a [(usize, usize)]>,
+}
+
+fn pair(config: &str, load: u32, metric: &str, sides: &Sides, alpha: f64) -> Option<Pair> {
+    let (base, other) = (sides.base, sides.other);
     let (b, o) = (values(base, metric), values(other, metric));
     if b.is_empty() || o.is_empty() {
         return None;
@@ -465,14 +503,44 @@ fn pair(
     };
     let welch = statistics::welch(&tb, &to);
     let mann_whitney = statistics::mann_whitney(&b, &o);
-    let (test, test_note) = choose_test(&tb, &to, alpha);
+    // Interleaved runs with this metric on both members of every pair are tested as
+    // pairs; the unpaired tests above stay in the record beside them.
+    let sweep_values = sides.sweep_pairs.and_then(|sp| {
+        sp.iter()
+            .map(|&(i, j)| {
+                Some((
+                    *base[i].metrics.get(metric)?,
+                    *other[j].metrics.get(metric)?,
+                ))
+            })
+            .collect::<Option<Vec<(f64, f64)>>>()
+    });
+    let (test, test_note, effect, wilcoxon, paired_t, log_scale) = match sweep_values {
+        Some(sv) => {
+            let t = paired_runs::test_pairs(&sv, direction, alpha);
+            (
+                t.test,
+                t.note,
+                t.effect,
+                t.wilcoxon,
+                t.paired_t,
+                t.log_scale,
+            )
+        }
+        None => {
+            let (test, note) = choose_test(&tb, &to, alpha);
+            let effect = Effect::new(&b, &o, direction, log_scale.then_some((&tb[..], &to[..])));
+            (test, note, effect, None, None, log_scale)
+        }
+    };
     let chosen = match test {
         Test::Welch => welch,
         Test::MannWhitney => mann_whitney,
+        Test::PairedT => paired_t,
+        Test::Wilcoxon => wilcoxon,
         Test::None => None,
     };
     let p_value = chosen.map(|t| t.p_value);
-    let effect = Effect::new(&b, &o, direction, log_scale.then_some((&tb[..], &to[..])));
     let verdict = match (p_value, &effect) {
         (Some(p), Some(e)) if p < alpha && e.factor != 1.0 => {
             if e.factor > 1.0 {
@@ -494,6 +562,9 @@ fn pair(
         ratio: statistics::summarize(&ratios),
         welch,
         mann_whitney,
+        wilcoxon,
+        paired_t,
+        paired: test.is_paired(),
         test: test.name().to_string(),
         log_scale,
         test_note,
@@ -508,6 +579,8 @@ fn pair(
 enum Test {
     Welch,
     MannWhitney,
+    PairedT,
+    Wilcoxon,
     None,
 }
 
@@ -516,8 +589,14 @@ impl Test {
         match self {
             Test::Welch => "welch",
             Test::MannWhitney => "mann-whitney",
+            Test::PairedT => "paired-t",
+            Test::Wilcoxon => "wilcoxon-signed-rank",
             Test::None => "none",
         }
+    }
+
+    fn is_paired(self) -> bool {
+        matches!(self, Test::PairedT | Test::Wilcoxon)
     }
 }
 
@@ -578,6 +657,9 @@ fn paired(base: &[&Observation], other: &[&Observation], metric: &str) -> Vec<(f
             .collect()
     }
 }
+
+#[path = "comparison_paired.rs"]
+mod paired_runs;
 
 #[cfg(test)]
 #[path = "comparison_tests.rs"]

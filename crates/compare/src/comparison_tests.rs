@@ -1,4 +1,5 @@
 use super::*;
+use crate::interleaved::SweepRun;
 
 fn obs(config: &str, load: u32, repeat: u32, iops: f64, lat: f64) -> Observation {
     Observation {
@@ -58,7 +59,7 @@ fn a_clear_difference_is_called_and_noise_is_not() {
         &Options {
             baseline: Some("knfs".into()),
             alpha: 0.05,
-            class: None,
+            ..Options::default()
         },
     )
     .unwrap();
@@ -233,8 +234,7 @@ fn bad_requests_are_named() {
         &two,
         &Options {
             baseline: Some("c".into()),
-            alpha: 0.05,
-            class: None,
+            ..Options::default()
         },
     )
     .unwrap_err();
@@ -286,4 +286,146 @@ fn three_repeats_call_a_fifteenfold_difference_with_welch_on_logarithms() {
     assert!(p.test_note.as_deref().unwrap().contains("cannot reach 5%"));
     // The rank test alone could not have said it: 2 of 20 arrangements, p 0.1.
     assert!((p.mann_whitney.unwrap().p_value - 0.1).abs() < 1e-12);
+}
+
+/// Every observation taken for its run of one sweep, as `Interleaved::find` does for
+/// results listed in a sweep's manifest.
+fn one_sweep(all: &[Observation]) -> Interleaved {
+    let mut found = Interleaved::default();
+    for o in all {
+        let run = SweepRun {
+            sweep: "/sweeps/s1".into(),
+            config: o.config.clone(),
+            users: o.load,
+            repeat: o.repeat.unwrap(),
+        };
+        found.insert(&o.source, run);
+    }
+    found
+}
+
+/// Eight interleaved repeats of q1 and q8, q8 with `ratio[r]` times q1's IOPS in repeat r;
+/// repeats 5 to 8 ran ten times slower for both (the machine busy with other work).
+fn drifting(ratio: [f64; 8]) -> Vec<Observation> {
+    let wobble = [1.00, 1.04, 0.97, 1.02, 0.99, 1.03, 0.96, 1.01];
+    let mut all = Vec::new();
+    for r in 1..=8u32 {
+        let i = r as usize - 1;
+        let slow = if r >= 5 { 0.1 } else { 1.0 };
+        let q1 = 1000.0 * slow * wobble[i];
+        all.push(obs("q1", 1, r, q1, 200.0 / (slow * wobble[i])));
+        all.push(obs("q8", 1, r, q1 * ratio[i], 150.0 / (slow * wobble[i])));
+    }
+    all
+}
+
+#[test]
+fn a_slow_period_that_hits_both_alike_is_drift_when_the_runs_are_paired() {
+    let ratio = [1.52, 1.47, 1.55, 1.49, 1.50, 1.46, 1.53, 1.51];
+    let all = drifting(ratio);
+    let opts = |interleaved: Interleaved| Options {
+        baseline: Some("q1".into()),
+        interleaved,
+        ..Options::default()
+    };
+    let paired = compare(&all, &opts(one_sweep(&all))).unwrap();
+    let p = find(&paired, "q8", 1, "iops");
+    assert!(p.paired, "{p:?}");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("paired-t", Verdict::Better),
+        "{p:?}"
+    );
+    assert!(p.p_value.unwrap() < 1e-6, "{p:?}");
+    // The estimate is the geometric mean of the per-repeat ratios, inside its interval.
+    let geometric = (ratio.iter().map(|r| r.ln()).sum::<f64>() / 8.0).exp();
+    let e = p.effect.as_ref().unwrap();
+    assert!((e.ratio - geometric).abs() < 1e-12, "{e:?}");
+    let [lo, hi] = e.change_ci95.unwrap();
+    assert!(
+        45.0 < lo && lo < e.change_pct && e.change_pct < hi && hi < 55.0,
+        "{e:?}"
+    );
+    let t = p.paired_t.unwrap();
+    assert_eq!(p.p_value, Some(t.p_value));
+    // Eight pairs of eight one way: the signed-rank test's smallest p, 2 in 256.
+    assert_eq!(p.wilcoxon.unwrap().p_value, 2.0 / 256.0);
+    // Latency, better lower, alike.
+    let p = find(&paired, "q8", 1, "single-block-read mean_us");
+    assert_eq!((p.paired, p.verdict), (true, Verdict::Better), "{p:?}");
+
+    // The same runs as independent samples: the slow period's spread swamps the
+    // difference, for both unpaired tests.
+    let unpaired = compare(&all, &opts(Interleaved::default())).unwrap();
+    let p = find(&unpaired, "q8", 1, "iops");
+    assert!(
+        !p.paired && p.wilcoxon.is_none() && p.paired_t.is_none(),
+        "{p:?}"
+    );
+    assert_eq!(p.verdict, Verdict::WithinNoise, "{p:?}");
+    assert!(p.welch.unwrap().p_value > 0.05, "{p:?}");
+    assert!(p.mann_whitney.unwrap().p_value > 0.05, "{p:?}");
+}
+
+#[test]
+fn a_stalled_pair_hands_the_verdict_to_the_signed_rank_test() {
+    // One repeat of q1 stalled: q8's ratio in it is far from the others'.
+    let ratio = [1.52, 1.47, 1.55, 1.49, 6.0, 1.46, 1.53, 1.51];
+    let all = drifting(ratio);
+    let c = compare(
+        &all,
+        &Options {
+            baseline: Some("q1".into()),
+            interleaved: one_sweep(&all),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let p = find(&c, "q8", 1, "iops");
+    assert_eq!(
+        (p.test.as_str(), p.verdict),
+        ("wilcoxon-signed-rank", Verdict::Better),
+        "{p:?}"
+    );
+    assert!(p.test_note.as_deref().unwrap().contains("outlier"), "{p:?}");
+    let w = p.wilcoxon.unwrap();
+    assert_eq!((w.statistic, p.p_value), (0.0, Some(2.0 / 256.0)));
+    // The estimate and interval are the signed-rank test's: the stall does not pull the
+    // estimate up as it pulls the geometric mean.
+    let e = p.effect.as_ref().unwrap();
+    let geometric = (ratio.iter().map(|r| r.ln()).sum::<f64>() / 8.0).exp();
+    assert!(geometric > 1.7 && 1.45 < e.ratio && e.ratio < 1.6, "{e:?}");
+    let [lo, hi] = e.change_ci95.unwrap();
+    assert!(0.0 < lo && lo < e.change_pct && e.change_pct < hi, "{e:?}");
+}
+
+#[test]
+fn runs_that_do_not_pair_are_independent_samples() {
+    let all = drifting([1.5; 8]);
+    let mut found = one_sweep(&all);
+    // Repeat 8 of q8 is no run of the sweep (a result added by hand).
+    let last = all.iter().find(|o| o.config == "q8" && o.repeat == Some(8));
+    found.insert(
+        &last.unwrap().source,
+        SweepRun {
+            sweep: "/sweeps/other".into(),
+            config: "q8".into(),
+            users: 1,
+            repeat: 8,
+        },
+    );
+    let c = compare(
+        &all,
+        &Options {
+            interleaved: found,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let p = find(&c, "q8", 1, "iops");
+    assert!(!p.paired && p.paired_t.is_none(), "{p:?}");
+    assert!(
+        ["welch", "mann-whitney"].contains(&p.test.as_str()),
+        "{p:?}"
+    );
 }

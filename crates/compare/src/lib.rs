@@ -3,11 +3,13 @@
 //!
 //! Results of every origin become [`Observation`]s (one measured run: configuration,
 //! load, repeat, figures); [`compare`] turns them into a [`Comparison`], which `report`
-//! renders. No I/O happens here except reading the inputs named in [`inputs`].
+//! renders. No I/O happens here except reading the inputs named in [`inputs`] and the
+//! sweep manifests that say which of them were interleaved ([`interleaved`]).
 
 pub mod awr;
 pub mod comparison;
 pub mod inputs;
+pub mod interleaved;
 pub mod nfs_views;
 pub mod observation;
 pub mod pg;

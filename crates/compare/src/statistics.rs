@@ -1,8 +1,9 @@
 //! The statistics a comparison needs: a summary of repeated measurements with its
-//! confidence interval, Welch's t-test and the Mann-Whitney U test. Small sample sizes
-//! are the rule here (3 to 10 repeats), so every figure uses the exact small-sample
-//! distribution where one exists (Student's t, the exact U distribution) rather than a
-//! normal approximation.
+//! confidence interval; for independent samples Welch's t-test and the Mann-Whitney U
+//! test; for paired ones (the repeats of a sweep) the paired t-test and Wilcoxon's
+//! signed-rank test. Small sample sizes are the rule here (3 to 10 repeats), so every
+//! figure uses the exact small-sample distribution where one exists (Student's t, the
+//! exact U and signed-rank distributions) rather than a normal approximation.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,14 +100,15 @@ pub fn has_outlier(xs: &[f64]) -> bool {
     xs.iter().any(|&x| (0.6745 * (x - m) / mad).abs() > 3.5)
 }
 
-/// The outcome of a two-sample test.
+/// The outcome of a test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
-    /// t for Welch's test; U of the first sample for Mann-Whitney.
+    /// t for Welch's and the paired t-test; U of the first sample for Mann-Whitney; the
+    /// smaller of the signed rank sums, min(R+, R-), for Wilcoxon's signed-rank test.
     pub statistic: f64,
     /// Two-sided p-value.
     pub p_value: f64,
-    /// Degrees of freedom (Welch only).
+    /// Degrees of freedom (the t-tests only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
 }
@@ -265,6 +267,14 @@ fn u_upper_tail(u: usize, n1: usize, n2: usize) -> f64 {
     tail / total
 }
 
+pub use paired::{
+    hodges_lehmann, paired_t, paired_t_interval, signed_rank_interval, smallest_signed_rank_p,
+    wilcoxon,
+};
+
+#[path = "statistics_paired.rs"]
+mod paired;
+
 /// P(Z > z) for a standard normal Z.
 pub fn normal_sf(z: f64) -> f64 {
     0.5 * libm::erfc(z / std::f64::consts::SQRT_2)
@@ -369,6 +379,10 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
     }
     h
 }
+
+#[cfg(test)]
+#[path = "statistics_paired_tests.rs"]
+mod paired_tests;
 
 #[cfg(test)]
 #[path = "statistics_tests.rs"]

@@ -97,22 +97,29 @@ fn skewness_matches_the_adjusted_estimator() {
     assert_eq!(skewness(&[1.0, 1.0, 1.0]), 0.0);
 }
 
-/// Random samples against SciPy, where a Python with SciPy is present (scripts/install-deps
-/// installs one); skipped otherwise unless DBIO_REQUIRE_PEERS is set.
-#[test]
-fn agrees_with_scipy() {
+/// A Python with SciPy (scripts/install-deps installs one); without one the tests that
+/// need it are skipped, unless DBIO_REQUIRE_PEERS is set.
+pub(super) fn scipy_python() -> Option<&'static str> {
     let python = ["/usr/bin/python3", "python3"].into_iter().find(|p| {
         std::process::Command::new(p)
             .args(["-c", "import scipy"])
             .output()
             .is_ok_and(|o| o.status.success())
     });
-    let Some(python) = python else {
+    if python.is_none() {
         assert!(
             std::env::var_os("DBIO_REQUIRE_PEERS").is_none(),
             "SciPy is missing (python3-scipy)"
         );
         eprintln!("skipped: no Python with SciPy");
+    }
+    python
+}
+
+/// Random samples against SciPy, where a Python with SciPy is present.
+#[test]
+fn agrees_with_scipy() {
+    let Some(python) = scipy_python() else {
         return;
     };
     // A small deterministic generator: skewed, tied and plain samples of 2 to 30 values.

@@ -170,7 +170,7 @@ fn verdict_table(c: &Comparison, config: &str) -> Painted {
 }
 
 /// "q8 against q1: IOPS 14.7x better (p <0.001, Welch*); redo-write latency: within
-/// noise" at the highest load the configuration was measured at.
+/// noise (p 0.41, Welch)" at the highest load the configuration was measured at.
 fn verdict_line(c: &Comparison, config: &str) -> Option<(String, Vec<(String, Verdict)>)> {
     let load = *c
         .loads
@@ -187,7 +187,14 @@ fn verdict_line(c: &Comparison, config: &str) -> Option<(String, Vec<(String, Ve
         .filter_map(|m| {
             let p = pair(c, config, load, m)?;
             let text = match p.verdict {
-                Verdict::WithinNoise => format!("{}: within noise", metric_name(m)),
+                // The p and the test, so that a difference left in the noise can be
+                // told from one no test could judge.
+                Verdict::WithinNoise => format!(
+                    "{}: within noise (p {}, {})",
+                    metric_name(m),
+                    view::p_text(p.p_value),
+                    view::test_text(p)
+                ),
                 _ => format!("{} {}", metric_name(m), pair_text(p)),
             };
             Some((text, p.verdict))
@@ -206,7 +213,12 @@ fn notes(c: &Comparison) -> Vec<String> {
     };
     for p in &c.pairs {
         if let Some(n) = p.test_note.as_deref().filter(|n| n.starts_with("assumes")) {
-            add(format!("* Welch's t-test {n}."));
+            let test = if p.paired {
+                "The paired t-test"
+            } else {
+                "Welch's t-test"
+            };
+            add(format!("* {test} {n}."));
         }
     }
     for p in &c.pairs {
@@ -310,10 +322,15 @@ fn headline(c: &Comparison) -> String {
 
 const CONVENTION: &str = "Each figure against the baseline, oriented by the metric: more \
     throughput is better, less latency or CPU is better. \"2.9x worse\" from twice on, else \
-    \"better by 12%\" (the change of the mean against the baseline's); Welch's test and the 95% \
-    interval work on the logarithms of the figures (a ratio of geometric means). A difference the test cannot tell from \
-    the noise of the repeats is \"within noise\"; a single run on a side cannot be tested \
-    (marked ?).";
+    \"better by 12%\". The repeats of a sweep ran interleaved, so they are tested as pairs: \
+    drift moves both runs of a repeat alike and drops out of their ratio; the size is the \
+    geometric mean of the per-repeat ratios (paired t on their logarithms) or their \
+    Hodges-Lehmann estimate (Wilcoxon's signed-rank test), with that test's 95% interval. \
+    Other runs are independent samples: the size is the change of the mean against the \
+    baseline's, tested by Welch's test on the logarithms of the figures (its 95% interval a \
+    ratio of geometric means) or the Mann-Whitney U test. A difference the test cannot tell \
+    from the noise of the repeats is \"within noise\"; a single run on a side cannot be \
+    tested (marked ?).";
 
 fn class_text(c: &Comparison) -> Option<String> {
     let class = c.class.as_deref()?;
@@ -414,7 +431,8 @@ pub fn comparison_csv(c: &Comparison) -> String {
         "row,config,users,metric,n,mean,sd,min,max,ci95_low,ci95_high,\
          impact_n,impact_mean,impact_sd,impact_min,impact_max,impact_ci95_low,impact_ci95_high,\
          ratio_mean,welch_p,mann_whitney_p,test,p,verdict,\
-         effect_ratio,change_pct,change_ci95_low,change_ci95_high,factor,test_note,note\n",
+         effect_ratio,change_pct,change_ci95_low,change_ci95_high,factor,test_note,note,\
+         wilcoxon_p,paired_t_p\n",
     );
     let line = |out: &mut String, fields: Vec<String>| {
         let f: Vec<String> = fields.iter().map(|x| csv_field(x)).collect();
@@ -429,7 +447,7 @@ pub fn comparison_csv(c: &Comparison) -> String {
             x.metric.clone(),
         ];
         f.extend(summary_fields(Some(&x.summary)));
-        f.extend(vec![String::new(); 20]);
+        f.extend(vec![String::new(); 22]);
         line(&mut out, f);
     }
     for p in &c.pairs {
@@ -465,6 +483,8 @@ pub fn comparison_csv(c: &Comparison) -> String {
             num(e.map(|e| e.factor)),
             p.test_note.clone().unwrap_or_default(),
             p.note.clone().unwrap_or_default(),
+            num(p.wilcoxon.map(|t| t.p_value)),
+            num(p.paired_t.map(|t| t.p_value)),
         ]);
         line(&mut out, f);
     }

@@ -1,3 +1,4 @@
+use dbio_compare::interleaved::{Interleaved, SweepRun};
 use dbio_compare::{compare, Observation, Options};
 
 use super::*;
@@ -179,4 +180,72 @@ fn nfs_views_of_both_clients_show_under_the_figures() {
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
+}
+
+#[test]
+fn paired_runs_name_their_paired_test() {
+    // q1 and q8 of one sweep, six repeats, the last three ten times slower for both.
+    let mut obs = Vec::new();
+    for r in 1..=6 {
+        let slow = if r > 3 { 0.1 } else { 1.0 };
+        let n = r as f64;
+        obs.push(run("q1", r, (1500.0 + 10.0 * n) * slow, 100.0 / slow + n));
+        obs.push(run("q8", r, (22000.0 - 90.0 * n) * slow, 300.0 / slow - n));
+    }
+    let mut interleaved = Interleaved::default();
+    for o in &obs {
+        let run = SweepRun {
+            sweep: "/sweeps/s1".into(),
+            config: o.config.clone(),
+            users: o.load,
+            repeat: o.repeat.unwrap(),
+        };
+        interleaved.insert(&o.source, run);
+    }
+    let opts = Options {
+        interleaved,
+        ..Options::default()
+    };
+    let c = compare(&obs, &opts).unwrap();
+    let iops = pair(&c, "q8", 4, "iops").unwrap();
+    assert!(iops.paired && iops.verdict == Verdict::Better, "{iops:?}");
+    let text = comparison_terminal(
+        &c,
+        TextStyle {
+            width: 200,
+            color: false,
+        },
+    );
+    // The verdict line, wrapped, as one line.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let from = flat.find("q8 against q1:").unwrap();
+    let line = &flat[from..from + flat[from..].find(" metric ").unwrap()];
+    let said = format!(
+        "IOPS {} (p {}, {})",
+        view::effect_text(iops.effect.as_ref().unwrap()),
+        view::p_text(iops.p_value),
+        view::test_text(iops)
+    );
+    assert!(line.contains(&said), "{said}\n{line}");
+    assert!(said.contains("paired t on logs") || said.contains("Wilcoxon signed-rank, paired"));
+    // DBWR latency is the same in both: within noise, and the line says by which test.
+    assert!(
+        line.contains("dbwr-write latency: within noise (p 1.000, paired t on logs)"),
+        "{line}"
+    );
+    let csv = comparison_csv(&c);
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.starts_with("pair,q8,4,iops,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(row.len(), head.len());
+    let w: f64 = row[at("wilcoxon_p")].parse().unwrap();
+    assert_eq!(w, iops.wilcoxon.unwrap().p_value);
+    // The same runs by hand are independent samples.
+    let unpaired = compare(&obs, &Options::default()).unwrap();
+    assert!(!pair(&unpaired, "q8", 4, "iops").unwrap().paired);
 }

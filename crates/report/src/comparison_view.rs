@@ -132,9 +132,12 @@ pub fn p_text(p: Option<f64>) -> String {
 
 /// The test by name, marked where it rests on an assumption stated in the notes.
 pub fn test_text(p: &Pair) -> String {
-    let name = match p.test.as_str() {
-        "welch" => "Welch",
-        "mann-whitney" => "Mann-Whitney",
+    let name = match (p.test.as_str(), p.log_scale) {
+        ("welch", _) => "Welch",
+        ("mann-whitney", _) => "Mann-Whitney",
+        ("wilcoxon-signed-rank", _) => "Wilcoxon signed-rank, paired",
+        ("paired-t", true) => "paired t on logs",
+        ("paired-t", false) => "paired t",
         _ => "none",
     };
     match &p.test_note {
