@@ -55,7 +55,7 @@ impl Interleaved {
     /// directory above it that lists the file under the configuration, load and repeat
     /// the result's labels give. A manifest that cannot be read leaves its runs unpaired.
     pub fn find(obs: &[Observation]) -> Interleaved {
-        let mut manifests: BTreeMap<PathBuf, Option<Vec<RunView>>> = BTreeMap::new();
+        let mut manifests: BTreeMap<PathBuf, Option<BTreeMap<PathBuf, RunView>>> = BTreeMap::new();
         let mut runs = BTreeMap::new();
         for o in obs {
             let Ok(file) = std::fs::canonicalize(&o.source) else {
@@ -71,7 +71,7 @@ impl Interleaved {
                 let Ok(rel) = file.strip_prefix(dir) else {
                     continue;
                 };
-                let found = listed.iter().find(|r| Path::new(&r.file) == rel);
+                let found = listed.get(rel);
                 if let Some(r) = found.filter(|r| {
                     r.config == o.config && r.users == o.load && Some(r.repeat) == o.repeat
                 }) {
@@ -138,14 +138,20 @@ impl Interleaved {
     }
 }
 
-fn read_manifest(dir: &Path) -> Option<Vec<RunView>> {
+/// The runs a sweep's manifest lists, by result file relative to the sweep directory.
+fn read_manifest(dir: &Path) -> Option<BTreeMap<PathBuf, RunView>> {
     let path = dir.join(MANIFEST);
     if std::fs::metadata(&path).ok()?.len() > MANIFEST_MAX {
         return None;
     }
     let text = std::fs::read_to_string(&path).ok()?;
     let m: ManifestView = serde_json::from_str(&text).ok()?;
-    (m.kind == "sweep").then_some(m.runs)
+    (m.kind == "sweep").then(|| {
+        m.runs
+            .into_iter()
+            .map(|r| (PathBuf::from(&r.file), r))
+            .collect()
+    })
 }
 
 #[cfg(test)]
