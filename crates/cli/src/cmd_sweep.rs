@@ -45,7 +45,7 @@ use crate::common::{stop_flag_within, EXIT_INTERRUPTED, STOP_GRACE};
         \x20 conns = 8\n\n\
         Options are `dbio run` options by their long name (true for a flag, a list to repeat \
         one). For the simple case, flags instead of a file: --config NAME=OPTIONS per \
-        configuration and --options for all, e.g.\n  dbio sweep --out r --users 1,4 --repeats 5 \
+        configuration and --options for all, e.g.\n  dbio sweep --out r --users 1,4 --repeats 7 \
         --time 10s --options '--target /data/dbio --profile oltp' --config 'q1=--outstanding 1' \
         --config 'q8=--outstanding 8'\n\n\
         Examples:\n  dbio sweep --plan plan.toml --out results/\n  dbio sweep --resume --out \
@@ -257,35 +257,38 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
 }
 
 /// Says at plan time what `dbio compare` can conclude from so few repeats, and how many
-/// it takes, before hours of runs.
+/// it takes, before hours of runs. A sweep interleaves its configurations repeat by
+/// repeat, so `compare` tests its repeats as pairs: the signed-rank test on the per-repeat
+/// ratios, or the paired t-test on their logarithms.
 fn warn_repeats(repeats: u32) {
     use dbio_compare::comparison::WELCH_MIN_REPEATS;
-    use dbio_compare::statistics::rank_repeats_needed;
+    use dbio_compare::statistics::smallest_signed_rank_p;
     let alpha = 0.05;
-    let rank = rank_repeats_needed(alpha);
+    let rank = (2..64)
+        .find(|&n| smallest_signed_rank_p(n) <= alpha)
+        .unwrap_or(64);
+    let enough = WELCH_MIN_REPEATS.max(rank + 1);
     let n = repeats as usize;
     let why = if n < 2 {
         "no test can tell a difference from noise with one run a side".to_string()
     } else if n < rank {
         format!(
-            "the rank test (Mann-Whitney) can never reach the {}% level with fewer than {rank} a \
-             side, so `dbio compare` will rest its verdicts on Welch's t-test, assuming normally \
-             distributed repeats",
+            "the signed-rank test can never reach the {}% level with fewer than {rank} pairs, \
+             so `dbio compare` will rest its verdicts on the paired t-test, assuming normally \
+             distributed log ratios",
             alpha * 100.0
         )
-    } else if n < WELCH_MIN_REPEATS {
+    } else if n < enough {
         format!(
-            "the rank test (Mann-Whitney) reaches the {}% level only when every run of one \
-             configuration beats every run of the other",
+            "the signed-rank test reaches the {}% level only when every pair goes one way",
             alpha * 100.0
         )
     } else {
         return;
     };
     eprintln!(
-        "sweep: warning: {repeats} repeat{}: {why}; {WELCH_MIN_REPEATS} or more (--repeats \
-         {WELCH_MIN_REPEATS}, or repeats = {WELCH_MIN_REPEATS} in the plan) let it check the \
-         repeats for skew and outliers",
+        "sweep: warning: {repeats} repeat{}: {why}; {enough} or more (--repeats {enough}, or \
+         repeats = {enough} in the plan) let it check the repeats for skew and outliers",
         if repeats == 1 { "" } else { "s" }
     );
 }

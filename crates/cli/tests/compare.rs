@@ -569,8 +569,9 @@ fn three_repeats_warn_at_plan_time_and_still_call_a_large_difference() {
     let warning = err.lines().next().unwrap();
     assert!(
         warning.starts_with(
-            "sweep: warning: 3 repeats: the rank test (Mann-Whitney) can never reach the 5% level"
-        ) && warning.contains("--repeats 5"),
+            "sweep: warning: 3 repeats: the signed-rank test can never reach the 5% level with \
+             fewer than 6 pairs"
+        ) && warning.contains("--repeats 7"),
         "the warning comes before the first run: {err}"
     );
     let cmp_json = dir.path().join("cmp.json");
