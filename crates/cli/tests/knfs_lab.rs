@@ -161,7 +161,9 @@ fn kernel_views_count_every_read_of_the_run_on_each_mount() {
         let k = &r["kernel_nfs"];
         assert!(k.is_object(), "{m}: no kernel views: {log}");
         let reads = r["ios"].as_u64().unwrap();
-        assert!(reads > 100, "{m}: only {reads} reads");
+        // An emulated guest starved by other work on the host may read little in
+        // 2 s; the count that matters is the kernel's against the run's, below.
+        assert!(reads > 20, "{m}: only {reads} reads");
         let calls = |p: &str| {
             k["ops"]
                 .as_array()
