@@ -16,27 +16,6 @@ fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// A snapshot of a PostgreSQL 15 server: relation reads with their time, WAL writes
-/// and syncs with theirs.
-fn snapshot(at: f64, reads: u64, read_ms: f64, flushes: u64, flush_ms: f64) -> Value {
-    json!({
-        "taken_at": at,
-        "postmaster_start": "2026-11-27 07:00:00+00",
-        "views": {
-            "pg_stat_database": [{
-                "datid": "5", "datname": "postgres", "blks_read": reads,
-                "blk_read_time": read_ms, "numbackends": 4, "temp_bytes": 0,
-                "stats_reset": null
-            }],
-            "pg_stat_wal": [{
-                "wal_write": flushes, "wal_sync": flushes, "wal_write_time": 0.0,
-                "wal_sync_time": flush_ms, "wal_bytes": flushes * 4000,
-                "stats_reset": "2026-11-27T07:00:00+00:00"
-            }]
-        }
-    })
-}
-
 /// A capture of 100 s with 4 client sessions: 500 reads/s whose mean is `read_us`,
 /// 20 WAL flushes/s of 1 ms each.
 fn capture(read_us: f64) -> Value {
@@ -55,8 +34,8 @@ fn capture(read_us: f64) -> Value {
             "track_wal_io_timing": setting("on"),
         },
         "sessions": { "max": 4, "mean": 3.9, "max_active": 4, "samples": 100 },
-        "begin": snapshot(1000.0, 0, 0.0, 0, 0.0),
-        "end": snapshot(1100.0, 50_000, 50_000.0 * read_us / 1000.0, 2_000, 2_000.0),
+        "begin": support::pg15_snapshot(1000.0, 0, 0.0, 0, 0.0, 4),
+        "end": support::pg15_snapshot(1100.0, 50_000, 50_000.0 * read_us / 1000.0, 2_000, 2_000.0, 4),
     })
 }
 

@@ -7,32 +7,11 @@ mod support;
 use std::path::Path;
 
 use dbio_compare::pg::PgCapture;
-use serde_json::{json, Value};
+use serde_json::json;
 use support::{dbio, json, s, scratch};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// A snapshot of a PostgreSQL 15 server at `at` s: reads with their time, WAL flushes
-/// with theirs.
-fn snapshot(at: f64, reads: u64, read_ms: f64, flushes: u64, flush_ms: f64) -> Value {
-    json!({
-        "taken_at": at,
-        "postmaster_start": "2026-11-27 07:00:00+00",
-        "views": {
-            "pg_stat_database": [{
-                "datid": "5", "datname": "postgres", "blks_read": reads,
-                "blk_read_time": read_ms, "numbackends": 2, "temp_bytes": 0,
-                "stats_reset": null
-            }],
-            "pg_stat_wal": [{
-                "wal_write": flushes, "wal_sync": flushes, "wal_write_time": 0.0,
-                "wal_sync_time": flush_ms, "wal_bytes": flushes * 4000,
-                "stats_reset": "2026-11-27T07:00:00+00:00"
-            }]
-        }
-    })
 }
 
 /// A capture of 30 s by 2 sessions: 200 reads a second of `read_us` each, and one WAL
@@ -54,8 +33,8 @@ fn capture(path: &Path, read_us: f64) {
             "track_wal_io_timing": setting("on"),
         },
         "sessions": { "max": 2, "mean": 2.0, "max_active": 2, "samples": 30 },
-        "begin": snapshot(1000.0, 0, 0.0, 0, 0.0),
-        "end": snapshot(1030.0, reads, reads as f64 * read_us / 1000.0, 1, 1.0),
+        "begin": support::pg15_snapshot(1000.0, 0, 0.0, 0, 0.0, 2),
+        "end": support::pg15_snapshot(1030.0, reads, reads as f64 * read_us / 1000.0, 1, 1.0, 2),
     });
     let c: PgCapture = serde_json::from_value(v).unwrap();
     std::fs::write(path, serde_json::to_string_pretty(&c).unwrap()).unwrap();

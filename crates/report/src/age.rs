@@ -2,9 +2,9 @@
 //! level with the slowdown from the fresh data set (round 0) to the last round, CSV (a row per file
 //! system, fill level and round), JSON, and HTML line charts against rounds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use dbio_stats::{AgePoint, AgeResult, AgeSeries, AGE_KIND};
+use dbio_stats::{AgePoint, AgeResult, AgeSeries};
 
 use crate::fmt::{self, html_escape as esc, Table};
 use crate::svg::{line_chart, Line, LineChart, PALETTE};
@@ -240,29 +240,6 @@ pub fn write_age(a: &AgeResult, out: &AgeOutputs) -> Result<Vec<PathBuf>, Report
     Ok(written.0)
 }
 
-/// Reads an age result back; None when the file holds another kind.
-pub fn load_age(path: &Path) -> Result<Option<AgeResult>, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ReportError::NotJson {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-    if value.get("kind").and_then(|k| k.as_str()) != Some(AGE_KIND) {
-        return Ok(None);
-    }
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|e| ReportError::Invalid {
-            path: path.to_path_buf(),
-            kind: AGE_KIND,
-            message: e.to_string(),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,7 +254,7 @@ mod tests {
             ..Default::default()
         };
         AgeResult {
-            kind: AGE_KIND.into(),
+            kind: dbio_stats::AGE_KIND.into(),
             rounds: 2,
             updates_per_round: 100,
             block_size: 8192,

@@ -81,3 +81,32 @@ pub fn pair<'a>(cmp: &'a Value, config: &str, metric: &str) -> &'a Value {
         .find(|p| p["config"] == config && p["metric"] == metric)
         .unwrap_or_else(|| panic!("no pair {config} {metric}: {cmp}"))
 }
+
+/// A snapshot of a PostgreSQL 15 server's statistics views at `at` s, as `dbio pg
+/// snapshot` writes it: relation reads with their time (ms), WAL writes and syncs
+/// (`flushes` of each) with the syncs' time, and `backends` sessions.
+pub fn pg15_snapshot(
+    at: f64,
+    reads: u64,
+    read_ms: f64,
+    flushes: u64,
+    flush_ms: f64,
+    backends: u32,
+) -> Value {
+    serde_json::json!({
+        "taken_at": at,
+        "postmaster_start": "2026-11-27 07:00:00+00",
+        "views": {
+            "pg_stat_database": [{
+                "datid": "5", "datname": "postgres", "blks_read": reads,
+                "blk_read_time": read_ms, "numbackends": backends, "temp_bytes": 0,
+                "stats_reset": null
+            }],
+            "pg_stat_wal": [{
+                "wal_write": flushes, "wal_sync": flushes, "wal_write_time": 0.0,
+                "wal_sync_time": flush_ms, "wal_bytes": flushes * 4000,
+                "stats_reset": "2026-11-27T07:00:00+00:00"
+            }]
+        }
+    })
+}
