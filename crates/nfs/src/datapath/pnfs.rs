@@ -95,6 +95,7 @@ impl PnfsPath {
             for (r, fh) in self.routes.iter_mut().zip(&self.handles) {
                 *r = self.layouts.route(fh);
             }
+            self.layouts.routes_released();
         }
         self.routes.get(file.0 as usize)?.as_deref()
     }
@@ -224,6 +225,8 @@ impl PnfsPath {
 impl Drop for PnfsPath {
     fn drop(&mut self) {
         self.publish();
+        self.routes.clear();
+        self.layouts.routes_released();
     }
 }
 

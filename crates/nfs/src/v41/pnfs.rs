@@ -44,6 +44,9 @@ const DS_TIMEOUT: Duration = Duration::from_secs(2);
 /// costs [`DS_TIMEOUT`] once per address, not once per file.
 const DS_RETRY_AFTER: Duration = Duration::from_secs(30);
 
+/// How often a recall's drain looks again without being told.
+const DRAIN_LOOK: Duration = Duration::from_millis(50);
+
 /// Why a file's I/O goes through the metadata server.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum ThroughMds {
@@ -294,6 +297,8 @@ pub struct Layouts {
     pending: Mutex<HashMap<Fh4, Arc<PendingWrites>>>,
     /// Bumped whenever a route changes: data paths look their routes up again.
     generation: AtomicU64,
+    /// Told when a data path let go of routes it held (a recall's drain waits on it).
+    released: tokio::sync::Notify,
     events: Mutex<Vec<LayoutEvent>>,
     counts: Mutex<HashMap<(String, String), Arc<IoCount>>>,
     /// The data servers' connections, siblings when the pool's callers run them.
@@ -325,6 +330,7 @@ impl Layouts {
             warnings: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
+            released: tokio::sync::Notify::new(),
             events: Mutex::new(Vec::new()),
             counts: Mutex::new(HashMap::new()),
             ds_siblings: Arc::default(),
@@ -345,6 +351,11 @@ impl Layouts {
 
     pub fn generation(&self) -> u64 {
         self.generation.load(Relaxed)
+    }
+
+    /// A data path let go of routes it held (it looked its routes up again, or ended).
+    pub fn routes_released(&self) {
+        self.released.notify_waiters();
     }
 
     /// Milliseconds since the pool opened.
@@ -649,9 +660,19 @@ impl Layouts {
             self.event(path, from.join(","), MDS.into(), why.into());
         }
         self.generation.fetch_add(1, Relaxed);
+        // Until no data path holds an old route, at most `drain`; a stopping process
+        // does not wait for data paths that may never look again.
         let until = Instant::now() + drain;
-        while old.iter().any(|(_, _, r)| Arc::strong_count(r) > 1) && Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(5)).await;
+        loop {
+            let released = self.released.notified();
+            let left = until.saturating_duration_since(Instant::now());
+            let held = old.iter().any(|(_, _, r)| Arc::strong_count(r) > 1);
+            if !held || left.is_zero() || dbio_rpc::stop::requested() {
+                break;
+            }
+            // Holders that let go without a word (a commit's passing copy) and the
+            // stop are seen at the next look.
+            let _ = tokio::time::timeout(left.min(DRAIN_LOOK), released).await;
         }
         for (_, path, r) in &old {
             // What was written under the layout is committed before it goes.

@@ -511,7 +511,8 @@ impl Session {
     }
 
     /// A free slot of `live` (the lowest at or below the target), waiting for one if
-    /// all are busy, at most `slot_wait`.
+    /// all are busy, at most `slot_wait`, and no longer than the transport's waits
+    /// once the process stops (slots held by calls that never end stay held).
     async fn take_slot(&self, live: &Live, path: &str) -> Result<(u32, u32), NfsError> {
         let deadline = Instant::now() + self.opts.slot_wait;
         loop {
@@ -520,7 +521,17 @@ impl Session {
                 return Ok(s);
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || tokio::time::timeout(left, freed).await.is_err() {
+            let waited = dbio_rpc::stop::or_stopped(
+                || "a free NFSv4.1 session slot".to_string(),
+                tokio::time::timeout(left, freed),
+            )
+            .await
+            .map_err(|source| NfsError::Transport {
+                what: "SEQUENCE".into(),
+                path: path.into(),
+                source,
+            })?;
+            if left.is_zero() || waited.is_err() {
                 return Err(NfsError::Invalid {
                     path: path.into(),
                     reason: format!(
