@@ -4,6 +4,9 @@
 //! - [`auth`]: [`Credential::none`] / [`Credential::sys`]`(&AuthSys { stamp, machine_name,
 //!   uid, gid, gids })` build a pre-encoded cred+verf (limits checked: name ≤ 255 bytes,
 //!   ≤ 16 gids).
+//! - [`gss`]: RPCSEC_GSS v1 (RFC 2203): [`gss::GssCred`], [`gss::GssInitRes`],
+//!   [`gss::encode_gss_call`] (header MIC as verifier), reply verifiers, integrity and
+//!   privacy bodies; the mechanism is a [`gss::GssMech`] supplied by the caller.
 //! - [`msg`]: [`encode_call`]`(buf, xid, prog, vers, proc, &cred)` appends a call header;
 //!   the arguments follow in the same buffer. [`peek`]`(record)` gives `(xid, MsgType)`.
 //!   [`decode_reply`]`(record)` gives a [`Reply`] `{ xid, verf, outcome }` where `outcome`
@@ -43,6 +46,7 @@ mod coalesce;
 mod completion;
 pub mod conn;
 mod conn_task;
+pub mod gss;
 mod incoming;
 pub mod msg;
 pub mod record;
