@@ -7,14 +7,14 @@
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout,
     LayoutIomode, NetAddr, Nfsstat4, Opnum, Stateid, MINOR_VERSION,
 };
 use dbio_nfs::retry::Backoff;
-use dbio_nfs::v41::pnfs::Layouts;
+use dbio_nfs::v41::pnfs::{FileRoute, Layouts};
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
 use dbio_rpc::{AuthSys, Credential};
@@ -68,7 +68,7 @@ fn silent_server() -> SocketAddr {
 
 /// Serves one connection: every COMPOUND goes to `answer` (the op after SEQUENCE, or
 /// the first op; its arguments; the reply to fill).
-fn scripted(answer: fn(u32, u32, &[u8], &mut Vec<u8>)) -> SocketAddr {
+fn scripted(answer: impl Fn(u32, u32, &[u8], &mut Vec<u8>) + Send + 'static) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -130,9 +130,6 @@ fn keeps_the_client(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
     encode_resop_status(out, next, Nfsstat4::Ok);
 }
 
-/// The data server the scripted metadata server's device names.
-static DEVICE_DS: Mutex<Option<SocketAddr>> = Mutex::new(None);
-
 /// Where the op after SEQUENCE and PUTFH starts.
 fn third_op(args: &[u8]) -> usize {
     let at = 4 + (u32_at(args, 0) as usize).div_ceil(4) * 4 + 8;
@@ -141,8 +138,9 @@ fn third_op(args: &[u8]) -> usize {
 }
 
 /// A pNFS metadata server: OPEN by handle, a files layout of one stripe on the one
-/// data server of its device, that device ([`DEVICE_DS`]).
-fn metadata_server(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
+/// data server of its device, that device (the data server at `ds`: its multipath
+/// list).
+fn metadata_server(ds: &[SocketAddr], op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
     let ok = Nfsstat4::Ok;
     if answer_session_op(op, out) {
         return;
@@ -159,12 +157,11 @@ fn metadata_server(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
         RECLAIM_COMPLETE => encode_resop_status(out, Opnum::ReclaimComplete, ok),
         // GETDEVICEINFO: one stripe, one data server.
         47 => {
-            let ds = DEVICE_DS.lock().unwrap().expect("data server set");
             deviceinfo_ok(
                 out,
                 FileDsAddr {
                     stripe_indices: vec![0],
-                    multipath_ds_list: vec![vec![netaddr(ds)]],
+                    multipath_ds_list: vec![ds.iter().copied().map(netaddr).collect()],
                 },
             );
         }
@@ -194,13 +191,11 @@ fn metadata_server(op: u32, count: u32, args: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-#[test]
-fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
-    let silent = silent_server();
-    *DEVICE_DS.lock().unwrap() = Some(silent);
-    let mds = scripted(metadata_server);
-    let t = Instant::now();
-    let route = rt().block_on(async {
+/// A pNFS pool's layouts on the scripted metadata server whose device names `ds`,
+/// and the route `fetch` gives the scripted file.
+fn fetch_with_device(ds: Vec<SocketAddr>) -> (Layouts, Arc<FileRoute>) {
+    let mds = scripted(move |op, count, args, out| metadata_server(&ds, op, count, args, out));
+    rt().block_on(async {
         let s = Session::connect(mds, cred(), SessionOptions::default())
             .await
             .unwrap();
@@ -219,11 +214,19 @@ fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
             .layout_open(fh, LayoutIomode::Rw, "/export/f")
             .await
             .unwrap();
-        layouts
+        let route = layouts
             .fetch(fh, "/export/f", open, "first I/O")
             .await
-            .unwrap()
-    });
+            .unwrap();
+        (layouts, route)
+    })
+}
+
+#[test]
+fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
+    let silent = silent_server();
+    let t = Instant::now();
+    let (_, route) = fetch_with_device(vec![silent]);
     let took = t.elapsed();
     let why = route
         .through_mds
@@ -234,6 +237,28 @@ fn a_layout_naming_a_silent_data_server_falls_back_within_seconds() {
     // Through the metadata server, saying which data server failed.
     assert!(why.contains(&silent.to_string()), "{why}");
     assert!(route.place(0, 8192).is_none());
+}
+
+#[test]
+fn a_device_repeating_two_silent_addresses_falls_back_once_within_one_timeout() {
+    // 32 addresses, two distinct, both accepting and never answering: one try of
+    // each, together, bounded by the data server's 2 s, and one warning naming each
+    // once (tried one by one it took 64 s).
+    let (a, b) = (silent_server(), silent_server());
+    let device: Vec<SocketAddr> = (0..32).map(|i| if i % 2 == 0 { a } else { b }).collect();
+    let t = Instant::now();
+    let (layouts, route) = fetch_with_device(device);
+    let took = t.elapsed();
+    assert!(
+        route.place(0, 8192).is_none(),
+        "through the metadata server"
+    );
+    assert!(took < Duration::from_millis(3500), "took {took:?}");
+    let warnings = layouts.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let head = format!("pNFS data server {a}, {b} cannot be reached (");
+    assert!(warnings[0].starts_with(&head), "{}", warnings[0]);
+    assert!(!warnings[0].contains('\n'), "{}", warnings[0]);
 }
 
 #[test]

@@ -313,12 +313,15 @@ impl Client {
         }
     }
 
-    /// A session to a data server: the first address of its multipath list that
-    /// accepts one (addresses of another transport than TCP are skipped). The error,
-    /// if none does, is the last address's. The session's client owner is
-    /// `session.owner` + `/ds`: a client id of its own even when the data server is
-    /// the metadata server itself (same owner, same server: same client id, RFC 8881
-    /// 2.4), so that closing it leaves the metadata session's state alone.
+    /// A session to a data server: the first of its multipath list's distinct
+    /// addresses to give one, all tried at once (addresses of another transport than
+    /// TCP are skipped), the whole bounded by `session.conn.connect_timeout`: a device
+    /// that names one dead address 32 times costs that bound once, not 32 times. The
+    /// error, if none gives one, is the last to fail, or the bound's. The session's
+    /// client owner is `session.owner` + `/ds`: a client id of its own even when the
+    /// data server is the metadata server itself (same owner, same server: same
+    /// client id, RFC 8881 2.4), so that closing it leaves the metadata session's
+    /// state alone.
     ///
     /// The connection behaves as `session.conn` says (its timeouts, retries and
     /// fail-fast mode: a silent data server must cost seconds, not the metadata
@@ -332,23 +335,59 @@ impl Client {
         // Recalls come from the metadata server; a data server's session needs none.
         session.back_channel = None;
         let cred = options.credential()?;
-        let mut last = None;
-        for a in addrs {
-            let Some(addr) = tcp_addr(a) else { continue };
-            match Session::connect(addr, cred.clone(), session.clone()).await {
-                Ok(s) => return Ok(Client::from_session(s, addr.to_string())),
-                Err(e) => last = Some(e),
-            }
+        let distinct = distinct_tcp(addrs);
+        let names = || {
+            let v: Vec<String> = distinct.iter().map(ToString::to_string).collect();
+            v.join(", ")
+        };
+        if distinct.is_empty() {
+            return Err(NfsError::Invalid {
+                path: addrs
+                    .iter()
+                    .map(|a| format!("{} {}", a.netid, a.uaddr))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                reason: "data server without a TCP address".into(),
+            });
         }
-        Err(last.unwrap_or_else(|| NfsError::Invalid {
-            path: addrs
-                .iter()
-                .map(|a| format!("{} {}", a.netid, a.uaddr))
-                .collect::<Vec<_>>()
-                .join(", "),
-            reason: "data server without a TCP address".into(),
-        }))
+        let bound = session.conn.connect_timeout;
+        // Dropped when one answers or the bound passes: the other tries end with it.
+        let mut tries = tokio::task::JoinSet::new();
+        for &addr in &distinct {
+            let (cred, session) = (cred.clone(), session.clone());
+            tries.spawn(async move { (addr, Session::connect(addr, cred, session).await) });
+        }
+        let mut last = None;
+        let first = tokio::time::timeout(bound, async {
+            while let Some(done) = tries.join_next().await {
+                match done {
+                    Ok((addr, Ok(s))) => return Some((addr, s)),
+                    Ok((_, Err(e))) => last = Some(e),
+                    Err(_) => {}
+                }
+            }
+            None
+        })
+        .await;
+        match first {
+            Ok(Some((addr, s))) => Ok(Client::from_session(s, addr.to_string())),
+            _ => Err(last.unwrap_or_else(|| NfsError::Invalid {
+                path: names(),
+                reason: format!("no NFSv4.1 session within {:.1} s", bound.as_secs_f64()),
+            })),
+        }
     }
+}
+
+/// The distinct TCP socket addresses of a multipath list, in its order.
+pub fn distinct_tcp(addrs: &[NetAddr]) -> Vec<SocketAddr> {
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for a in addrs.iter().filter_map(tcp_addr) {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// The socket address of a `tcp`/`tcp6` network address.

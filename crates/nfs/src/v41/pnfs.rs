@@ -23,7 +23,7 @@ use crate::error::NfsError;
 use crate::proto::nfs4::{Fh4, FileDsAddr, LayoutIomode, Nfsstat4, SessionId, Stateid};
 use crate::router::Router;
 use crate::v41::layout::{
-    FileLayoutGrant, LayoutReply, NoLayout, StripeError, StripeMap, StripeTarget,
+    distinct_tcp, FileLayoutGrant, LayoutReply, NoLayout, StripeError, StripeMap, StripeTarget,
 };
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
@@ -41,7 +41,7 @@ mod servers;
 /// metadata server).
 const DS_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a data server that could not be reached is not tried again: a dead one
-/// costs [`DS_TIMEOUT`] once per address, not once per file.
+/// costs [`DS_TIMEOUT`] once (its addresses are tried together), not once per file.
 const DS_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// How often a recall's drain looks again without being told.
@@ -478,15 +478,35 @@ impl Layouts {
         };
         let route = match layout {
             Ok((grant, device)) => {
-                let mut servers = Vec::with_capacity(device.multipath_ds_list.len());
+                // Each distinct data server once, all at once: a device is bounded by
+                // one data server's fail-fast time, whatever it repeats.
+                let mut distinct: Vec<(Vec<SocketAddr>, usize)> = Vec::new();
+                let of: Vec<usize> = (device.multipath_ds_list.iter().enumerate())
+                    .map(|(i, addrs)| {
+                        let key = distinct_tcp(addrs);
+                        distinct
+                            .iter()
+                            .position(|(k, _)| *k == key)
+                            .unwrap_or_else(|| {
+                                distinct.push((key, i));
+                                distinct.len() - 1
+                            })
+                    })
+                    .collect();
+                let tries = distinct
+                    .iter()
+                    .map(|(_, i)| self.data_server(&device.multipath_ds_list[*i]))
+                    .collect();
+                let reached = servers::join_all(tries).await;
+                let mut servers = Vec::with_capacity(of.len());
                 let mut unreachable = None;
-                for addrs in &device.multipath_ds_list {
-                    match self.data_server(addrs).await {
-                        Ok(i) => servers.push(Some(i)),
+                for d in of {
+                    match &reached[d] {
+                        Ok(i) => servers.push(Some(*i)),
                         // Stopping: what it waited for is the answer, not the route.
-                        Err(e) if dbio_rpc::stop::requested() => return Err(e),
+                        Err(e) if dbio_rpc::stop::requested() => return Err(e.clone()),
                         Err(e) => {
-                            unreachable.get_or_insert(e);
+                            unreachable.get_or_insert_with(|| e.clone());
                             servers.push(None);
                         }
                     }

@@ -1,15 +1,18 @@
 //! The data servers of [`Layouts`]: a session with each, made once, and a data server
 //! that cannot be reached remembered for a while (with one warning), so that a dead
-//! one costs the fail-fast bound once per address, not once per file.
+//! one costs the fail-fast bound once, not once per file or per address.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Instant;
 
 use super::{DataServer, Layouts, DS_RETRY_AFTER, DS_TIMEOUT};
 use crate::error::NfsError;
-use crate::v41::layout::tcp_addr;
+use crate::v41::layout::distinct_tcp;
 use crate::v41::Client;
 
 impl Layouts {
@@ -21,14 +24,14 @@ impl Layouts {
             .clone()
     }
 
-    /// The pool index of the data server at `addrs` (the first TCP address that
-    /// takes a session), connecting once; one that could not be reached is not tried
-    /// again for [`DS_RETRY_AFTER`].
+    /// The pool index of the data server at `addrs` (the first of its distinct TCP
+    /// addresses to take a session), connecting once; one that could not be reached is
+    /// not tried again for [`DS_RETRY_AFTER`].
     pub(super) async fn data_server(
         &self,
         addrs: &[crate::proto::nfs4::NetAddr],
     ) -> Result<usize, NfsError> {
-        let known: Vec<SocketAddr> = addrs.iter().filter_map(tcp_addr).collect();
+        let known = distinct_tcp(addrs);
         {
             let s = self.servers.read().unwrap_or_else(|e| e.into_inner());
             if let Some(i) = s.iter().position(|d| known.contains(&d.addr)) {
@@ -123,4 +126,28 @@ impl Layouts {
         }));
         Ok(s.len() - 1)
     }
+}
+
+/// Runs `futs` together on the caller's task; their outputs, in order.
+pub(super) async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futs.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => *o = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
 }
