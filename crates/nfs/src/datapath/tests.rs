@@ -1,4 +1,5 @@
-use super::{part_key, tag, untag};
+use super::tag::part_key;
+use super::{tag, untag};
 
 #[test]
 fn tags_carry_slot_part_session_slot_and_channel() {
