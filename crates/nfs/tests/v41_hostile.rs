@@ -11,46 +11,19 @@ use std::sync::Arc;
 
 use dbio_nfs::proto::nfs4::{
     encode_compound_header, encode_resop_status, Compound, Fh4, FileDsAddr, FileLayout,
-    LayoutIomode, NetAddr, Nfsstat4, Opnum, Stateid, MINOR_VERSION,
+    LayoutIomode, Nfsstat4, Opnum, Stateid, MINOR_VERSION,
 };
 use dbio_nfs::retry::Backoff;
 use dbio_nfs::v41::pnfs::{FileRoute, Layouts};
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
-use dbio_rpc::{AuthSys, Credential};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
 use v41_script::{
-    answer_session_op, deviceinfo_ok, layoutget_ok, open_ok, sequence_ok, serve_calls, u32_at,
+    answer_session_op, cred, deviceinfo_ok, layoutget_ok, netaddr, open_ok, rt, sequence_ok,
+    serve_calls, u32_at,
 };
-
-fn cred() -> Credential {
-    Credential::sys(&AuthSys {
-        stamp: 1,
-        machine_name: "t".into(),
-        uid: 0,
-        gid: 0,
-        gids: vec![],
-    })
-    .unwrap()
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A universal address (`a.b.c.d.p1.p2`) of `addr`, as a device names a data server.
-fn netaddr(addr: SocketAddr) -> NetAddr {
-    let p = addr.port();
-    NetAddr {
-        netid: "tcp".into(),
-        uaddr: format!("{}.{}.{}", addr.ip(), p >> 8, p & 0xff),
-    }
-}
 
 /// A data server that accepts every connection and never answers (the connections
 /// stay open until the test ends).

@@ -19,12 +19,11 @@ use dbio_nfs::v41::pnfs::{Layouts, Recall};
 use dbio_nfs::v41::{Client, Session, SessionOptions};
 use dbio_nfs::ClientOptions;
 use dbio_rpc::conn::TransportError;
-use dbio_rpc::{AuthSys, Credential};
 
 #[path = "common/v41_script.rs"]
 mod v41_script;
 use v41_script::{
-    answer_session_op, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, second_op,
+    answer_session_op, cred, deviceinfo_ok, layoutget_ok, netaddr, open_ok, ops_at, rt, second_op,
     sequence_ok, serve_calls, third_op, u32_at,
 };
 
@@ -33,24 +32,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// How soon after the stop every wait must have ended.
 const BOUND: Duration = Duration::from_secs(2);
-
-fn cred() -> Credential {
-    Credential::sys(&AuthSys {
-        stamp: 1,
-        machine_name: "t".into(),
-        uid: 0,
-        gid: 0,
-        gids: vec![],
-    })
-    .unwrap()
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A pNFS metadata server: the session's ops, RECLAIM_COMPLETE, OPEN, a files layout
 /// whose device names `ds`, LAYOUTRETURN; anything else NFS4ERR_NOTSUPP.

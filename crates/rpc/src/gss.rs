@@ -220,6 +220,14 @@ pub fn check_reply_verf(verf: &OpaqueAuth<'_>, n: u32, mech: &dyn GssMech) -> Re
     mech.verify_mic(&reply_verf_input(n), verf.body)
 }
 
+/// The body both protected services cover: the sequence number, then the arguments.
+fn seq_and_args(seq_num: u32, args: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(4 + args.len());
+    body.put_u32(seq_num);
+    body.put_slice(args);
+    body
+}
+
 /// Append `rpc_gss_integ_data` for `args`: databody_integ is seq_num then the
 /// arguments, and the checksum is its MIC.
 pub fn encode_integ<B: BufMut>(
@@ -228,9 +236,7 @@ pub fn encode_integ<B: BufMut>(
     args: &[u8],
     mech: &dyn GssMech,
 ) -> Result<(), GssError> {
-    let mut body = Vec::with_capacity(4 + args.len());
-    body.put_u32(seq_num);
-    body.put_slice(args);
+    let body = seq_and_args(seq_num, args);
     let mic = mech.get_mic(&body)?;
     out.put_opaque(&body);
     out.put_opaque(&mic);
@@ -259,10 +265,7 @@ pub fn encode_priv<B: BufMut>(
     args: &[u8],
     mech: &dyn GssMech,
 ) -> Result<(), GssError> {
-    let mut body = Vec::with_capacity(4 + args.len());
-    body.put_u32(seq_num);
-    body.put_slice(args);
-    out.put_opaque(&mech.wrap(&body)?);
+    out.put_opaque(&mech.wrap(&seq_and_args(seq_num, args))?);
     Ok(())
 }
 

@@ -11,6 +11,28 @@ use dbio_xdr::{XdrEncode, XdrPut};
 /// The session id every scripted CREATE_SESSION grants.
 pub const SID: [u8; 16] = *b"dbio-test-sessio";
 
+/// AUTH_SYS as root, for a client of a scripted server.
+#[allow(dead_code)]
+pub fn cred() -> dbio_rpc::Credential {
+    dbio_rpc::Credential::sys(&dbio_rpc::AuthSys {
+        stamp: 1,
+        machine_name: "t".into(),
+        uid: 0,
+        gid: 0,
+        gids: vec![],
+    })
+    .unwrap()
+}
+
+/// A runtime on this thread for a client of a scripted server.
+#[allow(dead_code)]
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
 }
