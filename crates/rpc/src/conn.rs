@@ -53,6 +53,10 @@ pub enum TransportError {
         len: usize,
         limit: usize,
     },
+    /// RPCSEC_GSS: no context could be set up, or a reply failed its checks (its data
+    /// is never handed on).
+    #[error("{addr}: {reason}")]
+    Security { addr: String, reason: String },
     /// The process is stopping ([`crate::stop`]).
     #[error("stopped after {secs:.1} s waiting for {waiting_for}")]
     Stopped { waiting_for: String, secs: f64 },
@@ -102,6 +106,9 @@ pub struct ConnConfig {
     /// when the kernel wakes one of them, the others also read what has arrived for them,
     /// below their marks, so one wake-up of the thread serves them all.
     pub siblings: Option<Arc<Siblings>>,
+    /// Kerberos (`sec=krb5`, `krb5i`, `krb5p`): the connection sets up its own
+    /// RPCSEC_GSS context and seals every call (see [`crate::secure`]).
+    pub gss: Option<crate::secure::GssTarget>,
 }
 
 /// Connections run by one thread: the wake-up they share, and the calls they have
@@ -130,6 +137,7 @@ impl Default for ConnConfig {
             reply_batch: DEFAULT_REPLY_BATCH,
             reply_wait: crate::coalesce::FALLBACK,
             siblings: None,
+            gss: None,
         }
     }
 }
@@ -182,6 +190,8 @@ pub struct ConnStats {
     pub writes: AtomicU64,
     /// System calls that read data (each may carry many replies).
     pub reads: AtomicU64,
+    /// RPCSEC_GSS contexts set up (the first, then one per renewal).
+    pub gss_contexts: AtomicU64,
     pub(crate) local_addr: Mutex<Option<SocketAddr>>,
 }
 

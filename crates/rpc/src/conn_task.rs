@@ -20,6 +20,7 @@ use crate::conn::{
 use crate::incoming::{self, Routed};
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
 use crate::recv_room;
+use crate::secure::{Ctl, GssConn};
 pub(crate) use crate::socket::open;
 use crate::socket::{Ready, Socket};
 
@@ -48,13 +49,25 @@ impl Hasher for XidHasher {
 type XidMap<V> = HashMap<u32, V, BuildHasherDefault<XidHasher>>;
 
 struct Pending {
+    /// What goes on the wire (sealed, under RPCSEC_GSS).
     head: Bytes,
     payload: Bytes,
+    /// Under RPCSEC_GSS: the call as built above, sealed again for each resend.
+    gss: Option<Box<GssPending>>,
     reply: ReplyTo,
     submitted: Instant,
     sent_at: Instant,
     tries: u32,
     reply_hint: u32,
+}
+
+/// A sealed call's plain form and the sequence numbers it went out with (a reply
+/// answers any one of its transmissions).
+struct GssPending {
+    plain: Bytes,
+    payload: Bytes,
+    seqs: Vec<u32>,
+    generation: u32,
 }
 
 /// One call queued for writing: record mark, head, payload, padding.
@@ -149,6 +162,8 @@ pub(crate) struct Task {
     /// The handler of calls from the server, and this connection's channel for its
     /// replies (weak: the handler must not keep the connection alive).
     calls: Option<(CallSink, mpsc::WeakUnboundedSender<Msg>)>,
+    /// The RPCSEC_GSS context and the calls waiting for one (`ConnConfig::gss`).
+    gss: Option<GssConn>,
 }
 
 impl Task {
@@ -161,6 +176,10 @@ impl Task {
     ) -> Task {
         let now = Instant::now();
         let max_record = config.max_record;
+        let gss = config
+            .gss
+            .clone()
+            .map(|t| GssConn::new(t, addr.to_string()));
         let mut coalesce = Coalescer::new(config.reply_batch);
         if let Some(s) = &stream {
             coalesce.new_socket(s.rcvbuf());
@@ -189,6 +208,7 @@ impl Task {
             counted: 0,
             idle: false,
             calls: None,
+            gss,
         }
     }
 
@@ -205,7 +225,10 @@ impl Task {
         let fallback = tokio::time::sleep_until(self.fallback_at());
         tokio::pin!(fallback);
         loop {
-            if self.rx_closed && self.pending.is_empty() {
+            if self.rx_closed
+                && self.pending.is_empty()
+                && !self.gss.as_ref().is_some_and(|g| g.busy())
+            {
                 break;
             }
             if std::mem::take(&mut self.delivered) && !self.rx_closed {
@@ -242,6 +265,7 @@ impl Task {
                         Err(e) => self.drop_connection(e.to_string()),
                     },
                     req = self.rx.recv(), if accepting => self.on_request(req),
+                    ctl = gss_ctl(self.gss.as_mut()) => self.on_ctl(ctl),
                     _ = tick.tick() => self.check_timeouts(),
                     // The thread is awake for a sibling: take what has come here too.
                     _ = siblings_woke(self.config.siblings.as_deref()), if holding => {
@@ -259,10 +283,12 @@ impl Task {
                 tokio::select! {
                     _ = tokio::time::sleep_until(at), if due => self.reconnect().await,
                     req = self.rx.recv(), if accepting => self.on_request(req),
+                    ctl = gss_ctl(self.gss.as_mut()) => self.on_ctl(ctl),
                     _ = tick.tick() => self.check_timeouts(),
                 }
             }
         }
+        self.destroy_context();
         self.count_outstanding(0);
     }
 
@@ -343,11 +369,11 @@ impl Task {
     /// one batch (a submitter's queue depth).
     fn accept_msg(&mut self, msg: Msg) {
         match msg {
-            Msg::One(req) => self.accept(req),
+            Msg::One(req) => self.accept(req, true),
             Msg::Batch(reqs) => {
                 self.pending.reserve(reqs.len());
                 for req in reqs {
-                    self.accept(req);
+                    self.accept(req, true);
                 }
             }
             Msg::Serve(sink, me) => self.calls = Some((sink, me)),
@@ -363,7 +389,16 @@ impl Task {
         }
     }
 
-    fn accept(&mut self, req: Request) {
+    /// Takes a call: an XID, sealed under RPCSEC_GSS (unless `seal` is false: a
+    /// context's own INIT calls), queued for writing.
+    fn accept(&mut self, req: Request, seal: bool) {
+        let req = match &mut self.gss {
+            Some(g) if seal => match g.admit(req) {
+                Some(req) => req,
+                None => return,
+            },
+            _ => req,
+        };
         let Request { mut call, reply } = req;
         let len = call.head.len() + call.payload.len() + 3;
         if call.head.len() < 4 || len > MAX_FRAGMENT {
@@ -380,10 +415,28 @@ impl Task {
         }
         self.next_xid = xid.wrapping_add(1);
         call.head[..4].copy_from_slice(&xid.to_be_bytes());
-        let head = call.head.freeze();
+        let mut head = call.head.freeze();
+        let mut payload = call.payload;
+        let mut gss = None;
+        if let Some(g) = self.gss.as_mut().filter(|_| seal) {
+            match g.seal(&head, &payload) {
+                Ok(sealed) => {
+                    gss = Some(Box::new(GssPending {
+                        plain: std::mem::replace(&mut head, sealed.head),
+                        payload: std::mem::replace(&mut payload, sealed.payload),
+                        seqs: vec![sealed.seq],
+                        generation: g.generation(),
+                    }));
+                }
+                Err(e) => {
+                    reply.send(Err(g.error(e)));
+                    return;
+                }
+            }
+        }
         let now = Instant::now();
         if self.stream.is_some() {
-            self.outq.push_back(Out::new(&head, &call.payload));
+            self.outq.push_back(Out::new(&head, &payload));
         }
         self.stats.calls.fetch_add(1, Relaxed);
         self.coalesce.add(call.reply_hint);
@@ -391,7 +444,8 @@ impl Task {
             xid,
             Pending {
                 head,
-                payload: call.payload,
+                payload,
+                gss,
                 reply,
                 submitted: now,
                 sent_at: now,
@@ -560,6 +614,9 @@ impl Task {
         let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
         match self.pending.remove(&xid) {
             Some(p) => {
+                let Some((p, record)) = self.open(p, record) else {
+                    return;
+                };
                 self.delivered = true;
                 self.coalesce.remove(p.reply_hint);
                 self.coalesce.observed(p.reply_hint, record.len() + 4);
@@ -635,11 +692,7 @@ impl Task {
                 let mut xids: Vec<u32> = self.pending.keys().copied().collect();
                 xids.sort_unstable_by_key(|x| x.wrapping_sub(self.next_xid));
                 for xid in xids {
-                    if let Some(p) = self.pending.get_mut(&xid) {
-                        p.sent_at = now;
-                        p.tries += 1;
-                        self.outq.push_back(Out::new(&p.head, &p.payload));
-                    }
+                    self.resend(xid, now);
                 }
                 self.flush_or_drop();
             }
@@ -715,14 +768,18 @@ impl Task {
             return;
         }
         for xid in resend {
-            if let Some(p) = self.pending.get_mut(&xid) {
-                p.tries += 1;
-                p.sent_at = now;
-                self.stats.retransmits.fetch_add(1, Relaxed);
-                self.outq.push_back(Out::new(&p.head, &p.payload));
-            }
+            self.stats.retransmits.fetch_add(1, Relaxed);
+            self.resend(xid, now);
         }
         self.flush_or_drop();
+    }
+}
+
+/// The next message from the setup of an RPCSEC_GSS context; never without one.
+async fn gss_ctl(gss: Option<&mut GssConn>) -> Option<Ctl> {
+    match gss {
+        Some(g) => g.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -744,3 +801,5 @@ pub(crate) fn initial_xid() -> u32 {
         .unwrap_or(0);
     (nanos ^ (nanos >> 32) ^ u64::from(std::process::id()) << 16) as u32
 }
+
+mod gss;

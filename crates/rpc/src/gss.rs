@@ -290,6 +290,77 @@ fn split_seq(data: &[u8], expected: u32) -> Result<&[u8], GssError> {
     Ok(d.rest())
 }
 
+/// Where a call built by an upper layer splits: its program, version and procedure, and
+/// the offset of its arguments (after whatever credential and verifier it carries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallLayout {
+    pub prog: u32,
+    pub vers: u32,
+    pub proc_: u32,
+    pub args: usize,
+}
+
+/// Reads the layout of an encoded call header (xid first), bounded by the buffer.
+pub fn call_layout(head: &[u8]) -> Result<CallLayout, GssError> {
+    let mut d = Decoder::new(head);
+    let _xid = d.u32()?;
+    let _mtype = d.u32()?;
+    let _rpcvers = d.u32()?;
+    let prog = d.u32()?;
+    let vers = d.u32()?;
+    let proc_ = d.u32()?;
+    OpaqueAuth::decode(&mut d)?;
+    OpaqueAuth::decode(&mut d)?;
+    Ok(CallLayout {
+        prog,
+        vers,
+        proc_,
+        args: d.position(),
+    })
+}
+
+/// What a reply to an RPCSEC_GSS call says, read far enough to check and open it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyShape<'a> {
+    /// MSG_ACCEPTED: the verifier, the accept_stat and the offset of what follows it.
+    Accepted {
+        verf: OpaqueAuth<'a>,
+        stat: u32,
+        body: usize,
+    },
+    /// MSG_DENIED with AUTH_ERROR and this auth_stat.
+    AuthError(u32),
+    /// Any other refusal (RPC_MISMATCH).
+    Denied,
+}
+
+/// `RPCSEC_GSS_CREDPROBLEM`: the server no longer has the context's credential.
+pub const CREDPROBLEM: u32 = 13;
+/// `RPCSEC_GSS_CTXPROBLEM`: the server lost the context, or it expired.
+pub const CTXPROBLEM: u32 = 14;
+
+/// Reads a reply's header (xid first): bounded, no copy.
+pub fn reply_shape(record: &[u8]) -> Result<ReplyShape<'_>, GssError> {
+    let mut d = Decoder::new(record);
+    let _xid = d.u32()?;
+    let _mtype = d.u32()?;
+    match d.u32()? {
+        0 => {
+            let verf = OpaqueAuth::decode(&mut d)?;
+            let stat = d.u32()?;
+            Ok(ReplyShape::Accepted {
+                verf,
+                stat,
+                body: d.position(),
+            })
+        }
+        _ => match d.u32()? {
+            1 => Ok(ReplyShape::AuthError(d.u32()?)),
+            _ => Ok(ReplyShape::Denied),
+        },
+    }
+}
+
 #[cfg(test)]
 #[path = "gss_tests.rs"]
 mod tests;

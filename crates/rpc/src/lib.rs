@@ -38,6 +38,11 @@
 //!   or, tagged, to a [`conn::CompletionQueue`] that a plain thread blocks on. Calls the
 //!   server sends over the connection (the NFSv4.1 back channel) go to a handler set
 //!   with `Connection::serve_calls`, which answers each [`conn::IncomingCall`].
+//! - [`secure`]: `sec=` flavours ([`Flavor`]); a connection given a [`GssTarget`]
+//!   (`ConnConfig::gss`) sets up its own RPCSEC_GSS context with Kerberos ([`krb5`], the
+//!   system's MIT GSS-API), seals every call and opens every reply in its task, renews a
+//!   context the server drops, and destroys it at the end: the layers above build calls
+//!   as for AUTH_SYS.
 //! - [`stop`]: the process's stop flag (SIGINT, SIGTERM) ends every connect and every
 //!   wait for a reply, with an error naming what it waited for and for how long.
 
@@ -48,9 +53,11 @@ pub mod conn;
 mod conn_task;
 pub mod gss;
 mod incoming;
+pub mod krb5;
 pub mod msg;
 pub mod record;
 mod recv_room;
+pub mod secure;
 mod socket;
 pub mod stop;
 
@@ -60,3 +67,4 @@ pub use msg::{
     encode_reply_success, peek, AuthStat, Call, MsgType, Reply, ReplyError, RpcError,
 };
 pub use record::{RecordDecoder, RecordError};
+pub use secure::{Flavor, GssTarget};

@@ -51,18 +51,17 @@ impl Drop for Lab {
     }
 }
 
-#[test]
-fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
+/// A started lab and its env file, or `None` (with a note) where it cannot run.
+fn start_lab(tag: &str) -> Option<(Lab, String)> {
     if let Some(why) = missing() {
         assert!(
             !require_peers(),
             "DBIO_REQUIRE_PEERS=1 but the Kerberos lab cannot run: {why}"
         );
         eprintln!("note: skipping the Kerberos lab test: {why}");
-        return;
+        return None;
     }
-    let t0 = Instant::now();
-    let lab = Lab(format!("t{}", std::process::id()));
+    let lab = Lab(format!("{tag}{}", std::process::id()));
     let start = Command::new(scripts().join("krb5-lab"))
         .args(["start", "--name", &lab.0])
         .output()
@@ -77,13 +76,23 @@ fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
         .args(["env", "--name", &lab.0])
         .output()
         .unwrap();
-    let env = String::from_utf8(env.stdout).unwrap();
-    let var = |k: &str| {
-        env.lines()
-            .find_map(|l| l.strip_prefix(&format!("{k}=")))
-            .unwrap_or_else(|| panic!("{k} missing from the lab's env:\n{env}"))
-            .to_string()
+    Some((lab, String::from_utf8(env.stdout).unwrap()))
+}
+
+fn var(env: &str, k: &str) -> String {
+    env.lines()
+        .find_map(|l| l.strip_prefix(&format!("{k}=")))
+        .unwrap_or_else(|| panic!("{k} missing from the lab's env:\n{env}"))
+        .to_string()
+}
+
+#[test]
+fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
+    let t0 = Instant::now();
+    let Some((_lab, env)) = start_lab("t") else {
+        return;
     };
+    let var = |k: &str| var(&env, k);
     let client = Command::new("ip")
         .args(["netns", "exec", &var("KRB5_NETNS")])
         .arg(scripts().join("krb5-null-client"))
@@ -112,4 +121,133 @@ fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
         }
     }
     eprintln!("krb5 lab: {} s\n{out}", t0.elapsed().as_secs_f32());
+}
+
+/// Runs `inner` (an ignored test of this file) in the lab's network namespace with
+/// the lab's Kerberos settings, as a user inside it would run dbio.
+fn run_inside(env: &str, inner: &str, extra: &[(&str, &str)]) -> std::process::Output {
+    Command::new("ip")
+        .args(["netns", "exec", &var(env, "KRB5_NETNS")])
+        .arg(std::env::current_exe().unwrap())
+        .args([inner, "--exact", "--ignored", "--nocapture"])
+        .env("KRB5_CONFIG", var(env, "KRB5_CONFIG"))
+        .env("KRB5CCNAME", var(env, "KRB5CCNAME"))
+        .env(
+            "DBIO_KRB5_NFS",
+            format!("{}:{}", var(env, "NFS_ADDR"), var(env, "NFS_PORT")),
+        )
+        .envs(extra.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dbio_seals_calls_and_opens_replies_under_each_service() {
+    let Some((_lab, env)) = start_lab("c") else {
+        return;
+    };
+    let out = run_inside(&env, "inside_lab_null_calls_under_each_service", &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for svc in ["krb5", "krb5i", "krb5p"] {
+        assert!(
+            text.contains(&format!("{svc}: 256 calls answered, 1 context")),
+            "{svc}:\n{text}"
+        );
+    }
+    let out = run_inside(
+        &env,
+        "inside_lab_without_a_ticket",
+        &[("KRB5CCNAME", "FILE:/nonexistent/dbio-cc")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn lab_addr() -> std::net::SocketAddr {
+    std::env::var("DBIO_KRB5_NFS").unwrap().parse().unwrap()
+}
+
+fn null_call() -> dbio_rpc::conn::CallBuf {
+    let cred = dbio_rpc::Credential::sys(&dbio_rpc::AuthSys {
+        stamp: 1,
+        machine_name: "dbio-test".into(),
+        uid: 0,
+        gid: 0,
+        gids: vec![],
+    })
+    .unwrap();
+    let mut head = bytes::BytesMut::new();
+    dbio_rpc::encode_call(&mut head, 0, 100_003, 3, 0, &cred);
+    dbio_rpc::conn::CallBuf::new(head)
+}
+
+fn krb5_config(service: dbio_rpc::gss::GssService) -> dbio_rpc::conn::ConnConfig {
+    dbio_rpc::conn::ConnConfig {
+        gss: Some(dbio_rpc::GssTarget {
+            principal: "nfs@localhost".into(),
+            service,
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+#[ignore = "runs inside the Kerberos lab's namespace, started by the test above"]
+fn inside_lab_null_calls_under_each_service() {
+    use dbio_rpc::conn::{Connection, ReplyTo};
+    use dbio_rpc::gss::GssService;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        for (name, service) in [
+            ("krb5", GssService::None),
+            ("krb5i", GssService::Integrity),
+            ("krb5p", GssService::Privacy),
+        ] {
+            let conn = Connection::connect(lab_addr(), krb5_config(service))
+                .await
+                .unwrap();
+            // Far more outstanding at once than the server's window of 32.
+            let mut waits = Vec::new();
+            for _ in 0..256 {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                conn.submit(null_call(), ReplyTo::Once(tx));
+                waits.push(rx);
+            }
+            for w in waits {
+                let rec = w.await.unwrap().unwrap();
+                let reply = dbio_rpc::decode_reply(&rec.record).unwrap();
+                assert_eq!(reply.results().unwrap(), b"", "{name}");
+            }
+            let contexts = conn
+                .stats()
+                .gss_contexts
+                .load(std::sync::atomic::Ordering::Relaxed);
+            println!("{name}: 256 calls answered, {contexts} context");
+        }
+    });
+}
+
+#[test]
+#[ignore = "runs inside the Kerberos lab's namespace, started by the test above"]
+fn inside_lab_without_a_ticket() {
+    use dbio_rpc::conn::Connection;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let conn = Connection::connect(lab_addr(), krb5_config(dbio_rpc::gss::GssService::None))
+            .await
+            .unwrap();
+        let err = conn.call(null_call()).await.unwrap_err().to_string();
+        println!("{err}");
+        assert!(err.contains("no Kerberos ticket: run kinit"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+    });
 }

@@ -1,0 +1,540 @@
+//! A connection's RPCSEC_GSS context (RFC 2203): the upper layers build every call with
+//! their usual credential, and the connection's task seals it when it goes out (the
+//! context's credential, a header MIC, and the arguments under a MIC or wrapped) and
+//! opens each reply (its verifier checked, its results unwrapped) before handing it on.
+//! So nothing above the connection knows about Kerberos, and a retransmission is sealed
+//! again with a new sequence number, as the server discards a number it has seen.
+//!
+//! One context per connection: calls leave one socket in sequence-number order, so the
+//! server's window (32 at ganesha) never sees a number fall behind it, whatever the
+//! number of calls outstanding. The context is set up by [`establish`], which sends
+//! its INIT calls through the same task unsealed; calls wait (parked) until it is ready,
+//! and again when the server drops it (`CTXPROBLEM`, `CREDPROBLEM`): they are sealed
+//! with the new context and sent, none fails.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut as _, Bytes, BytesMut};
+use dbio_xdr::XdrPut;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::auth::OpaqueAuth;
+use crate::conn::{CallBuf, ReplyTo, Request, TransportError};
+use crate::gss::{
+    call_layout, check_reply_verf, decode_integ, decode_priv, encode_gss_call, encode_integ,
+    encode_priv, reply_shape, GssCred, GssError, GssInitRes, GssMech, GssProc, GssService,
+    ReplyShape, CREDPROBLEM, CTXPROBLEM, MAXSEQ,
+};
+use crate::krb5::{Initiator, Krb5};
+
+/// How calls are authenticated: `sec=` in an NFS URL, as the kernel's mount option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    /// AUTH_SYS: the uid and gids as the client says them.
+    #[default]
+    Sys,
+    /// Kerberos V5: the user is proven, calls are not protected.
+    Krb5,
+    /// Kerberos with every call and reply under a checksum (integrity).
+    Krb5i,
+    /// Kerberos with every call and reply encrypted (privacy).
+    Krb5p,
+}
+
+impl Flavor {
+    pub const ALL: [Flavor; 4] = [Flavor::Sys, Flavor::Krb5, Flavor::Krb5i, Flavor::Krb5p];
+
+    /// The RPCSEC_GSS service, or `None` for AUTH_SYS.
+    pub fn service(self) -> Option<GssService> {
+        match self {
+            Flavor::Sys => None,
+            Flavor::Krb5 => Some(GssService::None),
+            Flavor::Krb5i => Some(GssService::Integrity),
+            Flavor::Krb5p => Some(GssService::Privacy),
+        }
+    }
+
+    /// The number a server lists the flavour by (MOUNT's flavour list, SECINFO): 1 for
+    /// AUTH_SYS, the Kerberos pseudo-flavours 390003..390005 (RFC 2623).
+    pub fn pseudo_flavor(self) -> u32 {
+        match self {
+            Flavor::Sys => 1,
+            Flavor::Krb5 => 390_003,
+            Flavor::Krb5i => 390_004,
+            Flavor::Krb5p => 390_005,
+        }
+    }
+
+    /// The flavour a server's number names, if dbio knows it.
+    pub fn from_pseudo(n: u32) -> Option<Flavor> {
+        Flavor::ALL.into_iter().find(|f| f.pseudo_flavor() == n)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Sys => "sys",
+            Flavor::Krb5 => "krb5",
+            Flavor::Krb5i => "krb5i",
+            Flavor::Krb5p => "krb5p",
+        }
+    }
+}
+
+impl fmt::Display for Flavor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Flavor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Flavor::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown security flavour '{s}' (sys, krb5, krb5i or krb5p)"))
+    }
+}
+
+/// Whom a Kerberos connection proves itself to, and how its calls are protected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GssTarget {
+    /// GSS host-based service name, `nfs@server` (the principal `nfs/server@REALM`).
+    pub principal: String,
+    pub service: GssService,
+}
+
+/// What the connection's task does with a reply it opened.
+pub(crate) enum Opened {
+    Reply(Bytes),
+    /// The server dropped the context: set up a new one and send the call again.
+    Renew,
+    Bad(String),
+}
+
+/// A sealed call: what goes on the wire, and the sequence number it carries.
+pub(crate) struct Sealed {
+    pub head: Bytes,
+    pub payload: Bytes,
+    pub seq: u32,
+}
+
+/// An established context: its mechanism, handle and next sequence number.
+pub(crate) struct Sealer {
+    mech: Box<dyn GssMech + Send + Sync>,
+    handle: Vec<u8>,
+    service: GssService,
+    next_seq: u32,
+}
+
+impl Sealer {
+    fn seal(&mut self, plain: &[u8], payload: &[u8]) -> Result<Sealed, GssError> {
+        if self.next_seq >= MAXSEQ {
+            return Err(GssError::SeqTooLarge(self.next_seq));
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let layout = call_layout(plain)?;
+        let xid = u32::from_be_bytes([plain[0], plain[1], plain[2], plain[3]]);
+        let cred = GssCred {
+            proc_: GssProc::Data,
+            seq_num: seq,
+            service: self.service,
+            handle: &self.handle,
+        };
+        let args = &plain[layout.args..];
+        let mut head = BytesMut::with_capacity(plain.len() + 128);
+        encode_gss_call(
+            &mut head,
+            xid,
+            layout.prog,
+            layout.vers,
+            layout.proc_,
+            &cred,
+            &*self.mech,
+        )?;
+        if self.service == GssService::None {
+            head.put_slice(args);
+            return Ok(Sealed {
+                head: head.freeze(),
+                payload: Bytes::copy_from_slice(payload),
+                seq,
+            });
+        }
+        // The payload (a WRITE's data) is part of the arguments, XDR padding included.
+        let mut all = Vec::with_capacity(args.len() + payload.len() + 3);
+        all.extend_from_slice(args);
+        all.extend_from_slice(payload);
+        all.resize(all.len() + dbio_xdr::padding(payload.len()), 0);
+        if self.service == GssService::Integrity {
+            encode_integ(&mut head, seq, &all, &*self.mech)?;
+        } else {
+            encode_priv(&mut head, seq, &all, &*self.mech)?;
+        }
+        Ok(Sealed {
+            head: head.freeze(),
+            payload: Bytes::new(),
+            seq,
+        })
+    }
+
+    /// Checks a reply to a call sent with any of `seqs`, and gives it back as an
+    /// AUTH_NONE reply with plain results, or says why not.
+    fn open(&self, seqs: &[u32], record: Bytes) -> Opened {
+        let shape = match reply_shape(&record) {
+            Ok(s) => s,
+            Err(e) => return Opened::Bad(format!("malformed reply: {e}")),
+        };
+        let (verf, stat, body) = match shape {
+            ReplyShape::Accepted { verf, stat, body } => (verf, stat, body),
+            ReplyShape::AuthError(CREDPROBLEM | CTXPROBLEM) => return Opened::Renew,
+            // Other refusals carry no verifier; the caller reads them as they are.
+            _ => return Opened::Reply(record),
+        };
+        let Some(seq) = seqs
+            .iter()
+            .copied()
+            .find(|&s| check_reply_verf(&verf, s, &*self.mech).is_ok())
+        else {
+            return Opened::Bad(format!(
+                "reply verifier does not match the call's sequence number {} (its MIC fails): reply dropped",
+                seqs.last().copied().unwrap_or(0)
+            ));
+        };
+        if stat != 0 || self.service == GssService::None {
+            return Opened::Reply(record);
+        }
+        let results = match self.service {
+            GssService::Integrity => {
+                decode_integ(&record[body..], seq, &*self.mech).map(|r| r.to_vec())
+            }
+            _ => decode_priv(&record[body..], seq, &*self.mech),
+        };
+        match results {
+            Ok(results) => {
+                let mut out = BytesMut::with_capacity(24 + results.len());
+                out.put_slice(&record[..8]);
+                out.put_u32(0);
+                OpaqueAuth::NONE.encode(&mut out);
+                out.put_u32(0);
+                out.put_slice(&results);
+                Opened::Reply(out.freeze())
+            }
+            Err(e) => Opened::Bad(format!("reply body cannot be opened: {e}: reply dropped")),
+        }
+    }
+
+    /// The DESTROY call for this context, sealed (RFC 2203 §5.4).
+    fn destroy_call(&mut self, xid: u32, prog: u32, vers: u32) -> Option<Bytes> {
+        let cred = GssCred {
+            proc_: GssProc::Destroy,
+            seq_num: self.next_seq.min(MAXSEQ - 1),
+            service: self.service,
+            handle: &self.handle,
+        };
+        let mut head = BytesMut::new();
+        encode_gss_call(&mut head, xid, prog, vers, 0, &cred, &*self.mech).ok()?;
+        Some(head.freeze())
+    }
+}
+
+/// Messages to the connection's task from the setup of a context.
+pub(crate) enum Ctl {
+    /// An INIT call, sent as it is.
+    Plain(Request),
+    /// The setup of context `generation` ended.
+    Ready(u32, Result<Sealer, String>),
+}
+
+/// Renewals within [`RENEW_SPAN`] beyond which the calls fail instead: a server that
+/// drops every new context would otherwise keep them waiting for ever.
+const MAX_RENEWALS: usize = 4;
+const RENEW_SPAN: Duration = Duration::from_secs(10);
+
+/// The task's side: the context, the calls waiting for one, and its setup.
+pub(crate) struct GssConn {
+    target: GssTarget,
+    sealer: Option<Sealer>,
+    /// Context number, counted from 1; calls remember the one they were sealed with.
+    generation: u32,
+    setting_up: bool,
+    parked: Vec<Request>,
+    /// Program and version of the calls, for INIT and DESTROY.
+    program: Option<(u32, u32)>,
+    ctl_tx: mpsc::UnboundedSender<Ctl>,
+    ctl_rx: mpsc::UnboundedReceiver<Ctl>,
+    renewals: VecDeque<Instant>,
+    addr: String,
+    /// Contexts set up, shared with the connection's counters.
+    pub contexts: u64,
+}
+
+impl GssConn {
+    pub fn new(target: GssTarget, addr: String) -> Self {
+        let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+        GssConn {
+            target,
+            sealer: None,
+            generation: 0,
+            setting_up: false,
+            parked: Vec::new(),
+            program: None,
+            ctl_tx,
+            ctl_rx,
+            renewals: VecDeque::new(),
+            addr,
+            contexts: 0,
+        }
+    }
+
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// Calls wait for a context, or one is being set up.
+    pub fn busy(&self) -> bool {
+        self.setting_up || !self.parked.is_empty()
+    }
+
+    /// Seals a call now, or keeps it until a context is ready (`None`).
+    pub fn admit(&mut self, req: Request) -> Option<Request> {
+        if self.program.is_none() {
+            if let Ok(l) = call_layout(&req.call.head) {
+                self.program = Some((l.prog, l.vers));
+            }
+        }
+        if self.sealer.is_some() {
+            return Some(req);
+        }
+        self.park(req);
+        None
+    }
+
+    pub fn park(&mut self, req: Request) {
+        self.parked.push(req);
+        if !self.setting_up {
+            self.setting_up = true;
+            self.generation += 1;
+            let (prog, vers) = self.program.unwrap_or((100_003, 3));
+            tokio::spawn(establish(
+                self.target.clone(),
+                prog,
+                vers,
+                self.generation,
+                self.ctl_tx.clone(),
+            ));
+        }
+    }
+
+    pub fn seal(&mut self, plain: &[u8], payload: &[u8]) -> Result<Sealed, String> {
+        let s = self.sealer.as_mut().ok_or("no context")?;
+        s.seal(plain, payload)
+            .map_err(|e| format!("cannot seal a call: {e}"))
+    }
+
+    pub fn open(&self, seqs: &[u32], record: Bytes) -> Opened {
+        match &self.sealer {
+            Some(s) => s.open(seqs, record),
+            None => Opened::Renew,
+        }
+    }
+
+    /// A call sealed with context `generation` met `CTXPROBLEM`: that context is
+    /// dropped (once) and a new one set up; the call is handed back to send now (a newer
+    /// context is ready) or kept for the new one. Fails it when renewals run away.
+    pub fn renew(&mut self, generation: u32, req: Request) -> Option<Request> {
+        if generation == self.generation && self.sealer.is_some() {
+            let now = Instant::now();
+            while self.renewals.front().is_some_and(|t| now - *t > RENEW_SPAN) {
+                self.renewals.pop_front();
+            }
+            if self.renewals.len() >= MAX_RENEWALS {
+                req.reply.send(Err(self.error(format!(
+                    "the server dropped {MAX_RENEWALS} new contexts within {} s",
+                    RENEW_SPAN.as_secs()
+                ))));
+                return None;
+            }
+            self.renewals.push_back(now);
+            self.sealer = None;
+        }
+        self.admit(req)
+    }
+
+    pub async fn recv(&mut self) -> Option<Ctl> {
+        self.ctl_rx.recv().await
+    }
+
+    /// A setup ended: the calls it kept are handed back, to be sealed and sent (on
+    /// success) or failed (with the setup's error, one line).
+    pub fn ready(&mut self, generation: u32, result: Result<Sealer, String>) -> Vec<Request> {
+        if generation != self.generation {
+            return Vec::new();
+        }
+        self.setting_up = false;
+        match result {
+            Ok(sealer) => {
+                self.sealer = Some(sealer);
+                self.contexts += 1;
+                std::mem::take(&mut self.parked)
+            }
+            Err(e) => {
+                for req in self.parked.drain(..) {
+                    req.reply.send(Err(TransportError::Security {
+                        addr: self.addr.clone(),
+                        reason: e.clone(),
+                    }));
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    pub fn error(&self, reason: String) -> TransportError {
+        TransportError::Security {
+            addr: self.addr.clone(),
+            reason,
+        }
+    }
+
+    /// The context's DESTROY call, to send as the connection ends.
+    pub fn destroy_call(&mut self, xid: u32) -> Option<Bytes> {
+        let (prog, vers) = self.program?;
+        self.sealer.as_mut()?.destroy_call(xid, prog, vers)
+    }
+}
+
+/// A stand-in for INIT calls, which carry no MIC.
+struct NoMech;
+
+impl GssMech for NoMech {
+    fn get_mic(&self, _: &[u8]) -> Result<Vec<u8>, GssError> {
+        Err(GssError::Mech("no context yet".into()))
+    }
+    fn verify_mic(&self, _: &[u8], _: &[u8]) -> Result<(), GssError> {
+        Err(GssError::Mech("no context yet".into()))
+    }
+    fn wrap(&self, _: &[u8]) -> Result<Vec<u8>, GssError> {
+        Err(GssError::Mech("no context yet".into()))
+    }
+    fn unwrap(&self, _: &[u8]) -> Result<Vec<u8>, GssError> {
+        Err(GssError::Mech("no context yet".into()))
+    }
+}
+
+/// Rounds of INIT / CONTINUE_INIT before giving up (Kerberos needs one).
+const MAX_ROUNDS: usize = 4;
+
+/// Sets up a context with the server and reports to the task.
+async fn establish(
+    target: GssTarget,
+    prog: u32,
+    vers: u32,
+    generation: u32,
+    ctl: mpsc::UnboundedSender<Ctl>,
+) {
+    let result = setup(&target, prog, vers, &ctl).await;
+    let _ = ctl.send(Ctl::Ready(generation, result));
+}
+
+async fn setup(
+    target: &GssTarget,
+    prog: u32,
+    vers: u32,
+    ctl: &mpsc::UnboundedSender<Ctl>,
+) -> Result<Sealer, String> {
+    let principal = target.principal.clone();
+    let (mut init, mut token) = blocking(move || Initiator::start(&principal)).await?;
+    let mut handle = Vec::new();
+    for round in 0..MAX_ROUNDS {
+        let cred = GssCred {
+            proc_: if round == 0 {
+                GssProc::Init
+            } else {
+                GssProc::ContinueInit
+            },
+            seq_num: 0,
+            service: target.service,
+            handle: &handle,
+        };
+        let mut head = BytesMut::new();
+        encode_gss_call(&mut head, 0, prog, vers, 0, &cred, &NoMech).map_err(|e| e.to_string())?;
+        head.put_opaque(&token);
+        let (tx, rx) = oneshot::channel();
+        let req = Request {
+            call: CallBuf::new(head),
+            reply: ReplyTo::Once(tx),
+        };
+        ctl.send(Ctl::Plain(req))
+            .map_err(|_| "the connection closed".to_string())?;
+        let record = rx
+            .await
+            .map_err(|_| "the connection closed".to_string())?
+            .map_err(|e| e.to_string())?
+            .record;
+        let reply = crate::msg::decode_reply(&record).map_err(|e| e.to_string())?;
+        let results = reply.results().map_err(|e| match e {
+            crate::RpcError::Refused { reason, .. } => format!(
+                "the server refused a Kerberos context ({reason}): does the export accept sec=krb5?"
+            ),
+            e => e.to_string(),
+        })?;
+        let res = GssInitRes::decode(results).map_err(|e| e.to_string())?;
+        if res.major > 1 {
+            return Err(format!(
+                "the server refused the Kerberos context for {} (GSS major {:#x}, minor {})",
+                target.principal, res.major, res.minor
+            ));
+        }
+        handle = res.handle;
+        let server_token = res.token;
+        let (back, next) = blocking(move || {
+            let next = init.step(&server_token)?;
+            Ok((init, next))
+        })
+        .await?;
+        init = back;
+        match (res.major, next) {
+            (0, None) => {
+                let mech = init.finish();
+                let verf = reply.verf.ok_or("INIT reply without a verifier")?;
+                check_reply_verf(&verf, res.seq_window, &mech).map_err(|e| {
+                    format!("the server's INIT reply failed its verifier ({e}): not the server asked for")
+                })?;
+                return Ok(Sealer {
+                    mech: Box::new(mech),
+                    handle,
+                    service: target.service,
+                    next_seq: 1,
+                });
+            }
+            (1, Some(t)) => token = t,
+            (major, _) => {
+                return Err(format!(
+                    "the Kerberos exchange with {} did not end together (server major {major})",
+                    target.principal
+                ))
+            }
+        }
+    }
+    Err(format!("no context after {MAX_ROUNDS} rounds"))
+}
+
+/// Runs a GSS-API step off the runtime: it may wait for the KDC.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("GSS-API step failed: {e}"))?
+}
+
+#[allow(dead_code)]
+fn _assert_send() {
+    fn is_send<T: Send>() {}
+    is_send::<Sealer>();
+    is_send::<Krb5>();
+}
