@@ -207,7 +207,8 @@ impl Nfs3Client {
         };
         let mount_addr = path.nfs_addr(mount_port);
         let mounter = MountClient::connect(mount_addr, &options.conn, cred).await?;
-        let (export, root, rest) = mounter.mount_path(&url.path).await?;
+        let sec = dbio_rpc::Flavor::of(options.conn.gss.as_ref());
+        let (export, root, rest) = mounter.mount_path(&url.path, sec).await?;
         let mut client = Nfs3Client {
             router,
             server: url.host.clone(),

@@ -55,6 +55,10 @@ pub struct ClientConfig {
     /// pNFS: how often every file's layout is fetched again; `None`: only after a data
     /// server fails.
     pub layout_refresh: Option<Duration>,
+    /// How calls are authenticated: AUTH_SYS, or Kerberos (then every NFS connection
+    /// sets up its own RPCSEC_GSS context with `nfs@HOST`; MOUNT and the portmapper
+    /// stay on AUTH_SYS, as the kernel's mount does).
+    pub sec: dbio_rpc::Flavor,
     /// Identity (AUTH_SYS), the connections' timeouts, retries, reserved port,
     /// `dontroute` and reply batch, and the back-off of busy replies.
     pub client: ClientOptions,
@@ -84,6 +88,11 @@ impl ClientConfig {
         client.conn.reserved_port = s.reserved_port.unwrap_or(client.conn.reserved_port);
         client.conn.dontroute = s.dontroute.unwrap_or(client.conn.dontroute);
         client.conn.reply_batch = s.reply_batch.unwrap_or(client.conn.reply_batch).max(1);
+        let sec = s.sec.unwrap_or_default();
+        client.conn.gss = sec.service().map(|service| dbio_rpc::GssTarget {
+            principal: format!("nfs@{}", url.host),
+            service,
+        });
         let refresh = s
             .layout_refresh
             .unwrap_or(Duration::from_secs(u64::from(LAYOUT_REFRESH_S)));
@@ -99,6 +108,7 @@ impl ClientConfig {
             timeo: s.timeo.unwrap_or(PATH_TIMEOUT),
             sync: s.sync.unwrap_or(false),
             layout_refresh: (!refresh.is_zero()).then_some(refresh),
+            sec,
             client,
         }
     }

@@ -41,6 +41,16 @@ pub enum NfsError {
         path: String,
         exports: String,
     },
+    #[error(
+        "export {export} of {server} does not accept sec={asked}: it accepts {accepts} \
+         (sec= in the URL, or security: in the oranfstab)"
+    )]
+    Flavor {
+        server: String,
+        export: String,
+        asked: dbio_rpc::Flavor,
+        accepts: String,
+    },
     #[error("portmapper of {server}: program {prog} version {vers} is not registered for TCP")]
     NotRegistered {
         server: String,

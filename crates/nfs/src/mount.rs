@@ -23,7 +23,12 @@ pub async fn getport(
     let addr = SocketAddr::new(server.ip(), portmap::PORT);
     let what = "portmapper GETPORT";
     let path = addr.to_string();
-    let conn = Connection::connect(addr, config.clone())
+    // The portmapper and MOUNT take AUTH_SYS, whatever the NFS calls use.
+    let config = ConnConfig {
+        gss: None,
+        ..config.clone()
+    };
+    let conn = Connection::connect(addr, config)
         .await
         .map_err(|e| call_error(what, &path, CallError::Transport(e)))?;
     let chan = RpcChannel::new(
@@ -65,7 +70,11 @@ impl MountClient {
         config: &ConnConfig,
         cred: Credential,
     ) -> Result<Self, NfsError> {
-        let conn = Connection::connect(server, config.clone())
+        let config = ConnConfig {
+            gss: None,
+            ..config.clone()
+        };
+        let conn = Connection::connect(server, config)
             .await
             .map_err(|e| call_error("MOUNT", &server.to_string(), CallError::Transport(e)))?;
         Ok(MountClient {
@@ -115,6 +124,31 @@ impl MountClient {
         }
     }
 
+    /// An empty list says nothing (some servers send none): the first call will tell.
+    fn check_flavor(
+        &self,
+        export: &str,
+        listed: &[u32],
+        sec: dbio_rpc::Flavor,
+    ) -> Result<(), NfsError> {
+        if listed.is_empty() || listed.contains(&sec.pseudo_flavor()) {
+            return Ok(());
+        }
+        let accepts: Vec<String> = listed
+            .iter()
+            .map(|&n| match dbio_rpc::Flavor::from_pseudo(n) {
+                Some(f) => f.to_string(),
+                None => format!("flavour {n}"),
+            })
+            .collect();
+        Err(NfsError::Flavor {
+            server: self.server.to_string(),
+            export: export.to_string(),
+            asked: sec,
+            accepts: accepts.join(", "),
+        })
+    }
+
     /// UMNT: tells the server this client no longer uses `export`.
     pub async fn umnt(&self, export: &str) -> Result<(), NfsError> {
         let args = DirPath::from(export).to_xdr();
@@ -161,8 +195,13 @@ impl MountClient {
     /// Mounts the export that contains `path`: the longest export in the
     /// server's list that is a prefix of `path` (by components). Without an
     /// export list, tries `path` and then its parents. Returns the export,
-    /// its root handle and the rest of the path.
-    pub async fn mount_path(&self, path: &str) -> Result<(String, FileHandle, String), NfsError> {
+    /// its root handle and the rest of the path. The export must accept `sec`
+    /// (MOUNT's list of flavours, checked before the first NFS call).
+    pub async fn mount_path(
+        &self,
+        path: &str,
+        sec: dbio_rpc::Flavor,
+    ) -> Result<(String, FileHandle, String), NfsError> {
         let candidates: Vec<String> = match self.exports().await {
             Ok(exports) => {
                 let mut matching: Vec<String> = exports
@@ -192,6 +231,7 @@ impl MountClient {
         for export in candidates {
             match self.mnt(&export).await {
                 Ok(ok) => {
+                    self.check_flavor(&export, &ok.auth_flavors, sec)?;
                     let rest = path[export.len()..].trim_start_matches('/').to_string();
                     return Ok((export, ok.fhandle, rest));
                 }

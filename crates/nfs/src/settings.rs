@@ -17,6 +17,9 @@ pub struct Settings {
     pub max_transfer: Option<u32>,
     /// Replies a connection may gather per wake-up (`--reply-batch`).
     pub reply_batch: Option<usize>,
+    /// Security flavour (`sec=`, an oranfstab export's `security:` or the entry's
+    /// `security_default:`).
+    pub sec: Option<dbio_rpc::Flavor>,
     /// AUTH_SYS user id (`--uid`, `uid=`).
     pub uid: Option<u32>,
     /// AUTH_SYS group id (`--gid`, `gid=`).
@@ -57,6 +60,7 @@ impl Settings {
             conns: self.conns.or(below.conns),
             max_transfer: self.max_transfer.or(below.max_transfer),
             reply_batch: self.reply_batch.or(below.reply_batch),
+            sec: self.sec.or(below.sec),
             uid: self.uid.or(below.uid),
             gid: self.gid.or(below.gid),
             gids: self.gids.or(below.gids),

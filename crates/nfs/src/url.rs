@@ -1,5 +1,7 @@
 //! NFS URLs in libnfs's form:
-//! `nfs://host[:port]/export/path?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N`.
+//! `nfs://host[:port]/export/path?version=3&mountport=N&nfsport=N&uid=N&gid=N&conns=N`,
+//! and `sec=sys|krb5|krb5i|krb5p` as the kernel's mount option (Kerberos: the server's
+//! principal is `nfs/HOST`, with HOST as the library canonicalises it).
 //! Multipath: each `path=SERVER` or `path=LOCAL->SERVER` (IP addresses)
 //! adds a network path to the same storage after the host's own; `timeo=N`
 //! (tenths of a second, like the mount option) is the reply timeout, after
@@ -32,7 +34,7 @@ pub enum UrlError {
     #[error("NFS URL port {value} out of range (1-65535) in {name}")]
     PortRange { name: String, value: String },
     #[error(
-        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, uid, gid, conns, path, timeo, sync, layout_refresh)"
+        "unknown NFS URL parameter '{0}' (known: version, mountport, nfsport, sec, uid, gid, conns, path, timeo, sync, layout_refresh)"
     )]
     UnknownParam(String),
     #[error("NFS version {0} is not supported (version=3, 4, 4.1 or pnfs)")]
@@ -159,6 +161,13 @@ impl NfsUrl {
                 }
                 "mountport" => *mount_port = Some(parse_port(name, value)?),
                 "nfsport" => *nfs_port = Some(parse_port(name, value)?),
+                "sec" => {
+                    set.sec = Some(
+                        value
+                            .parse()
+                            .map_err(|_| bad(name, value, "flavour (sys, krb5, krb5i or krb5p)"))?,
+                    )
+                }
                 "uid" => set.uid = Some(parse_num(name, value, "user id")?),
                 "gid" => set.gid = Some(parse_num(name, value, "group id")?),
                 "conns" => {
@@ -375,6 +384,22 @@ mod tests {
         let u = NfsUrl::parse("nfs://server.example.com/x%20y").unwrap();
         assert_eq!(u.path, "/x y");
         assert_eq!(NfsUrl::parse("nfs://h").unwrap().path, "/");
+    }
+
+    #[test]
+    fn security_flavour() {
+        let u = NfsUrl::parse("nfs://h/e?sec=krb5p").unwrap();
+        assert_eq!(u.settings.sec, Some(dbio_rpc::Flavor::Krb5p));
+        assert_eq!(NfsUrl::parse("nfs://h/e").unwrap().settings.sec, None);
+        let e = NfsUrl::parse("nfs://h/e?sec=krb6").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "NFS URL parameter sec=krb6 is not a valid flavour (sys, krb5, krb5i or krb5p)"
+        );
+        let c = crate::ClientConfig::new(NfsUrl::parse("nfs://10.0.0.9/e?sec=krb5i").unwrap());
+        let gss = c.client.conn.gss.unwrap();
+        assert_eq!(gss.principal, "nfs@10.0.0.9");
+        assert_eq!(gss.service, dbio_rpc::gss::GssService::Integrity);
     }
 
     #[test]

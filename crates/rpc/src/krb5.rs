@@ -25,6 +25,7 @@ impl Initiator {
     /// Starts a context with the GSS host-based service `target` (`nfs@server`) and
     /// gives the first token for the server. Blocks while the library talks to the KDC.
     pub fn start(target: &str) -> Result<(Initiator, Vec<u8>), String> {
+        let target = &by_name(target);
         let name = Name::new(target.as_bytes(), Some(GSS_NT_HOSTBASED_SERVICE))
             .map_err(|e| explain(target, &e))?;
         // Mutual authentication proves the server; no GSS sequencing, as RPCSEC_GSS
@@ -56,6 +57,76 @@ impl Initiator {
     /// The established context, as RPCSEC_GSS's mechanism.
     pub fn finish(self) -> Krb5 {
         Krb5(Mutex::new(self.ctx))
+    }
+}
+
+/// `service@ADDRESS` with the address's host name, as the kernel's gssd does: a
+/// server's principal names its host, and the library does not look addresses up.
+fn by_name(target: &str) -> String {
+    let Some((service, host)) = target.split_once('@') else {
+        return target.to_string();
+    };
+    let Ok(ip) = host.parse::<std::net::IpAddr>() else {
+        return target.to_string();
+    };
+    match host_name(ip) {
+        Some(name) => format!("{service}@{name}"),
+        None => target.to_string(),
+    }
+}
+
+/// The name an address resolves back to (getnameinfo with NI_NAMEREQD).
+fn host_name(ip: std::net::IpAddr) -> Option<String> {
+    let addr = socket2_addr(ip);
+    let mut host = [0 as libc::c_char; 1025];
+    // SAFETY: `addr` is a valid socket address of the length given; `host` is a
+    // writable buffer of the length given, NUL-terminated by getnameinfo on success.
+    let rc = unsafe {
+        libc::getnameinfo(
+            addr.0.as_ptr().cast(),
+            addr.1,
+            host.as_mut_ptr(),
+            host.len() as libc::socklen_t,
+            std::ptr::null_mut(),
+            0,
+            libc::NI_NAMEREQD,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getnameinfo wrote a NUL-terminated string into `host`.
+    let name = unsafe { std::ffi::CStr::from_ptr(host.as_ptr()) };
+    name.to_str().ok().map(str::to_string)
+}
+
+/// The address as a `sockaddr_in` or `sockaddr_in6`, in bytes, with its length.
+fn socket2_addr(ip: std::net::IpAddr) -> (Vec<u8>, libc::socklen_t) {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            // SAFETY: all-zero is a valid sockaddr_in.
+            let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+            sa.sin_family = libc::AF_INET as libc::sa_family_t;
+            sa.sin_addr.s_addr = u32::from_ne_bytes(v4.octets());
+            let len = std::mem::size_of::<libc::sockaddr_in>();
+            // SAFETY: reading the struct's bytes, within its size.
+            let bytes = unsafe {
+                std::slice::from_raw_parts((&sa as *const libc::sockaddr_in).cast::<u8>(), len)
+            };
+            (bytes.to_vec(), len as libc::socklen_t)
+        }
+        std::net::IpAddr::V6(v6) => {
+            // SAFETY: all-zero is a valid sockaddr_in6.
+            let mut sa: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+            sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sa.sin6_addr.s6_addr = v6.octets();
+            let len = std::mem::size_of::<libc::sockaddr_in6>();
+            // SAFETY: reading the struct's bytes, within its size.
+            let bytes = unsafe {
+                std::slice::from_raw_parts((&sa as *const libc::sockaddr_in6).cast::<u8>(), len)
+            };
+            (bytes.to_vec(), len as libc::socklen_t)
+        }
     }
 }
 

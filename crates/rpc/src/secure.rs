@@ -68,6 +68,16 @@ impl Flavor {
         }
     }
 
+    /// The flavour of a connection's settings (`ConnConfig::gss`).
+    pub fn of(gss: Option<&GssTarget>) -> Flavor {
+        match gss.map(|t| t.service) {
+            None => Flavor::Sys,
+            Some(GssService::None) => Flavor::Krb5,
+            Some(GssService::Integrity) => Flavor::Krb5i,
+            Some(GssService::Privacy) => Flavor::Krb5p,
+        }
+    }
+
     /// The flavour a server's number names, if dbio knows it.
     pub fn from_pseudo(n: u32) -> Option<Flavor> {
         Flavor::ALL.into_iter().find(|f| f.pseudo_flavor() == n)

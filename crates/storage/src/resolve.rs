@@ -120,6 +120,7 @@ pub fn resolve(target: &Path, oranfstab: Option<&Path>) -> Result<Resolved, Targ
         local: first.local,
         paths: Some(paths),
         dontroute: Some(server.dontroute),
+        sec: Some(m.export.security),
         mnt_timeout: Some(server.mnt_timeout),
         ..Settings::default()
     };

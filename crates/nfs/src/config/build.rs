@@ -329,8 +329,6 @@ fn check_no_local(file: &str, entry: &Pending) -> Result<(), ConfigError> {
 /// A value a keyword does not take.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 enum BadValue {
-    #[error("security {0} is not supported yet (only sys)")]
-    Unsupported(String),
     #[error("{keyword}: '{value}' is not one of sys, krb5, krb5i, krb5p")]
     NotAFlavor {
         keyword: &'static str,
@@ -343,16 +341,12 @@ enum BadValue {
     },
 }
 
-/// A security flavor; Kerberos flavors are known but refused.
+/// A security flavour, in any case.
 fn parse_security(keyword: &'static str, value: &str) -> Result<Security, BadValue> {
-    match value.to_ascii_lowercase().as_str() {
-        "sys" => Ok(Security::Sys),
-        "krb5" | "krb5i" | "krb5p" => Err(BadValue::Unsupported(value.to_string())),
-        _ => Err(BadValue::NotAFlavor {
-            keyword,
-            value: value.to_string(),
-        }),
-    }
+    value.parse().map_err(|_| BadValue::NotAFlavor {
+        keyword,
+        value: value.to_string(),
+    })
 }
 
 /// An IP address (IPv6 possibly with a `%zone`), a host name or an interface name; not resolved.

@@ -149,13 +149,8 @@ pub struct ExportMount {
     pub security: Security,
 }
 
-/// RPC security flavor. Only AUTH_SYS is supported; Kerberos flavors are refused when parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Security {
-    /// `sys`: AUTH_SYS (uid/gid).
-    #[default]
-    Sys,
-}
+/// RPC security flavour: `sys`, `krb5`, `krb5i` or `krb5p` (RPCSEC_GSS with Kerberos).
+pub use dbio_rpc::Flavor as Security;
 
 /// Something in the file that was accepted but has no effect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,14 +213,6 @@ pub(crate) fn one_line(reason: &str) -> String {
             }
         })
         .collect()
-}
-
-impl fmt::Display for Security {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Security::Sys => "sys",
-        })
-    }
 }
 
 impl fmt::Display for ConfigWarning {

@@ -177,6 +177,16 @@ fn security_default_applies_to_exports_without_their_own() {
 }
 
 #[test]
+fn kerberos_flavours_as_oracle_writes_them() {
+    let text = "server: s\npath: 10.0.0.1\nexport: /a mount: /a security: krb5p\n\
+                export: /b mount: /b\nsecurity_default: KRB5I\n";
+    let config = NfsConfig::parse(text, "oranfstab").unwrap();
+    assert_eq!(config.servers[0].exports[0].security, Security::Krb5p);
+    assert_eq!(config.servers[0].exports[1].security, Security::Krb5i);
+    assert_eq!(config.servers[0].security_default, Security::Krb5i);
+}
+
+#[test]
 fn nfsv4_is_spoken_as_nfsv41_with_a_warning() {
     let text = "server: s\npath: 10.0.0.1\nexport: /a mount: /a\nnfs_version: NFSv4\n";
     let config = NfsConfig::parse(text, "oranfstab").unwrap();
@@ -247,14 +257,6 @@ const BAD_ORANFSTAB: &[(&str, &str)] = &[
     (
         "server: s\npath: a\nserver: S\npath: b\n",
         "oranfstab:3: server 'S' is already defined at line 1",
-    ),
-    (
-        "server: s\npath: a\nexport: /a mount: /m security: krb5\n",
-        "oranfstab:3: security krb5 is not supported yet (only sys)",
-    ),
-    (
-        "server: s\npath: a\nsecurity_default: krb5p\n",
-        "oranfstab:3: security krb5p is not supported yet (only sys)",
     ),
     (
         "server: s\npath: a\nsecurity_default: none\n",
@@ -355,11 +357,6 @@ const BAD_TOML: &[(&str, &str)] = &[
     (
         "[[server]]\nname = \"s\"\npaths = [\n",
         "c.toml:3: invalid array",
-    ),
-    (
-        "[[server]]\nname = \"s\"\npaths = [{ path = \"a\" }]\n\
-         [[server.export]]\nexport = \"/v\"\nmount = \"/m\"\nsecurity = \"krb5i\"\n",
-        "c.toml:7: security krb5i is not supported yet (only sys)",
     ),
     (
         "[[server]]\nname = \"s\"\npaths = [{ path = \"a\" }]\n\
