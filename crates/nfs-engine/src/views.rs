@@ -29,6 +29,7 @@ pub fn servers(t: &NfsTarget) -> Vec<NfsServer> {
             .map(|p| p.label())
             .collect(),
         nfs_version: t.version().label().into(),
+        sec: t.pool.sec().to_string(),
         rtmax,
         wtmax,
         sessions: t
@@ -63,6 +64,7 @@ pub fn channels(t: &NfsTarget) -> Vec<NfsChannel> {
                 receives: ConnStats::get(&s.replies),
                 retransmits: ConnStats::get(&s.retransmits),
                 reconnects: ConnStats::get(&s.reconnects),
+                gss_contexts: ConnStats::get(&s.gss_contexts),
                 bytes_sent: ConnStats::get(&s.bytes_sent),
                 bytes_received: ConnStats::get(&s.bytes_received),
             }

@@ -65,6 +65,7 @@ pub struct Pool {
     nfs_port: u16,
     mount_port: Option<u16>,
     retry: crate::retry::Backoff,
+    sec: dbio_rpc::Flavor,
 }
 
 /// The table of the URL's version: the one place a pool asks which version it has.
@@ -211,6 +212,7 @@ impl Pool {
                 nfs_port,
                 mount_port: url.mount_port,
                 retry: config.client.retry,
+                sec: config.sec,
             },
             rest,
         ))
@@ -324,6 +326,11 @@ impl Pool {
 
     pub fn procs(&self) -> &ProcCounters {
         self.router.procs()
+    }
+
+    /// How the NFS calls are authenticated (`sec=`).
+    pub fn sec(&self) -> dbio_rpc::Flavor {
+        self.sec
     }
 
     pub fn nfs_port(&self) -> u16 {

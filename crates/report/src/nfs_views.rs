@@ -16,6 +16,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         "<Server",
         "<Export",
         "Version",
+        "Security",
         "NFS port",
         "MOUNT port",
         "rtmax",
@@ -29,6 +30,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
             s.name.clone(),
             s.export.clone(),
             s.nfs_version.clone(),
+            s.sec.clone(),
             s.nfs_port.to_string(),
             s.mount_port.map_or("-".into(), |p| p.to_string()),
             fmt::bytes(u64::from(s.rtmax)),
@@ -48,6 +50,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         "Receives",
         "Retransmits",
         "Reconnects",
+        "GSS contexts",
         "MB sent",
         "MB received",
     ]);
@@ -65,6 +68,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
             fmt::int(c.receives),
             fmt::int(c.retransmits),
             fmt::int(c.reconnects),
+            fmt::int(c.gss_contexts),
             fmt::mbps(c.bytes_sent as f64 / 1e6),
             fmt::mbps(c.bytes_received as f64 / 1e6),
         ]);
@@ -229,6 +233,7 @@ mod tests {
                 name: "filer1".into(),
                 export: "/export".into(),
                 nfs_version: "3".into(),
+                sec: "krb5i".into(),
                 nfs_port: 2049,
                 mount_port: Some(20048),
                 rtmax: 1 << 20,
@@ -283,6 +288,9 @@ mod tests {
                 "NFS files",
                 "dbio-data-01.dbf",
                 "down: connection reset",
+                "Security",
+                "krb5i",
+                "GSS contexts",
             ] {
                 assert!(text.contains(needle), "{needle} missing");
             }

@@ -4,87 +4,12 @@
 //! under each, every reply verifier checked. Skips with a note where the lab cannot
 //! run (not root, tools missing) unless DBIO_REQUIRE_PEERS=1.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
-fn scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts")
-}
+#[path = "krb5/lab.rs"]
+mod lab;
 
-fn require_peers() -> bool {
-    std::env::var("DBIO_REQUIRE_PEERS").is_ok_and(|v| v == "1")
-}
-
-/// Why the lab cannot run here, if it cannot.
-fn missing() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root (the lab needs a network namespace)".into());
-    }
-    for tool in ["ip", "krb5kdc", "kadmin.local", "kinit", "ganesha.nfsd"] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!(
-                "{tool} is missing (scripts/install-deps installs it)"
-            ));
-        }
-    }
-    let gssapi = Command::new("/usr/bin/python3")
-        .args(["-c", "import gssapi"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    (!gssapi).then(|| "python3-gssapi is missing (scripts/install-deps installs it)".into())
-}
-
-/// Stops the lab however the test ends.
-struct Lab(String);
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = Command::new(scripts().join("krb5-lab"))
-            .args(["stop", "--name", &self.0])
-            .output();
-    }
-}
-
-/// A started lab and its env file, or `None` (with a note) where it cannot run.
-fn start_lab(tag: &str) -> Option<(Lab, String)> {
-    if let Some(why) = missing() {
-        assert!(
-            !require_peers(),
-            "DBIO_REQUIRE_PEERS=1 but the Kerberos lab cannot run: {why}"
-        );
-        eprintln!("note: skipping the Kerberos lab test: {why}");
-        return None;
-    }
-    let lab = Lab(format!("{tag}{}", std::process::id()));
-    let start = Command::new(scripts().join("krb5-lab"))
-        .args(["start", "--name", &lab.0])
-        .output()
-        .unwrap();
-    assert!(
-        start.status.success(),
-        "krb5-lab start: {}{}",
-        String::from_utf8_lossy(&start.stdout),
-        String::from_utf8_lossy(&start.stderr)
-    );
-    let env = Command::new(scripts().join("krb5-lab"))
-        .args(["env", "--name", &lab.0])
-        .output()
-        .unwrap();
-    Some((lab, String::from_utf8(env.stdout).unwrap()))
-}
-
-fn var(env: &str, k: &str) -> String {
-    env.lines()
-        .find_map(|l| l.strip_prefix(&format!("{k}=")))
-        .unwrap_or_else(|| panic!("{k} missing from the lab's env:\n{env}"))
-        .to_string()
-}
+use lab::{in_lab, scripts, start_lab, var};
 
 #[test]
 fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
@@ -93,12 +18,8 @@ fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
         return;
     };
     let var = |k: &str| var(&env, k);
-    let client = Command::new("ip")
-        .args(["netns", "exec", &var("KRB5_NETNS")])
-        .arg(scripts().join("krb5-null-client"))
+    let client = in_lab(&env, scripts().join("krb5-null-client"))
         .args([&var("NFS_ADDR"), &var("NFS_PORT"), &var("NFS_SERVICE")])
-        .env("KRB5_CONFIG", var("KRB5_CONFIG"))
-        .env("KRB5CCNAME", var("KRB5CCNAME"))
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&client.stdout);
@@ -126,12 +47,8 @@ fn independent_client_is_accepted_under_krb5_krb5i_and_krb5p() {
 /// Runs `inner` (an ignored test of this file) in the lab's network namespace with
 /// the lab's Kerberos settings, as a user inside it would run dbio.
 fn run_inside(env: &str, inner: &str, extra: &[(&str, &str)]) -> std::process::Output {
-    Command::new("ip")
-        .args(["netns", "exec", &var(env, "KRB5_NETNS")])
-        .arg(std::env::current_exe().unwrap())
+    in_lab(env, std::env::current_exe().unwrap())
         .args([inner, "--exact", "--ignored", "--nocapture"])
-        .env("KRB5_CONFIG", var(env, "KRB5_CONFIG"))
-        .env("KRB5CCNAME", var(env, "KRB5CCNAME"))
         .env(
             "DBIO_KRB5_NFS",
             format!("{}:{}", var(env, "NFS_ADDR"), var(env, "NFS_PORT")),

@@ -108,6 +108,9 @@ pub struct NfsServer {
     pub export: String,
     /// NFS version, e.g. "3".
     pub nfs_version: String,
+    /// How the NFS calls are authenticated: "sys", "krb5", "krb5i" or "krb5p".
+    #[serde(default = "sys")]
+    pub sec: String,
     /// NFS port.
     pub nfs_port: u16,
     /// MOUNT port, when known.
@@ -153,6 +156,10 @@ pub struct NfsChannel {
     pub retransmits: u64,
     /// Times the connection was re-established.
     pub reconnects: u64,
+    /// RPCSEC_GSS contexts set up on this connection (Kerberos: the first, then one
+    /// per renewal); 0 under AUTH_SYS.
+    #[serde(default)]
+    pub gss_contexts: u64,
     /// Bytes written to the socket (record marks included).
     pub bytes_sent: u64,
     /// Bytes read from the socket.
@@ -235,4 +242,9 @@ pub struct NfsEvent {
     /// For "up": seconds the path was down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_after_s: Option<f64>,
+}
+
+/// Results saved before `sec` was recorded were all AUTH_SYS.
+fn sys() -> String {
+    "sys".into()
 }
