@@ -53,7 +53,9 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
         let channels = r["nfs"]["channels"].as_array().unwrap();
         assert!(!channels.is_empty());
         for ch in channels {
-            assert_eq!(ch["gss_contexts"], 1, "{sec}: {ch}");
+            // Its own: at least one, more only past a context's share of the window.
+            let n = ch["gss_contexts"].as_u64().unwrap();
+            assert!((1..=16).contains(&n), "{sec}: {ch}");
         }
         assert!(out.contains("GSS contexts"), "{sec}: {out}");
     }

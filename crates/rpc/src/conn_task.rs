@@ -67,7 +67,8 @@ struct GssPending {
     plain: Bytes,
     payload: Bytes,
     seqs: Vec<u32>,
-    generation: u32,
+    /// The context that sealed it.
+    ctx: u32,
 }
 
 /// One call queued for writing: record mark, head, payload, padding.
@@ -225,6 +226,11 @@ impl Task {
         let fallback = tokio::time::sleep_until(self.fallback_at());
         tokio::pin!(fallback);
         loop {
+            if self.gss.as_ref().is_some_and(|g| g.has_parked()) {
+                // Replies made room in a context.
+                self.unpark();
+                self.flush_or_drop();
+            }
             if self.rx_closed
                 && self.pending.is_empty()
                 && !self.gss.as_ref().is_some_and(|g| g.busy())
@@ -393,12 +399,24 @@ impl Task {
     /// context's own INIT calls), queued for writing.
     fn accept(&mut self, req: Request, seal: bool) {
         let req = match &mut self.gss {
-            Some(g) if seal => match g.admit(req) {
-                Some(req) => req,
-                None => return,
-            },
+            Some(g) if seal => {
+                g.count(
+                    self.pending
+                        .values()
+                        .filter_map(|p| p.gss.as_ref().map(|g| g.ctx)),
+                );
+                match g.admit(req) {
+                    Some(req) => req,
+                    None => return,
+                }
+            }
             _ => req,
         };
+        self.send(req, seal);
+    }
+
+    /// Gives an admitted call its XID, seals it (unless `seal` is false) and queues it.
+    pub(super) fn send(&mut self, req: Request, seal: bool) {
         let Request { mut call, reply } = req;
         let len = call.head.len() + call.payload.len() + 3;
         if call.head.len() < 4 || len > MAX_FRAGMENT {
@@ -425,7 +443,7 @@ impl Task {
                         plain: std::mem::replace(&mut head, sealed.head),
                         payload: std::mem::replace(&mut payload, sealed.payload),
                         seqs: vec![sealed.seq],
-                        generation: g.generation(),
+                        ctx: sealed.ctx,
                     }));
                 }
                 Err(e) => {
@@ -766,6 +784,14 @@ impl Task {
             // (or the server) is gone; a new connection resends everything.
             self.drop_connection(format!("no reply within {:.1} s", timeout.as_secs_f64()));
             return;
+        }
+        if let Some(g) = &self.gss {
+            resend.extend(self.pending.iter().filter_map(|(xid, p)| {
+                let gp = p.gss.as_ref()?;
+                g.overtaken(gp.ctx, *gp.seqs.last()?).then_some(*xid)
+            }));
+            resend.sort_unstable();
+            resend.dedup();
         }
         for xid in resend {
             self.stats.retransmits.fetch_add(1, Relaxed);

@@ -15,16 +15,13 @@ impl Task {
     pub(super) fn on_ctl(&mut self, ctl: Option<Ctl>) {
         match ctl {
             Some(Ctl::Plain(req)) => self.accept(req, false),
-            Some(Ctl::Ready(generation, result)) => {
+            Some(Ctl::Ready(id, result)) => {
                 let Some(g) = self.gss.as_mut() else { return };
-                let ok = result.is_ok();
-                let calls = g.ready(generation, result);
-                if ok {
+                let added = g.ready(id, result);
+                if added {
                     self.stats.gss_contexts.fetch_add(1, Relaxed);
                 }
-                for req in calls {
-                    self.accept(req, true);
-                }
+                self.unpark();
             }
             None => {}
         }
@@ -37,11 +34,11 @@ impl Task {
         let (Some(g), Some(gp)) = (self.gss.as_mut(), p.gss.as_ref()) else {
             return Some((p, record));
         };
-        match g.open(&gp.seqs, record) {
+        match g.open(gp.ctx, &gp.seqs, record) {
             Opened::Reply(r) => Some((p, r)),
             Opened::Renew => {
                 self.coalesce.remove(p.reply_hint);
-                let generation = gp.generation;
+                let ctx = gp.ctx;
                 let gp = p.gss.take()?;
                 let mut call = CallBuf::new(BytesMut::from(&gp.plain[..]));
                 call.payload = gp.payload;
@@ -50,7 +47,7 @@ impl Task {
                     call,
                     reply: p.reply,
                 };
-                if let Some(req) = g.renew(generation, req) {
+                if let Some(req) = g.renew(ctx, req) {
                     self.accept(req, true);
                 }
                 None
@@ -60,6 +57,23 @@ impl Task {
                 p.reply.send(Err(g.error(why)));
                 None
             }
+        }
+    }
+
+    /// Sends the calls that waited, as far as the contexts have room.
+    pub(super) fn unpark(&mut self) {
+        loop {
+            let Some(g) = self.gss.as_mut() else { return };
+            if !g.has_parked() {
+                return;
+            }
+            g.count(
+                self.pending
+                    .values()
+                    .filter_map(|p| p.gss.as_ref().map(|g| g.ctx)),
+            );
+            let Some(req) = g.unpark() else { return };
+            self.send(req, true);
         }
     }
 
@@ -78,7 +92,7 @@ impl Task {
                     gp.seqs.remove(0);
                 }
                 gp.seqs.push(sealed.seq);
-                gp.generation = g.generation();
+                gp.ctx = sealed.ctx;
                 p.head = sealed.head;
                 p.payload = sealed.payload;
             }
@@ -93,7 +107,7 @@ impl Task {
         let (Some(g), Some(stream)) = (self.gss.as_mut(), self.stream.as_mut()) else {
             return;
         };
-        if let Some(head) = g.destroy_call(xid) {
+        for head in g.destroy_calls(xid) {
             let out = Out::new(&head, &Bytes::new());
             let mut bytes = out.mark.to_vec();
             bytes.extend_from_slice(&head);
