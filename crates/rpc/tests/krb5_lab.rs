@@ -137,7 +137,6 @@ fn inside_lab_null_calls_under_each_service() {
             ("krb5p", GssService::Privacy),
         ] {
             let t0 = std::time::Instant::now();
-            let t0 = std::time::Instant::now();
             let conn = Connection::connect(lab_addr(), krb5_config(service))
                 .await
                 .unwrap();
