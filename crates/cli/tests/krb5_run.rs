@@ -70,6 +70,16 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
+    // The same over NFSv4.1: NFS4ERR_WRONGSEC, then SECINFO names what /krb5 accepts.
+    let (code, out, err) = run(&env, &format!("nfs://{addr}/krb5/x?version=4.1"), &[], &[]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        err.contains("export /krb5 of ")
+            && err.contains("does not accept sec=sys: it accepts krb5 "),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
     // No ticket: what to do, in one line.
     let (code, out, err) = run(
         &env,

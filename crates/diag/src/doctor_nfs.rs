@@ -143,8 +143,8 @@ fn kerberos_cost(sec: &str) -> Option<&'static str> {
     }
 }
 
-const KRB5I_COST: &str = "every call and reply is checksummed (RPCSEC_GSS integrity): measured with dbio against sec=sys on the same export, about 5.8x the client's CPU per I/O for 8 KiB reads and 13x for 1 MiB reads, with 0.2x the IOPS and 0.1x the MB/s (BENCHMARKS.md).";
-const KRB5P_COST: &str = "every call and reply is encrypted (RPCSEC_GSS privacy): measured with dbio against sec=sys on the same export, about 13x the client's CPU per I/O for 8 KiB reads and 40x for 1 MiB reads, with 0.1x the IOPS and 0.04x the MB/s (BENCHMARKS.md).";
+const KRB5I_COST: &str = "every call and reply is checksummed (RPCSEC_GSS integrity): measured with dbio against sec=sys on the same export, about 5x the client's CPU per I/O for 8 KiB reads and 14x for 1 MiB reads, with 0.6x the IOPS and 0.1x the MB/s (BENCHMARKS.md).";
+const KRB5P_COST: &str = "every call and reply is encrypted (RPCSEC_GSS privacy): measured with dbio against sec=sys on the same export, about 13x the client's CPU per I/O for 8 KiB reads and 42x for 1 MiB reads, with 0.36x the IOPS and 0.03x the MB/s (BENCHMARKS.md).";
 
 /// The checks of one mount's options, each with what it looked at.
 pub const CHECKS: [(&str, &str); 8] = [

@@ -219,8 +219,9 @@ impl Sealer {
             .copied()
             .find(|&s| check_reply_verf(&verf, s, &*self.mech).is_ok())
         else {
+            let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
             return Opened::Bad(format!(
-                "reply verifier does not match the call's sequence number {} (its MIC fails): reply dropped",
+                "the reply to call xid {xid:#010x} failed its RPCSEC_GSS verifier (not a MIC of sequence number {}): its data was dropped",
                 seqs.last().copied().unwrap_or(0)
             ));
         };
@@ -243,7 +244,12 @@ impl Sealer {
                 out.put_slice(&results);
                 Opened::Reply(out.freeze())
             }
-            Err(e) => Opened::Bad(format!("reply body cannot be opened: {e}: reply dropped")),
+            Err(e) => {
+                let xid = u32::from_be_bytes([record[0], record[1], record[2], record[3]]);
+                Opened::Bad(format!(
+                    "the reply to call xid {xid:#010x} cannot be opened ({e}): its data was dropped"
+                ))
+            }
         }
     }
 

@@ -8,6 +8,8 @@ use std::time::Instant;
 
 #[path = "krb5/lab.rs"]
 mod lab;
+#[path = "krb5/tamper.rs"]
+mod tamper;
 
 use lab::{in_lab, scripts, start_lab, var};
 
@@ -83,6 +85,17 @@ fn dbio_seals_calls_and_opens_replies_under_each_service() {
             "{svc}: {contexts} contexts\n{text}"
         );
     }
+    let out = run_inside(
+        &env,
+        "inside_lab_a_dropped_context_and_a_forged_verifier",
+        &[],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = run_inside(
         &env,
         "inside_lab_without_a_ticket",
@@ -181,5 +194,50 @@ fn inside_lab_without_a_ticket() {
         println!("{err}");
         assert!(err.contains("no Kerberos ticket: run kinit"), "{err}");
         assert!(!err.contains('\n'), "{err}");
+    });
+}
+
+#[test]
+#[ignore = "runs inside the Kerberos lab's namespace, started by the test above"]
+fn inside_lab_a_dropped_context_and_a_forged_verifier() {
+    use dbio_rpc::conn::Connection;
+    use tamper::{relay, Tamper};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        for (name, service) in [
+            ("krb5", dbio_rpc::gss::GssService::None),
+            ("krb5p", dbio_rpc::gss::GssService::Privacy),
+        ] {
+            let via = relay(
+                lab_addr(),
+                vec![Tamper::DropContext(40), Tamper::ForgeVerifier(90)],
+            );
+            let conn = Connection::connect(via, krb5_config(service))
+                .await
+                .unwrap();
+            let mut failed = Vec::new();
+            for _ in 0..150 {
+                if let Err(e) = conn.call(null_call()).await {
+                    failed.push(e.to_string());
+                }
+            }
+            let contexts = conn
+                .stats()
+                .gss_contexts
+                .load(std::sync::atomic::Ordering::Relaxed);
+            // The dropped context cost no call; the forged reply failed its own.
+            assert_eq!(contexts, 2, "{name}");
+            assert_eq!(failed.len(), 1, "{name}: {failed:?}");
+            assert!(
+                failed[0].starts_with(&format!("{via}: the reply to call xid 0x"))
+                    && failed[0].contains("failed its RPCSEC_GSS verifier"),
+                "{name}: {}",
+                failed[0]
+            );
+            println!(
+                "{name}: 150 calls, context renewed once, forged reply refused: {}",
+                failed[0]
+            );
+        }
     });
 }

@@ -171,6 +171,8 @@ pub enum ArgOp<'a> {
     Getattr(Bitmap4),
     Getfh,
     Lookup(Component<'a>),
+    /// SECINFO: the flavours the server accepts for a name in the current directory.
+    Secinfo(Component<'a>),
     Open {
         seqid: u32,
         share_access: u32,
@@ -291,6 +293,7 @@ impl ArgOp<'_> {
             ArgOp::Getattr(_) => Opnum::Getattr,
             ArgOp::Getfh => Opnum::Getfh,
             ArgOp::Lookup(_) => Opnum::Lookup,
+            ArgOp::Secinfo(_) => Opnum::Secinfo,
             ArgOp::Open { .. } => Opnum::Open,
             ArgOp::Putfh(_) => Opnum::Putfh,
             ArgOp::Putrootfh => Opnum::Putrootfh,
@@ -337,7 +340,7 @@ impl ArgOp<'_> {
             }
             ArgOp::Getattr(mask) => mask.encode(out),
             ArgOp::Getfh | ArgOp::Putrootfh | ArgOp::Savefh => {}
-            ArgOp::Lookup(name) | ArgOp::Remove(name) => name.encode(out),
+            ArgOp::Lookup(name) | ArgOp::Remove(name) | ArgOp::Secinfo(name) => name.encode(out),
             ArgOp::Open {
                 seqid,
                 share_access,
@@ -633,6 +636,9 @@ impl<'a> Compound<'a> {
     }
     pub fn savefh(self) -> Self {
         self.op(ArgOp::Savefh)
+    }
+    pub fn secinfo(self, name: impl Into<Component<'a>>) -> Self {
+        self.op(ArgOp::Secinfo(name.into()))
     }
     pub fn lookup(self, name: impl Into<Component<'a>>) -> Self {
         self.op(ArgOp::Lookup(name.into()))

@@ -17,6 +17,37 @@ use std::fmt;
 pub const MAX_LAYOUTS: usize = 64;
 /// Largest layout or device-address body accepted.
 pub const MAX_BODY: usize = 1 << 20;
+/// Most flavours accepted in a SECINFO reply (a server lists a handful).
+pub const MAX_FLAVORS: usize = 16;
+/// The Kerberos V5 mechanism's OID (1.2.840.113554.1.2.2), DER-encoded with its tag
+/// and length as RFC 8881 writes `sec_oid4`; servers (ganesha, Linux) send it without
+/// them, the last 9 bytes, and both are taken.
+pub const KRB5_OID: [u8; 11] = [
+    0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02,
+];
+
+/// One entry of SECINFO's list, as the number the flavour goes by: AUTH_NONE 0,
+/// AUTH_SYS 1, Kerberos 390003 (krb5), 390004 (krb5i), 390005 (krb5p) (RFC 2623's
+/// pseudo-flavours, which is how MOUNT v3 lists them too); another GSS mechanism
+/// `u32::MAX`.
+fn secinfo_flavor(d: &mut Decoder<'_>) -> Result<u32, XdrError> {
+    let flavor = d.u32()?;
+    if flavor != 6 {
+        return Ok(flavor);
+    }
+    let oid = d.opaque("sec_oid4", 64)?;
+    let _qop = d.u32()?;
+    let at = d.position();
+    let service = d.u32()?;
+    if !(1..=3).contains(&service) {
+        return Err(Decoder::bad_discriminant("rpc_gss_svc_t", at, service));
+    }
+    Ok(if oid == KRB5_OID || oid == &KRB5_OID[2..] {
+        390_002 + service
+    } else {
+        u32::MAX
+    })
+}
 
 /// EXCHANGE_ID result (`EXCHANGE_ID4resok`; state protection must be SP4_NONE or
 /// SP4_MACH_CRED, whose operation bitmaps are skipped).
@@ -259,6 +290,8 @@ pub enum OpResult<'a> {
     Getattr(Box<Fattr<'a>>),
     Getfh(Fh4),
     Lookup,
+    /// SECINFO: the flavours accepted, best first, by number (see `secinfo_flavor`).
+    Secinfo(Vec<u32>),
     Open(OpenOk<'a>),
     Putfh,
     Putrootfh,
@@ -315,6 +348,7 @@ impl OpResult<'_> {
             OpResult::Getattr(_) => Opnum::Getattr,
             OpResult::Getfh(_) => Opnum::Getfh,
             OpResult::Lookup => Opnum::Lookup,
+            OpResult::Secinfo(_) => Opnum::Secinfo,
             OpResult::Open(_) => Opnum::Open,
             OpResult::Putfh => Opnum::Putfh,
             OpResult::Putrootfh => Opnum::Putrootfh,
@@ -497,6 +531,7 @@ fn decode_resop<'a>(
         Opnum::Getattr => OpResult::Getattr(Box::new(d.decode()?)),
         Opnum::Getfh => OpResult::Getfh(d.decode()?),
         Opnum::Lookup => OpResult::Lookup,
+        Opnum::Secinfo => OpResult::Secinfo(d.array("secinfo4", MAX_FLAVORS, 4, secinfo_flavor)?),
         Opnum::Open => OpResult::Open(OpenOk {
             stateid: d.decode()?,
             cinfo: d.decode()?,

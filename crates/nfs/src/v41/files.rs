@@ -483,7 +483,13 @@ impl Client {
             .lookup(name)
             .getfh()
             .getattr(attr_mask());
-        let r = self.session.compound(&c, path).await?;
+        let r = match self.session.compound(&c, path).await {
+            Err(NfsError::Status4 {
+                status: crate::proto::nfs4::Nfsstat4::Wrongsec,
+                ..
+            }) => return Err(self.wrongsec(Some(dir), &[name], path).await),
+            r => r?,
+        };
         let res = r.res()?;
         match &res.results[..] {
             [.., OpResult::Getfh(fh), OpResult::Getattr(a)] => Ok((*fh, Attr::from_fattr(a))),

@@ -33,7 +33,8 @@ use bytes::Bytes;
 
 use crate::error::{check_read_len, NfsError};
 use crate::proto::nfs4::{
-    bit, Bitmap4, Compound, Fattr, Fh4, Ftype4, Nfstime4, OpResult, Stateid, MINOR_VERSION,
+    bit, Bitmap4, Compound, Fattr, Fh4, Ftype4, Nfsstat4, Nfstime4, OpResult, Opnum, Stateid,
+    MINOR_VERSION,
 };
 use crate::resolve::resolve;
 use crate::url::NfsUrl;
@@ -178,7 +179,13 @@ impl Client {
             if last {
                 c = c.getattr(attr_mask());
             }
-            let r = self.session.compound(&c, path).await?;
+            let r = match self.session.compound(&c, path).await {
+                Err(NfsError::Status4 {
+                    status: Nfsstat4::Wrongsec,
+                    ..
+                }) => return Err(self.wrongsec(fh, chunk, path).await),
+                r => r?,
+            };
             let res = r.res()?;
             let mut attr = None;
             for op in &res.results {
@@ -194,6 +201,54 @@ impl Client {
                     _ => Err(bad(path, "LOOKUP reply without handle or attributes")),
                 };
             }
+        }
+    }
+
+    /// A LOOKUP refused this connection's flavour (NFS4ERR_WRONGSEC): SECINFO of each
+    /// name in turn finds the one that wants another, and the error says which
+    /// flavours it accepts.
+    pub(crate) async fn wrongsec(&self, fh: Option<Fh4>, names: &[&str], path: &str) -> NfsError {
+        let sec = dbio_rpc::Flavor::of(self.session.opts.conn.gss.as_ref());
+        let mut dir = String::new();
+        for (k, name) in names.iter().enumerate() {
+            let mut c = Compound::new("secinfo", MINOR_VERSION);
+            c = match fh {
+                None => c.putrootfh(),
+                Some(fh) => c.putfh(fh),
+            };
+            for n in &names[..k] {
+                c = c.lookup(*n);
+            }
+            c = c.secinfo(*name);
+            dir = format!("{dir}/{name}");
+            let Ok(r) = self.session.compound(&c, path).await else {
+                break;
+            };
+            let Ok(res) = r.res() else { break };
+            let Some(OpResult::Secinfo(listed)) = res.results.last() else {
+                break;
+            };
+            if !listed.is_empty() && !listed.contains(&sec.pseudo_flavor()) {
+                let accepts: Vec<String> = listed
+                    .iter()
+                    .map(|&n| match dbio_rpc::Flavor::from_pseudo(n) {
+                        Some(f) => f.to_string(),
+                        None if n == 0 => "none".into(),
+                        None => "another GSS mechanism".into(),
+                    })
+                    .collect();
+                return NfsError::Flavor {
+                    server: self.server.clone(),
+                    export: dir,
+                    asked: sec,
+                    accepts: accepts.join(", "),
+                };
+            }
+        }
+        NfsError::Status4 {
+            op: Opnum::Lookup,
+            path: path.to_string(),
+            status: Nfsstat4::Wrongsec,
         }
     }
 
