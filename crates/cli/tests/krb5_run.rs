@@ -58,6 +58,17 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
             assert!((1..=16).contains(&n), "{sec}: {ch}");
         }
         assert!(out.contains("GSS contexts"), "{sec}: {out}");
+        // Each context set up is an event of its path.
+        let events = r["nfs"]["events"].as_array().unwrap();
+        let set_up = events
+            .iter()
+            .filter(|e| {
+                e["what"]
+                    .as_str()
+                    .is_some_and(|w| w.starts_with("RPCSEC_GSS context set up, with nfs@"))
+            })
+            .count();
+        assert!(set_up >= channels.len(), "{sec}: {events:?}");
     }
 
     // /krb5 accepts krb5 alone: MOUNT's list says so before any NFS call.

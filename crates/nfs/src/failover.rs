@@ -129,6 +129,29 @@ impl Health {
         }
     }
 
+    /// An event of `path` that happened at `when` (recorded elsewhere, such as a
+    /// connection's RPCSEC_GSS contexts), on this table's clock.
+    pub(crate) fn event_at(
+        &self,
+        path: usize,
+        when: std::time::SystemTime,
+        what: String,
+    ) -> PathEvent {
+        let ago = std::time::SystemTime::now()
+            .duration_since(when)
+            .unwrap_or_default();
+        PathEvent {
+            at_s: self.opened.elapsed().saturating_sub(ago).as_secs_f64(),
+            unix_s: when
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            path,
+            what,
+            moved: 0,
+            recovered_after_s: None,
+        }
+    }
+
     /// Events so far, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
         self.events.lock().map(|e| e.clone()).unwrap_or_default()

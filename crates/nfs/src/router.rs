@@ -308,8 +308,20 @@ impl Router {
     }
 
     /// Path events so far, oldest first.
+    /// The paths' events and the connections' RPCSEC_GSS contexts, oldest first.
     pub fn events(&self) -> Vec<PathEvent> {
-        self.health.events()
+        let mut ev = self.health.events();
+        for ch in self.channels.iter() {
+            let Ok(gss) = ch.conn.stats().gss_events.lock() else {
+                continue;
+            };
+            ev.extend(
+                gss.iter()
+                    .map(|(when, what)| self.health.event_at(ch.path, *when, what.clone())),
+            );
+        }
+        ev.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        ev
     }
 
     /// The server's address on channel `ch`.

@@ -190,8 +190,11 @@ pub struct ConnStats {
     pub writes: AtomicU64,
     /// System calls that read data (each may carry many replies).
     pub reads: AtomicU64,
-    /// RPCSEC_GSS contexts set up (the first, then one per renewal).
+    /// RPCSEC_GSS contexts set up (the first, more for calls beyond one's share of
+    /// the window, and one per renewal).
     pub gss_contexts: AtomicU64,
+    /// When each context was set up, and why (for the views' events).
+    pub gss_events: Mutex<Vec<(std::time::SystemTime, String)>>,
     pub(crate) local_addr: Mutex<Option<SocketAddr>>,
 }
 

@@ -311,6 +311,8 @@ pub(crate) struct GssConn {
     setting_up: bool,
     /// No further context: the last setup failed while others served.
     enough: bool,
+    /// The server dropped a context since the last was set up.
+    dropped: bool,
     /// Calls waiting for a context, or for room in one.
     parked: VecDeque<Request>,
     /// Program and version of the calls, for INIT and DESTROY.
@@ -332,6 +334,7 @@ impl GssConn {
             last_id: 0,
             setting_up: false,
             enough: false,
+            dropped: false,
             parked: VecDeque::new(),
             program: None,
             ctl_tx,
@@ -472,6 +475,7 @@ impl GssConn {
                 return None;
             }
             self.renewals.push_back(now);
+            self.dropped = true;
             self.ctxs.remove(i);
             self.load.retain(|l| l.0 != ctx);
             self.enough = false;
@@ -485,25 +489,36 @@ impl GssConn {
 
     /// A setup ended. On success the parked calls may go (the task takes them with
     /// [`GssConn::unpark`]); a failure with no context left fails them with its
-    /// error, in one line. `true` when a context was added.
-    pub fn ready(&mut self, id: u32, result: Result<Sealer, String>) -> bool {
+    /// error, in one line. When a context was added, says why it was set up.
+    pub fn ready(&mut self, id: u32, result: Result<Sealer, String>) -> Option<String> {
         if id != self.last_id {
-            return false;
+            return None;
         }
         self.setting_up = false;
         match result {
             Ok(sealer) => {
+                let why = match (std::mem::take(&mut self.dropped), self.ctxs.len()) {
+                    (true, _) => "RPCSEC_GSS context set up again: the server dropped one",
+                    (false, 0) => "RPCSEC_GSS context set up",
+                    (false, _) => {
+                        "RPCSEC_GSS context added: more calls outstanding than one carries"
+                    }
+                };
                 self.ctxs.push(Ctx {
                     id,
                     sealer,
                     answered: 0,
                 });
-                true
+                Some(format!(
+                    "{why}, with {} ({} on this connection)",
+                    self.target.principal,
+                    self.ctxs.len()
+                ))
             }
             Err(_) if !self.ctxs.is_empty() => {
                 // Enough to go on with: the calls wait for room in those there are.
                 self.enough = true;
-                false
+                None
             }
             Err(e) => {
                 let failed = self.parked.drain(..).collect::<Vec<_>>();
@@ -513,7 +528,7 @@ impl GssConn {
                         reason: e.clone(),
                     }));
                 }
-                false
+                None
             }
         }
     }

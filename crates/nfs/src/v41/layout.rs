@@ -354,7 +354,12 @@ impl Client {
         // Dropped when one answers or the bound passes: the other tries end with it.
         let mut tries = tokio::task::JoinSet::new();
         for &addr in &distinct {
-            let (cred, session) = (cred.clone(), session.clone());
+            let (cred, mut session) = (cred.clone(), session.clone());
+            // Under Kerberos a data server proves itself as its own host, known here
+            // by its address only (named by its reverse lookup, as gssd does).
+            if let Some(gss) = &mut session.conn.gss {
+                gss.principal = format!("nfs@{}", addr.ip());
+            }
             tries.spawn(async move { (addr, Session::connect(addr, cred, session).await) });
         }
         let mut last = None;

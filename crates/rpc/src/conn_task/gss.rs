@@ -17,9 +17,11 @@ impl Task {
             Some(Ctl::Plain(req)) => self.accept(req, false),
             Some(Ctl::Ready(id, result)) => {
                 let Some(g) = self.gss.as_mut() else { return };
-                let added = g.ready(id, result);
-                if added {
+                if let Some(why) = g.ready(id, result) {
                     self.stats.gss_contexts.fetch_add(1, Relaxed);
+                    if let Ok(mut ev) = self.stats.gss_events.lock() {
+                        ev.push((std::time::SystemTime::now(), why));
+                    }
                 }
                 self.unpark();
             }
