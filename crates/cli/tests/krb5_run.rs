@@ -1,8 +1,11 @@
 //! `dbio run` against a Kerberos export (scripts/krb5-lab: an MIT KDC and ganesha in a
 //! network namespace): a verified run under krb5 and krb5i over NFSv3 and krb5p over
 //! NFSv4.1, each connection with its own context; an export that refuses the flavour
-//! asked, and a user without a ticket, each get one line saying what to do. Skips with
-//! a note where the lab cannot run, unless DBIO_REQUIRE_PEERS=1.
+//! asked (MOUNT's list over NFSv3, SECINFO over NFSv4.1), a server principal the KDC
+//! does not know, an expired ticket and a user without one each get one line saying
+//! what to do; a client keytab renews the expired ticket; Ctrl-C while the KDC is
+//! silent ends the run at once. Skips with a note where the lab cannot run, unless
+//! DBIO_REQUIRE_PEERS=1.
 
 #[path = "../../rpc/tests/krb5/lab.rs"]
 mod lab;
@@ -91,6 +94,54 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
+    // A server whose principal the KDC does not know (127.0.0.2 has no name, so its
+    // principal is nfs/127.0.0.2).
+    let (code, out, err) = run(&env, "nfs://127.0.0.2/all/x?sec=krb5", &[], &[]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        err.contains(
+            "krb5 context with nfs@127.0.0.2: the KDC does not know this server's principal"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    // An expired ticket: one line saying so; with a client keytab the library fetches
+    // a new one and the run goes on.
+    let cc = tmp.path().join("short.cc").display().to_string();
+    let keytab = format!("{}/user.keytab", var(&env, "KRB5_STATE"));
+    let realm = var(&env, "KRB5_REALM");
+    let kinit = in_lab(&env, "kinit")
+        .args(["-l", "1s", "-k", "-t", &keytab, "-c", &format!("FILE:{cc}")])
+        .arg(format!("dbio@{realm}"))
+        .output()
+        .unwrap();
+    assert!(kinit.status.success(), "{kinit:?}");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let expired = [("KRB5CCNAME", format!("FILE:{cc}"))];
+    let expired: Vec<(&str, &str)> = expired.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (code, out, err) = run(
+        &env,
+        &format!("nfs://{addr}/all/exp?sec=krb5"),
+        &expired,
+        &[],
+    );
+    assert_ne!(code, Some(0), "{out}");
+    assert!(
+        err.contains("the Kerberos ticket has expired: run kinit again"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let mut renewed = expired.clone();
+    renewed.push(("KRB5_CLIENT_KTNAME", &keytab));
+    let (code, out, err) = run(
+        &env,
+        &format!("nfs://{addr}/all/exp?sec=krb5"),
+        &renewed,
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+
     // No ticket: what to do, in one line.
     let (code, out, err) = run(
         &env,
@@ -101,4 +152,50 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     assert_ne!(code, Some(0), "{out}");
     assert!(err.contains("no Kerberos ticket: run kinit"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    // A KDC that does not answer (stopped) while dbio needs a service ticket: Ctrl-C
+    // ends the run within the usual allowance, not after the library's KDC timeouts.
+    let tgt = tmp.path().join("tgt.cc").display().to_string();
+    let kinit = in_lab(&env, "kinit")
+        .args(["-k", "-t", &keytab, "-c", &format!("FILE:{tgt}")])
+        .arg(format!("dbio@{realm}"))
+        .output()
+        .unwrap();
+    assert!(kinit.status.success(), "{kinit:?}");
+    let kdc: i32 = var(&env, "KDC_PID").parse().unwrap();
+    let _resume = Resume(kdc);
+    // SAFETY: signalling a process of the lab by its pid.
+    assert_eq!(unsafe { libc::kill(kdc, libc::SIGSTOP) }, 0);
+    let mut child = in_lab(&env, env!("CARGO_BIN_EXE_dbio"))
+        .args([
+            "run",
+            "--target",
+            &format!("nfs://{addr}/all/stop?sec=krb5"),
+        ])
+        .args(["--size", "16MiB", "--time", "5s"])
+        .env("KRB5CCNAME", format!("FILE:{tgt}"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    // SAFETY: `ip netns exec` execs dbio, so the child's pid is dbio's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(took.as_secs_f64() < 3.0, "{took:?} after the signal: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+}
+
+/// Lets a stopped process go on however the test ends.
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: signalling a process of the lab by its pid.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
 }

@@ -149,7 +149,7 @@ impl Sealer {
         (self.window as usize / 4).max(1)
     }
 
-    fn seal(&mut self, plain: &[u8], payload: &[u8]) -> Result<Sealed, GssError> {
+    fn seal(&mut self, plain: &[u8], payload: &Bytes) -> Result<Sealed, GssError> {
         if self.next_seq >= MAXSEQ {
             return Err(GssError::SeqTooLarge(self.next_seq));
         }
@@ -178,7 +178,7 @@ impl Sealer {
             head.put_slice(args);
             return Ok(Sealed {
                 head: head.freeze(),
-                payload: Bytes::copy_from_slice(payload),
+                payload: payload.clone(),
                 seq,
                 ctx: 0,
             });
@@ -426,7 +426,7 @@ impl GssConn {
     }
 
     /// Seals a call with the least loaded context that has room, and counts it there.
-    pub fn seal(&mut self, plain: &[u8], payload: &[u8]) -> Result<Sealed, String> {
+    pub fn seal(&mut self, plain: &[u8], payload: &Bytes) -> Result<Sealed, String> {
         let i = self
             .room()
             .or((!self.ctxs.is_empty()).then_some(0))
@@ -682,13 +682,21 @@ async fn setup(
     Err(format!("no context after {MAX_ROUNDS} rounds"))
 }
 
-/// Runs a GSS-API step off the runtime: it may wait for the KDC.
+/// Runs a GSS-API step off the runtime, on a thread of its own: it may wait for the
+/// KDC, and a runtime waits for its blocking pool when it shuts down (a silent KDC held
+/// a stopped run 6 s), never for a detached thread.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| format!("GSS-API step failed: {e}"))?
+    let (tx, rx) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("dbio-gss".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| format!("cannot start a GSS-API step: {e}"))?;
+    rx.await
+        .map_err(|_| "the GSS-API step ended without an answer".to_string())?
 }
 
 #[allow(dead_code)]
