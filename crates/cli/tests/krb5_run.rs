@@ -166,7 +166,7 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     let _resume = Resume(kdc);
     // SAFETY: signalling a process of the lab by its pid.
     assert_eq!(unsafe { libc::kill(kdc, libc::SIGSTOP) }, 0);
-    let mut child = in_lab(&env, env!("CARGO_BIN_EXE_dbio"))
+    let child = in_lab(&env, env!("CARGO_BIN_EXE_dbio"))
         .args([
             "run",
             "--target",
