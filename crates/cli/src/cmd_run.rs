@@ -50,7 +50,9 @@ pub struct Args {
     /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS;
     /// `version=4.1` speaks NFSv4.1 (sessions, port 2049), `version=pnfs` sends each
     /// file's I/O to the data server its layout names (`layout_refresh=SECONDS`, default
-    /// 10: how often layouts are fetched again, so that I/O follows data that moved)
+    /// 10: how often layouts are fetched again, so that I/O follows data that moved);
+    /// `sec=krb5|krb5i|krb5p` reaches a Kerberos export with the ticket of `kinit` (or
+    /// of the client keytab named by KRB5_CLIENT_KTNAME)
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     #[command(flatten)]

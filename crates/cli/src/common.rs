@@ -183,7 +183,9 @@ pub struct StorageArgs {
     /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
     /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL measures the server
     /// through dbio's own NFS client (engine "nfs"); `version=4.1` speaks NFSv4.1,
-    /// `version=pnfs` sends each file's I/O to the data server its layout names
+    /// `version=pnfs` sends each file's I/O to the data server its layout names;
+    /// `sec=krb5|krb5i|krb5p` reaches a Kerberos export with the ticket of `kinit` (or
+    /// of the client keytab named by KRB5_CLIENT_KTNAME)
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     #[command(flatten)]
