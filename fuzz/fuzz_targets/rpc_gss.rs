@@ -1,5 +1,5 @@
 //! RPCSEC_GSS decoders: credential body, context-creation reply, integrity and privacy
-//! bodies (with a mechanism that accepts every checksum, so the layout is what is tested).
+//! bodies, and the call and reply headers a connection reads to seal and open them (with a mechanism that accepts every checksum, so the layout is what is tested).
 #![no_main]
 
 use dbio_rpc::gss::{self, GssCred, GssError, GssInitRes, GssMech};
@@ -42,5 +42,11 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(args) = gss::decode_priv(data, seq, &Accept) {
         assert!(args.len() <= data.len());
+    }
+    if let Ok(layout) = gss::call_layout(data) {
+        assert!(layout.args <= data.len());
+    }
+    if let Ok(gss::ReplyShape::Accepted { verf, body, .. }) = gss::reply_shape(data) {
+        assert!(body <= data.len() && verf.body.len() <= dbio_rpc::auth::MAX_AUTH_BYTES);
     }
 });
