@@ -16,6 +16,8 @@ pub enum Tamper {
     DropContext(usize),
     /// The verifier's last byte flipped.
     ForgeVerifier(usize),
+    /// Not passed on, as a server drops a call whose number fell behind its window.
+    Swallow(usize),
 }
 
 /// Starts the relay on an ephemeral port of 127.0.0.1; it runs until the process ends.
@@ -70,9 +72,13 @@ fn replies(mut from: TcpStream, mut to: TcpStream, seen: &AtomicUsize, plan: &[T
                         let verf_len = word(&rec, 16) as usize;
                         rec[20 + verf_len - 1] ^= 0x01;
                     }
+                    Tamper::Swallow(at) if at == n => rec.clear(),
                     _ => {}
                 }
             }
+        }
+        if rec.is_empty() {
+            continue;
         }
         // One write per record: a mark and its record in two would meet Nagle and
         // delayed ACKs (40 ms a call).
