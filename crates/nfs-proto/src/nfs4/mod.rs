@@ -61,6 +61,8 @@ mod cb_tests;
 #[cfg(test)]
 mod layout_tests;
 #[cfg(test)]
+mod secinfo_tests;
+#[cfg(test)]
 mod tests;
 
 pub use args::*;
