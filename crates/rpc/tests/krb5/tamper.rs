@@ -1,15 +1,21 @@
 //! A relay between a client and the real server that tampers with chosen replies, for
 //! what ganesha will not do on demand: drop a context (`CTXPROBLEM` in place of the
 //! reply) or answer with a verifier whose MIC fails. Records are single fragments
-//! (as ganesha sends them); everything else passes as it is.
+//! (as ganesha sends them); everything else passes as it is. Only replies to DATA calls
+//! are counted: a context's INIT replies carry a GSS verifier too, and how many
+//! contexts a connection sets up depends on timing.
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// What to do to the n-th accepted reply that carries an RPCSEC_GSS verifier
-/// (counted from 1 over the relay's whole life).
+/// XIDs of the RPCSEC_GSS DATA calls sent and not yet answered.
+type DataCalls = Arc<Mutex<HashSet<u32>>>;
+
+/// What to do to the n-th accepted reply to an RPCSEC_GSS DATA call (counted from 1
+/// over the relay's whole life).
 #[derive(Clone, Copy, Debug)]
 pub enum Tamper {
     /// Replaced by MSG_DENIED / AUTH_ERROR / RPCSEC_GSS_CTXPROBLEM.
@@ -32,32 +38,54 @@ pub fn relay(server: SocketAddr, plan: Vec<Tamper>) -> SocketAddr {
             };
             let _ = (client.set_nodelay(true), upstream.set_nodelay(true));
             let (c2, u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
-            std::thread::spawn(move || pass(c2, u2));
+            let data: DataCalls = Arc::default();
+            let d2 = data.clone();
+            std::thread::spawn(move || calls(c2, u2, &d2));
             let (seen, plan) = (seen.clone(), plan.clone());
-            std::thread::spawn(move || replies(upstream, client, &seen, &plan));
+            std::thread::spawn(move || replies(upstream, client, &seen, &plan, &data));
         }
     });
     addr
 }
 
-fn pass(mut from: TcpStream, mut to: TcpStream) {
-    let _ = std::io::copy(&mut from, &mut to);
+/// One record (a single fragment), or `None` at the end of the stream.
+fn record(from: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut mark = [0u8; 4];
+    from.read_exact(&mut mark).ok()?;
+    let len = (u32::from_be_bytes(mark) & 0x7fff_ffff) as usize;
+    let mut rec = vec![0u8; len];
+    from.read_exact(&mut rec).ok()?;
+    Some(rec)
+}
+
+/// Passes the calls on, noting the XIDs of RPCSEC_GSS DATA calls.
+fn calls(mut from: TcpStream, mut to: TcpStream, data: &Mutex<HashSet<u32>>) {
+    while let Some(rec) = record(&mut from) {
+        // xid, CALL, rpcvers, prog, vers, proc, cred flavour 6, length, version, gss_proc.
+        if rec.len() >= 40 && word(&rec, 4) == 0 && word(&rec, 24) == 6 && word(&rec, 36) == 0 {
+            data.lock().unwrap().insert(word(&rec, 0));
+        }
+        let mut out = (0x8000_0000u32 | rec.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(&rec);
+        if to.write_all(&out).is_err() {
+            break;
+        }
+    }
     let _ = to.shutdown(std::net::Shutdown::Write);
 }
 
-fn replies(mut from: TcpStream, mut to: TcpStream, seen: &AtomicUsize, plan: &[Tamper]) {
-    loop {
-        let mut mark = [0u8; 4];
-        if from.read_exact(&mut mark).is_err() {
-            break;
-        }
-        let len = (u32::from_be_bytes(mark) & 0x7fff_ffff) as usize;
-        let mut rec = vec![0u8; len];
-        if from.read_exact(&mut rec).is_err() {
-            break;
-        }
+fn replies(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    seen: &AtomicUsize,
+    plan: &[Tamper],
+    data: &Mutex<HashSet<u32>>,
+) {
+    while let Some(mut rec) = record(&mut from) {
+        let len = rec.len();
+        let to_data = len >= 4 && data.lock().unwrap().remove(&word(&rec, 0));
         // xid, REPLY, MSG_ACCEPTED, verifier flavour RPCSEC_GSS (6), length, body.
-        if len >= 24 && word(&rec, 4) == 1 && word(&rec, 8) == 0 && word(&rec, 12) == 6 {
+        if to_data && len >= 24 && word(&rec, 4) == 1 && word(&rec, 8) == 0 && word(&rec, 12) == 6 {
             let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
             for t in plan {
                 match *t {
