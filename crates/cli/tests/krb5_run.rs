@@ -34,6 +34,16 @@ fn run(
     )
 }
 
+/// A run that must fail with one line holding each of `needles`.
+fn refused(env: &str, target: &str, extra: &[(&str, &str)], needles: &[&str]) {
+    let (code, out, err) = run(env, target, extra, &[]);
+    assert_ne!(code, Some(0), "{out}");
+    for n in needles {
+        assert!(err.contains(n), "{err}");
+    }
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
 #[test]
 fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     let Some((_lab, env)) = start_lab("r") else {
@@ -75,36 +85,35 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     }
 
     // /krb5 accepts krb5 alone: MOUNT's list says so before any NFS call.
-    let (code, out, err) = run(&env, &format!("nfs://{addr}/krb5/x?sec=krb5i"), &[], &[]);
-    assert_ne!(code, Some(0), "{out}");
-    assert!(
-        err.contains("export /krb5 of ")
-            && err.contains("does not accept sec=krb5i: it accepts krb5"),
-        "{err}"
+    refused(
+        &env,
+        &format!("nfs://{addr}/krb5/x?sec=krb5i"),
+        &[],
+        &[
+            "export /krb5 of ",
+            "does not accept sec=krb5i: it accepts krb5",
+        ],
     );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     // The same over NFSv4.1: NFS4ERR_WRONGSEC, then SECINFO names what /krb5 accepts.
-    let (code, out, err) = run(&env, &format!("nfs://{addr}/krb5/x?version=4.1"), &[], &[]);
-    assert_ne!(code, Some(0), "{out}");
-    assert!(
-        err.contains("export /krb5 of ")
-            && err.contains("does not accept sec=sys: it accepts krb5 "),
-        "{err}"
+    refused(
+        &env,
+        &format!("nfs://{addr}/krb5/x?version=4.1"),
+        &[],
+        &[
+            "export /krb5 of ",
+            "does not accept sec=sys: it accepts krb5 ",
+        ],
     );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     // A server whose principal the KDC does not know (127.0.0.2 has no name, so its
     // principal is nfs/127.0.0.2).
-    let (code, out, err) = run(&env, "nfs://127.0.0.2/all/x?sec=krb5", &[], &[]);
-    assert_ne!(code, Some(0), "{out}");
-    assert!(
-        err.contains(
-            "krb5 context with nfs@127.0.0.2: the KDC does not know this server's principal"
-        ),
-        "{err}"
+    refused(
+        &env,
+        "nfs://127.0.0.2/all/x?sec=krb5",
+        &[],
+        &["krb5 context with nfs@127.0.0.2: the KDC does not know this server's principal"],
     );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     // An expired ticket: one line saying so; with a client keytab the library fetches
     // a new one and the run goes on.
@@ -120,18 +129,12 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let expired = [("KRB5CCNAME", format!("FILE:{cc}"))];
     let expired: Vec<(&str, &str)> = expired.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (code, out, err) = run(
+    refused(
         &env,
         &format!("nfs://{addr}/all/exp?sec=krb5"),
         &expired,
-        &[],
+        &["the Kerberos ticket has expired: run kinit again"],
     );
-    assert_ne!(code, Some(0), "{out}");
-    assert!(
-        err.contains("the Kerberos ticket has expired: run kinit again"),
-        "{err}"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     let mut renewed = expired.clone();
     renewed.push(("KRB5_CLIENT_KTNAME", &keytab));
     let (code, out, err) = run(
@@ -143,15 +146,12 @@ fn runs_under_each_kerberos_flavour_and_says_what_an_export_accepts() {
     assert_eq!(code, Some(0), "{out}{err}");
 
     // No ticket: what to do, in one line.
-    let (code, out, err) = run(
+    refused(
         &env,
         &format!("nfs://{addr}/all/none?sec=krb5"),
         &[("KRB5CCNAME", "FILE:/nonexistent/dbio-cc")],
-        &[],
+        &["no Kerberos ticket: run kinit"],
     );
-    assert_ne!(code, Some(0), "{out}");
-    assert!(err.contains("no Kerberos ticket: run kinit"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     // A KDC that does not answer (stopped) while dbio needs a service ticket: Ctrl-C
     // ends the run within the usual allowance, not after the library's KDC timeouts.

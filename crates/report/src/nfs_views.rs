@@ -16,7 +16,7 @@ pub(crate) fn tables(r: &RunResult) -> Vec<(&'static str, Table)> {
         "<Server",
         "<Export",
         "Version",
-        "Security",
+        "<Security",
         "NFS port",
         "MOUNT port",
         "rtmax",

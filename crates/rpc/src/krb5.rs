@@ -77,7 +77,7 @@ fn by_name(target: &str) -> String {
 
 /// The name an address resolves back to (getnameinfo with NI_NAMEREQD).
 fn host_name(ip: std::net::IpAddr) -> Option<String> {
-    let addr = socket2_addr(ip);
+    let addr = sockaddr_bytes(ip);
     let mut host = [0 as libc::c_char; 1025];
     // SAFETY: `addr` is a valid socket address of the length given; `host` is a
     // writable buffer of the length given, NUL-terminated by getnameinfo on success.
@@ -101,7 +101,7 @@ fn host_name(ip: std::net::IpAddr) -> Option<String> {
 }
 
 /// The address as a `sockaddr_in` or `sockaddr_in6`, in bytes, with its length.
-fn socket2_addr(ip: std::net::IpAddr) -> (Vec<u8>, libc::socklen_t) {
+fn sockaddr_bytes(ip: std::net::IpAddr) -> (Vec<u8>, libc::socklen_t) {
     match ip {
         std::net::IpAddr::V4(v4) => {
             // SAFETY: all-zero is a valid sockaddr_in.

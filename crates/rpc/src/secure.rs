@@ -27,7 +27,7 @@ use crate::gss::{
     encode_priv, reply_shape, GssCred, GssError, GssInitRes, GssMech, GssProc, GssService,
     ReplyShape, CREDPROBLEM, CTXPROBLEM, MAXSEQ,
 };
-use crate::krb5::{Initiator, Krb5};
+use crate::krb5::Initiator;
 
 /// How calls are authenticated: `sec=` in an NFS URL, as the kernel's mount option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -697,11 +697,4 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| format!("cannot start a GSS-API step: {e}"))?;
     rx.await
         .map_err(|_| "the GSS-API step ended without an answer".to_string())?
-}
-
-#[allow(dead_code)]
-fn _assert_send() {
-    fn is_send<T: Send>() {}
-    is_send::<Sealer>();
-    is_send::<Krb5>();
 }

@@ -171,14 +171,8 @@ fn inside_lab_null_calls_under_each_service() {
                 let reply = dbio_rpc::decode_reply(&rec.record).unwrap();
                 assert_eq!(reply.results().unwrap(), b"", "{name}");
             }
-            let contexts = conn
-                .stats()
-                .gss_contexts
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let resent = conn
-                .stats()
-                .retransmits
-                .load(std::sync::atomic::Ordering::Relaxed);
+            let contexts = dbio_rpc::conn::ConnStats::get(&conn.stats().gss_contexts);
+            let resent = dbio_rpc::conn::ConnStats::get(&conn.stats().retransmits);
             println!(
                 "{name}: 256 calls answered, {contexts} contexts, {resent} resent, {:.2} s",
                 t0.elapsed().as_secs_f64()
@@ -211,10 +205,7 @@ fn inside_lab_a_call_left_behind_is_sent_again_at_once() {
             w.await.unwrap().unwrap();
         }
         let took = t0.elapsed();
-        let resent = conn
-            .stats()
-            .retransmits
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let resent = dbio_rpc::conn::ConnStats::get(&conn.stats().retransmits);
         // That one at least (ganesha may drop another on its own, as it did before).
         assert!(resent >= 1, "{resent}");
         // Well before the 10 s retransmission timeout: sent again at the next tick.
@@ -263,10 +254,7 @@ fn inside_lab_a_dropped_context_and_a_forged_verifier() {
                     failed.push(e.to_string());
                 }
             }
-            let contexts = conn
-                .stats()
-                .gss_contexts
-                .load(std::sync::atomic::Ordering::Relaxed);
+            let contexts = dbio_rpc::conn::ConnStats::get(&conn.stats().gss_contexts);
             // The dropped context cost no call; the forged reply failed its own.
             assert_eq!(contexts, 2, "{name}");
             assert_eq!(failed.len(), 1, "{name}: {failed:?}");
