@@ -229,27 +229,58 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
     Ok((m, report.histograms))
 }
 
-/// What the replay did of production's page cache, when it matters.
-fn page_cache_note(model: &WorkloadModel, args: &Args) -> Option<String> {
-    match args.page_cache {
-        Some(bytes) => Some(format!(
-            "reads: replayed through a page cache of {} (--page-cache: dbio in a memory \
-             cgroup whose limit is that above dbio's own memory, the data set's pages \
-             dropped before each step); the log written O_DIRECT, then fdatasync'd, \
-             outside that cache",
+/// The page cache the replay reads through: `--page-cache`, else production's where
+/// its reads went through one and dbio can confine its own (root, a local target);
+/// with what the report must say of it.
+fn page_cache(model: &WorkloadModel, args: &Args) -> (Option<u64>, Option<String>) {
+    let said = |bytes: u64, whose: &str| {
+        format!(
+            "reads: replayed through a page cache of {} ({whose}: dbio in a memory cgroup \
+             whose limit is that above dbio's own memory, the data set's pages dropped \
+             before each step); the log written O_DIRECT, then fdatasync'd, outside that \
+             cache",
             format_size(bytes)
-        )),
-        None if model.data_buffered && !args.buffered => Some(
-            "reads: replayed O_DIRECT (no --page-cache): each goes to the device without \
-             the page cache's own cost per miss, which production's times include"
-                .into(),
+        )
+    };
+    if let Some(bytes) = args.page_cache {
+        return (Some(bytes), Some(said(bytes, "--page-cache")));
+    }
+    if !model.data_buffered || args.buffered {
+        return (None, None);
+    }
+    let production = model.page_cache.as_ref().and_then(|p| p.bytes);
+    let nfs = args
+        .target
+        .as_ref()
+        .is_some_and(|t| t.to_string_lossy().starts_with("nfs://"));
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    match production {
+        Some(bytes) if !nfs && root => (Some(bytes), Some(said(bytes, "production's"))),
+        Some(bytes) => (
+            None,
+            Some(format!(
+                "reads: replayed O_DIRECT: production read through a page cache of {}, \
+                 which dbio reproduces only {} (--page-cache SIZE)",
+                format_size(bytes),
+                if nfs { "on a local target" } else { "as root" }
+            )),
         ),
-        None => None,
+        None => (
+            None,
+            Some(
+                "reads: replayed O_DIRECT (no --page-cache, and production's page cache is \
+                 not known): each goes to the device without the page cache's own cost per \
+                 miss, which production's times include"
+                    .into(),
+            ),
+        ),
     }
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
     let (mut model, histograms) = model(&args)?;
+    let (cache, cache_note) = page_cache(&model, &args);
     let engine = match (args.engine, model.engine.as_deref()) {
         (Some(e), _) => e,
         (None, Some(e)) => engine_arg(e).map_err(|e| anyhow::anyhow!("the model's engine: {e}"))?,
@@ -261,11 +292,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         time: Some(args.time),
         warmup: args.warmup,
         seed: args.seed,
-        direct: !(args.buffered || args.page_cache.is_some()),
+        direct: !(args.buffered || cache.is_some()),
         // The log around the cache: in a memory cgroup the size of the cache,
         // reclaim waits on the writeback each fdatasync starts, and reads and
         // flushes stalled behind it for milliseconds that the server did not see.
-        redo_direct: args.page_cache.is_some(),
+        redo_direct: cache.is_some(),
         raw: false,
         arrivals: args.arrivals,
         size: args.size,
@@ -316,9 +347,9 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         labels: args.label.labels(),
         force_overwrite: args.force_overwrite,
         views: false,
-        page_cache: args.page_cache,
+        page_cache: cache,
     };
-    if let Some(note) = page_cache_note(&model, &args) {
+    if let Some(note) = cache_note {
         model.notes.push(note);
     }
     let name = args.target.clone().unwrap_or_else(common::default_target);
@@ -348,7 +379,10 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return Ok(common::EXIT_INTERRUPTED);
     }
     let steps: Vec<(f64, &dbio_stats::RunResult)> = runs.iter().map(|(s, r)| (*s, r)).collect();
-    let replay = judge(&model, &histograms, &steps, &args.slo);
+    let mut replay = judge(&model, &histograms, &steps, &args.slo);
+    if let Some(p) = replay.page_cache.as_mut() {
+        p.replay_bytes = cache;
+    }
     print!("{}", dbio_report::replay::terminal(&replay));
     let mut wrote = Vec::new();
     let version = env!("CARGO_PKG_VERSION");

@@ -21,6 +21,7 @@ mod mpi_calibrate;
 mod mpi_run;
 mod nfs_target;
 mod pg_conn;
+mod pg_host;
 mod pg_sched;
 mod provenance;
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
-use dbio_compare::pg::{PgSetting, PgSnapshot, OLDEST_VERSION_NUM, SETTINGS, VIEWS};
+use dbio_compare::pg::{PgSetting, PgSnapshot, RelationReads, OLDEST_VERSION_NUM, SETTINGS, VIEWS};
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
 
@@ -310,6 +310,8 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
         postmaster_start: row.get(1),
         views: BTreeMap::new(),
         sched: None,
+        host: None,
+        relations: Vec::new(),
     };
     // The server's processes, whose CPU waits are read from /proc beside the views.
     let listed: Vec<pg_sched::Listed> = tx
@@ -342,9 +344,62 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
             .map_err(|e| anyhow!("PostgreSQL at {target}: {view}: {e}"))?;
         snap.views.insert(view.to_string(), rows);
     }
+    snap.relations = relations(&mut tx).map_err(|e| err("pg_statio_all_tables", e))?;
+    let place = tx
+        .query_one(
+            "SELECT (SELECT setting FROM pg_settings WHERE name = 'data_directory'), \
+                    pg_backend_pid()",
+            &[],
+        )
+        .map_err(|e| err("data_directory", e))?;
+    let data_directory: Option<String> = place.get(0);
+    let own_pid = place.get::<_, i32>(1).max(0) as u32;
     tx.commit().map_err(|e| err("COMMIT", e))?;
-    snap.sched = Some(pg_sched::read(&listed));
+    let sched = pg_sched::read(&listed);
+    // Only a server whose processes are this host's has its device and memory here.
+    if !sched.processes.is_empty() {
+        snap.host = Some(crate::pg_host::read(
+            data_directory.as_deref(),
+            parent_of(own_pid),
+        ));
+    }
+    snap.sched = Some(sched);
     Ok(snap)
+}
+
+/// Reads per relation of the database connected to, largest first (at most 1000).
+fn relations(tx: &mut postgres::Transaction) -> Result<Vec<RelationReads>, postgres::Error> {
+    let rows = tx.query(
+        "SELECT relid::int8, schemaname || '.' || relname, \
+                coalesce(heap_blks_read, 0) + coalesce(toast_blks_read, 0), \
+                coalesce(idx_blks_read, 0) + coalesce(tidx_blks_read, 0), \
+                coalesce(pg_table_size(relid), 0), coalesce(pg_indexes_size(relid), 0) \
+         FROM pg_statio_all_tables \
+         ORDER BY 3 + 4 DESC, 5 DESC LIMIT 1000",
+        &[],
+    )?;
+    let n = |r: &postgres::Row, i| r.get::<_, i64>(i).max(0) as u64;
+    Ok(rows
+        .iter()
+        .map(|r| RelationReads {
+            relid: n(r, 0) as u32,
+            name: r.get(1),
+            heap_reads: n(r, 2),
+            index_reads: n(r, 3),
+            heap_bytes: n(r, 4),
+            index_bytes: n(r, 5),
+        })
+        .collect())
+}
+
+/// The parent of `pid` here (a backend's: the postmaster), from /proc/PID/stat.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

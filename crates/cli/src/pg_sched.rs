@@ -5,7 +5,8 @@
 //! snapshot says why.
 
 use dbio_compare::pg::{
-    parse_schedstat, parse_stat_minor_faults, parse_stat_start, ProcessSched, SchedSnapshot,
+    parse_proc_io, parse_schedstat, parse_stat_minor_faults, parse_stat_start, ProcessSched,
+    SchedSnapshot,
 };
 
 /// A server process as `pg_stat_activity` lists it.
@@ -71,6 +72,10 @@ pub fn read(listed: &[Listed]) -> SchedSnapshot {
                 .as_deref()
                 .and_then(parse_stat_minor_faults)
                 .unwrap_or(0),
+            // Readable by root and the server's own user only.
+            read_bytes: std::fs::read_to_string(format!("{dir}/io"))
+                .ok()
+                .and_then(|t| parse_proc_io(&t, "read_bytes")),
         });
     }
     let mut why = Vec::new();

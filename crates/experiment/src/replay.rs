@@ -2,7 +2,7 @@
 //! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
 
 use dbio_compare::replay::WorkloadModel;
-use dbio_workload::{IoClass, Rates, RedoFlush, RedoStress};
+use dbio_workload::{IoClass, Rates, ReadSkew, RedoFlush, RedoStress};
 
 use crate::{ExperimentError, RunOptions, RunPlan};
 
@@ -67,9 +67,36 @@ pub fn replay_plan(
         .filter_map(|c| c.unmapped_pages)
         .fold(0.0_f64, f64::max);
     plan.workload.unmapped_read_permille = (unmapped.clamp(0.0, 1.0) * 1000.0).round() as u32;
+    // Reads spread as production's: its relations, and the skew fitted to the share
+    // its page cache served.
+    plan.workload.read_skew = read_skew(model);
     // A CPU term applies to the calls that sleep: count them.
     plan.count_sleeps = model.classes.iter().any(|c| c.cpu_wait_us.is_some());
     Ok(plan)
+}
+
+/// Production's spread of reads, where the model has one: its relations laid out in
+/// proportion to their sizes, a Zipf law of the fitted exponent within each.
+fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
+    let p = model.page_cache.as_ref();
+    let exponent = p.and_then(|p| p.skew).unwrap_or(0.0);
+    if model.relations.len() < 2 && exponent <= 0.0 {
+        return None;
+    }
+    let relations = if model.relations.is_empty() {
+        vec![(1.0, 1.0)]
+    } else {
+        model
+            .relations
+            .iter()
+            .map(|r| (r.bytes.max(1) as f64, r.share))
+            .collect()
+    };
+    Some(ReadSkew {
+        relations,
+        exponent,
+        clustered: p.is_some_and(|p| p.clustered),
+    })
 }
 
 #[cfg(test)]

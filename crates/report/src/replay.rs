@@ -92,6 +92,9 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
     for l in cpu_lines(m) {
         let _ = writeln!(out, "  {l}");
     }
+    for l in shape_lines(m) {
+        let _ = writeln!(out, "  {l}");
+    }
     for n in &m.not_replayed {
         let _ = writeln!(out, "  not replayed: {n}");
     }
@@ -99,6 +102,72 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
         let _ = writeln!(out, "  note: {n}");
     }
     out
+}
+
+/// Where the model's reads go: the relations, the skew within them, and production's
+/// page cache. None for models without them (AWR).
+pub fn shape_lines(m: &WorkloadModel) -> Vec<String> {
+    let mut out = Vec::new();
+    if !m.relations.is_empty() {
+        let top: Vec<String> = m
+            .relations
+            .iter()
+            .take(4)
+            .map(|r| format!("{} {} {:.0}%", r.name, bytes(r.bytes), r.share * 100.0))
+            .collect();
+        out.push(format!(
+            "relations read: {}{}",
+            top.join(", "),
+            if m.relations.len() > 4 {
+                format!(" and {} more", m.relations.len() - 4)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if let Some(p) = &m.page_cache {
+        out.push(format!(
+            "production's page cache: {}, served {} of the reads, device reads of {} ({}; {})",
+            p.bytes.map_or("size not known".into(), bytes),
+            p.hit_share
+                .map_or("an unknown share".into(), |h| format!("{h:.3}")),
+            p.device_read_bytes.map_or("unknown size".into(), bytes),
+            p.bytes_source,
+            p.hit_source
+        ));
+        if !p.skew_source.is_empty() {
+            out.push(format!(
+                "skew within each relation: {}{} ({})",
+                p.skew
+                    .map_or("none".into(), |s| format!("Zipf exponent {s:.3}")),
+                if p.clustered {
+                    ", hot blocks together"
+                } else {
+                    ""
+                },
+                p.skew_source
+            ));
+        }
+    }
+    out
+}
+
+/// Production's page cache beside the replay's, in one line.
+pub fn page_cache_line(r: &ReplayReport) -> Option<String> {
+    let p = r.page_cache.as_ref()?;
+    let share = |h: Option<f64>| h.map_or("an unknown share".into(), |h| format!("{h:.3}"));
+    let size = |b: Option<u64>| b.map_or("unknown size".into(), bytes);
+    Some(format!(
+        "page cache: production's ({}) served {} of its reads, device reads of {}; the \
+         replay's ({}) {}, device reads of {} ({})",
+        size(p.production_bytes),
+        share(p.production_hit_share),
+        size(p.production_device_read_bytes),
+        p.replay_bytes.map_or("none, O_DIRECT".into(), bytes),
+        share(p.replay_hit_share),
+        size(p.replay_device_read_bytes),
+        p.replay_source
+    ))
 }
 
 /// The model's CPU-wait terms, one line per term (classes sharing one share a line):
@@ -343,6 +412,9 @@ pub fn terminal(r: &ReplayReport) -> String {
             let _ = writeln!(out, "{h}");
         }
     }
+    if let Some(l) = page_cache_line(r) {
+        let _ = writeln!(out, "  {l}");
+    }
     out += "ramp:\n";
     out += &step_table(r).text("  ");
     for s in r.steps.iter().filter(|s| s.behind) {
@@ -395,8 +467,8 @@ pub fn markdown(r: &ReplayReport) -> String {
         md_escape(&r.model.source),
     );
     out += &model_table(&r.model).markdown();
-    for l in cpu_lines(&r.model) {
-        let _ = writeln!(out, "\n- {}", md_escape(&l));
+    for l in cpu_lines(&r.model).iter().chain(&shape_lines(&r.model)) {
+        let _ = writeln!(out, "\n- {}", md_escape(l));
     }
     for n in &r.model.not_replayed {
         let _ = writeln!(out, "\n- not replayed: {}", md_escape(n));
@@ -412,6 +484,9 @@ pub fn markdown(r: &ReplayReport) -> String {
     out += &event_table(r).markdown();
     for c in r.events.iter().filter_map(cpu_unknown) {
         let _ = writeln!(out, "\n- {}", md_escape(&c));
+    }
+    if let Some(l) = page_cache_line(r) {
+        let _ = writeln!(out, "\n- {}", md_escape(&l));
     }
     out += "\n## Ramp\n\n";
     out += &step_table(r).markdown();

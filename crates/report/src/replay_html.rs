@@ -9,7 +9,7 @@ use dbio_stats::slo::SloStat;
 
 use super::{
     charts, cpu_lines, cpu_unknown, event_line, event_table, model_table, objectives_summary,
-    step_table,
+    page_cache_line, shape_lines, step_table,
 };
 use crate::comparison_view::{BETTER, WORSE};
 use crate::fmt::html_escape as esc;
@@ -86,6 +86,9 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
             let _ = writeln!(b, "<li>{}</li>", esc(&c));
         }
     }
+    if let Some(l) = page_cache_line(r) {
+        let _ = writeln!(b, "<li>{}</li>", esc(&l));
+    }
     b += "</ul>\n";
     b += &charts::latency_bars(r);
     b += &event_table(r).html();
@@ -131,7 +134,8 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
     b += &model_table(&r.model)
         .html()
         .replacen("<table>", "<table class=\"wrap-last\">", 1);
-    let cpu = cpu_lines(&r.model);
+    let mut cpu = cpu_lines(&r.model);
+    cpu.extend(shape_lines(&r.model));
     if !r.model.not_replayed.is_empty() || !r.model.notes.is_empty() || !cpu.is_empty() {
         b += "<ul>\n";
         for l in &cpu {

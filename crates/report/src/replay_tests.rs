@@ -64,7 +64,47 @@ fn report(events: Vec<EventComparison>) -> ReplayReport {
         serves_up_to: Some(1.0),
         load: String::new(),
         slo: Vec::new(),
+        page_cache: None,
     }
+}
+
+#[test]
+fn production_s_page_cache_stands_beside_the_replay_s_in_every_form() {
+    use dbio_compare::replay::{PageCacheOutcome, PageCacheShape};
+    let mut r = report(Vec::new());
+    r.model.page_cache = Some(PageCacheShape {
+        bytes: Some(512 << 20),
+        bytes_source: "memory cgroup /dbio-pg-1".into(),
+        hit_share: Some(0.95),
+        device_read_bytes: Some(141_824),
+        hit_source: "/proc/PID/io".into(),
+        skew: Some(1.05),
+        clustered: true,
+        skew_source: "fitted".into(),
+        ..PageCacheShape::default()
+    });
+    r.page_cache = Some(PageCacheOutcome {
+        production_hit_share: Some(0.95),
+        production_device_read_bytes: Some(141_824),
+        production_bytes: Some(512 << 20),
+        replay_bytes: Some(512 << 20),
+        replay_hit_share: Some(0.931),
+        replay_device_read_bytes: Some(65_536),
+        replay_source: "zram0: 10 reads".into(),
+    });
+    let line = "page cache: production's (512 MiB) served 0.950 of its reads, device reads \
+                of 138.5 KiB; the replay's (512 MiB) 0.931, device reads of 64 KiB";
+    assert!(terminal(&r).contains(line), "{}", terminal(&r));
+    // The terminal printed the model before the run; the files carry it.
+    let escaped = line.replace('\'', "&#39;");
+    for (text, line) in [(markdown(&r), line), (html(&r, "0"), escaped.as_str())] {
+        assert!(text.contains(line), "{text}");
+        assert!(
+            text.contains("Zipf exponent 1.050, hot blocks together"),
+            "{text}"
+        );
+    }
+    assert!(model_text(&r.model, "1 GiB").contains("Zipf exponent 1.050"));
 }
 
 #[test]

@@ -205,6 +205,9 @@ pub struct WorkloadConfig {
     /// touched, and the kernel faults them in inside the read call; the replay does the
     /// same by unmapping that share of its (shared) buffers' pages after each read.
     pub unmapped_read_permille: u32,
+    /// Single-block reads spread as production's were (relations, Zipf within
+    /// each); None: uniform over the data set.
+    pub read_skew: Option<crate::skew::ReadSkew>,
 }
 
 impl WorkloadConfig {
@@ -227,6 +230,7 @@ impl WorkloadConfig {
             direct_write_bytes: 1 << 20,
             dbwr_batch: 8,
             unmapped_read_permille: 0,
+            read_skew: None,
         }
     }
 
@@ -385,7 +389,7 @@ pub enum GeneratorError {
     Think { min: Duration, max: Duration },
 }
 
-/// Yields the I/Os of one user. Holds no heap memory: `next` is a few
+/// Yields the I/Os of one user. Allocates nothing once made: `next` is a few
 /// arithmetic operations and PRNG draws.
 pub struct Generator {
     rng: Rng,
@@ -393,6 +397,8 @@ pub struct Generator {
     cumulative: [u64; COUNT],
     block_size: u64,
     update_hot: Option<(u64, u64, u64)>,
+    /// Where skewed single-block reads go (empty: uniform).
+    read_extents: Vec<crate::skew::Extent>,
     think: Option<(u64, u64, u64)>,
     mb_blocks: u64,
     mb_random: bool,
@@ -477,6 +483,11 @@ impl Generator {
             cumulative,
             block_size: bs,
             update_hot,
+            read_extents: cfg
+                .read_skew
+                .as_ref()
+                .map(|s| crate::skew::extents(s, layout.total_blocks()))
+                .unwrap_or_default(),
             think,
             mb_blocks: (u64::from(cfg.multiblock_bytes) / bs).max(1),
             mb_random: cfg.multiblock_random,
@@ -561,6 +572,9 @@ impl Generator {
         let g = match self.update_hot {
             Some((first, n, every)) if self.block_ops.is_multiple_of(every) => {
                 first + self.rng.below(n)
+            }
+            _ if class == IoClass::SingleBlockRead && !self.read_extents.is_empty() => {
+                crate::skew::draw(&self.read_extents, &mut self.rng)
             }
             _ => self.rng.below(self.layout.total_blocks()),
         };

@@ -24,6 +24,7 @@ pub mod generator;
 pub mod namespace;
 pub mod prepare;
 pub mod rate;
+pub mod skew;
 pub mod slob;
 pub mod slob_shell;
 pub mod units;
@@ -37,4 +38,5 @@ pub use generator::{
     WorkloadConfig,
 };
 pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
+pub use skew::ReadSkew;
 pub use slob::{SlobConf, SlobError};

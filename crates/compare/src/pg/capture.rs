@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::cache::{HostSnapshot, RelationReads};
 use super::cpu::SchedSnapshot;
 
 /// `kind` of a capture file.
@@ -70,6 +71,14 @@ pub struct PgSnapshot {
     /// server runs on the capturing host; absent from files of older dbio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched: Option<SchedSnapshot>,
+    /// The data directory's device and the page cache, read where the server runs on
+    /// the capturing host; absent from files of older dbio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostSnapshot>,
+    /// Reads per relation of the database captured (`pg_statio_all_tables`), with
+    /// their sizes; empty in files of older dbio.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<RelationReads>,
 }
 
 /// One setting as `pg_settings` gives it.

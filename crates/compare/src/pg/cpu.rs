@@ -39,6 +39,10 @@ pub struct ProcessSched {
     /// before dbio read it).
     #[serde(default)]
     pub minor_faults: u64,
+    /// `read_bytes` of `/proc/PID/io`: bytes this process caused to be fetched from
+    /// storage so far (read-ahead included); None where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
 }
 
 /// The run-queue wait of the server's processes between a capture's snapshots.
@@ -200,6 +204,7 @@ mod tests {
             timeslices: slices,
             // Faults grow with the timeslices here: 3 per timeslice.
             minor_faults: 3 * slices,
+            read_bytes: None,
         }
     }
 

@@ -3,11 +3,13 @@
 //! it, as an AWR report gives one for Oracle. Reading the server is the binary's work;
 //! here the capture is data.
 
+mod cache;
 mod capture;
 mod cpu;
 mod model;
 mod observe;
 
+pub use cache::{parse_block_stat, parse_proc_io, DeviceReads, HostSnapshot, RelationReads};
 pub use capture::{
     number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
     CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,

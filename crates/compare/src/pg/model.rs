@@ -52,6 +52,7 @@ pub fn model_of(c: &PgCapture, file: &str) -> Result<WorkloadModel, CaptureError
         .setting("debug_io_direct")
         .is_some_and(|v| v.split(',').any(|p| p.trim() == "data"));
     reads(c, t, bs, &mut m);
+    super::cache::shape(c, bs, &mut m);
     wal(c, t, &mut m);
     cpu_wait(c, &mut m);
     writes(c, t, bs, &mut m);

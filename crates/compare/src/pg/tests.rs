@@ -25,6 +25,8 @@ fn snapshot(at: f64, views: Vec<(&str, Vec<Value>)>) -> PgSnapshot {
         postmaster_start: "2026-11-27 07:00:00+00".into(),
         views: views.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         sched: None,
+        host: None,
+        relations: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@ mod answer;
 mod from_awr;
 mod model;
 mod outcome;
+pub mod shape;
 
 pub use answer::{latency_words, Answer, MIN_IOS_JUDGED};
 pub use from_awr::model_of;
@@ -18,6 +19,7 @@ pub use outcome::{
     judge, objectives, production_slos, EventComparison, HistogramRow, ReplayReport, ReplayStep,
     StepClass, LATENCY_GROWTH, RATE_TOLERANCE, REPLAY_FORMAT, REPLAY_KIND,
 };
+pub use shape::{PageCacheOutcome, PageCacheShape, RelationShare};
 
 #[cfg(test)]
 mod tests;

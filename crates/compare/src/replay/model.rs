@@ -58,6 +58,14 @@ pub struct WorkloadModel {
     /// way when told the size of the server's page cache (`--page-cache`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub data_buffered: bool,
+    /// The page cache between production and its storage: its size, the share of
+    /// reads it served, and the skew fitted to that share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<super::PageCacheShape>,
+    /// The relations production's reads spread over, laid out in the data set in
+    /// proportion to their sizes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<super::RelationShare>,
     /// What a reader of the figures must know: where production's times mix in other
     /// things, what the source could not say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -195,6 +203,34 @@ impl WorkloadModel {
         if self.classes.is_empty() {
             return Err((None, "no [[classes]]: nothing to replay".into()));
         }
+        for r in &self.relations {
+            if !(r.share.is_finite() && (0.0..=1.0).contains(&r.share)) {
+                return Err((
+                    None,
+                    format!(
+                        "relation {:?}: share {} must be from 0 to 1",
+                        r.name, r.share
+                    ),
+                ));
+            }
+        }
+        if let Some(p) = &self.page_cache {
+            if let Some(s) = p
+                .skew
+                .filter(|s| !(s.is_finite() && (0.0..=super::shape::MAX_SKEW).contains(s)))
+            {
+                return Err((
+                    None,
+                    format!("page_cache.skew {s}: from 0 to {}", super::shape::MAX_SKEW),
+                ));
+            }
+            if let Some(h) = p
+                .hit_share
+                .filter(|h| !(h.is_finite() && (0.0..=1.0).contains(h)))
+            {
+                return Err((None, format!("page_cache.hit_share {h}: from 0 to 1")));
+            }
+        }
         for (i, c) in self.classes.iter().enumerate() {
             let at = |what: String| Err((Some(i), format!("class {:?}: {what}", c.class)));
             if !CLASSES.contains(&c.class.as_str()) {
@@ -304,6 +340,22 @@ mod tests {
             engine: Some("psync".into()),
             service_time: true,
             data_buffered: true,
+            page_cache: Some(crate::replay::PageCacheShape {
+                bytes: Some(512 << 20),
+                bytes_source: "memory cgroup".into(),
+                hit_share: Some(0.95),
+                device_read_bytes: Some(141_824),
+                hit_source: "/proc/PID/io".into(),
+                read_ahead_kb: Some(128),
+                skew: Some(1.05),
+                clustered: true,
+                skew_source: "fitted".into(),
+            }),
+            relations: vec![crate::replay::RelationShare {
+                name: "public.pgbench_accounts".into(),
+                bytes: 1 << 30,
+                share: 0.6,
+            }],
             notes: vec!["a note".into()],
         }
     }

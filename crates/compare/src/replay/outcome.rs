@@ -62,6 +62,9 @@ pub struct ReplayReport {
     /// Objectives judged at the reference scale (production's own mean latencies for
     /// the events with I/Os enough to judge, unless `--slo` says otherwise).
     pub slo: Vec<SloOutcome>,
+    /// Production's page cache beside the replay's, where the model knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<super::shape::PageCacheOutcome>,
 }
 
 /// One step of a ramp.
@@ -248,6 +251,9 @@ pub fn judge(
         serves_up_to,
         load,
         slo,
+        page_cache: steps
+            .get(reference)
+            .and_then(|(_, run)| super::shape::page_cache_outcome(model, run)),
     }
 }
 

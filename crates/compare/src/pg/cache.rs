@@ -1,0 +1,422 @@
+//! What the statistics views cannot say about PostgreSQL's reads: how many reached the
+//! device (the rest the OS page cache served), how large the device's reads were, how
+//! large that cache was, and how the reads spread over relations. Read beside each
+//! snapshot where the server runs on the capturing host (`/proc/PID/io`, the data
+//! directory's block device, the server's memory cgroup); the relations from
+//! `pg_statio_all_tables` wherever it runs. Here are the readings and their arithmetic;
+//! reading them is the binary's work.
+
+use serde::{Deserialize, Serialize};
+
+use super::capture::PgCapture;
+use crate::replay::shape::{fit, hit_share};
+use crate::replay::{PageCacheShape, RelationShare, WorkloadModel};
+
+/// The host's side of a snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSnapshot {
+    /// The block device under the data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceReads>,
+    /// Bytes of page cache the server can have, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache_bytes: Option<u64>,
+    /// Where `page_cache_bytes` came from, or why it is not known.
+    #[serde(default)]
+    pub page_cache_source: String,
+    /// What could not be read, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<String>,
+}
+
+/// A block device's reads so far (`/sys/dev/block/MAJ:MIN/stat`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReads {
+    /// Kernel name: "vda1", "zram0", "loop3".
+    pub name: String,
+    /// "major:minor".
+    pub dev: String,
+    /// Reads completed (field 1).
+    pub reads: u64,
+    /// Bytes read (field 3, sectors of 512 bytes).
+    pub read_bytes: u64,
+    /// Its read-ahead (`queue/read_ahead_kb`, of the disk for a partition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+}
+
+/// One relation's reads so far (`pg_statio_all_tables`), in the database captured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RelationReads {
+    pub relid: u32,
+    /// "schema.table".
+    pub name: String,
+    /// heap_blks_read + toast_blks_read.
+    pub heap_reads: u64,
+    /// idx_blks_read + tidx_blks_read.
+    pub index_reads: u64,
+    /// pg_table_size: heap, toast, free space and visibility maps.
+    pub heap_bytes: u64,
+    /// pg_indexes_size.
+    pub index_bytes: u64,
+}
+
+/// Field `name` of `/proc/PID/io` ("read_bytes", "rchar").
+pub fn parse_proc_io(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == name).then(|| v.trim().parse().ok())?
+    })
+}
+
+/// Reads completed and bytes read, from a block device's `stat` file.
+pub fn parse_block_stat(text: &str) -> Option<(u64, u64)> {
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .take(3)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    (f.len() == 3).then(|| (f[0], f[2].saturating_mul(512)))
+}
+
+/// What the capture says of the page cache: (device reads per PostgreSQL read,
+/// bytes per device read, PostgreSQL's reads, and where from), or why not known.
+struct Misses {
+    per_read: f64,
+    device_read_bytes: f64,
+    source: String,
+}
+
+impl PgCapture {
+    /// Bytes the server's processes present at both snapshots had fetched from
+    /// storage between them (`/proc/PID/io` read_bytes), with how many processes.
+    fn storage_read_bytes(&self) -> Option<(u64, usize)> {
+        let (b, e) = (self.begin.sched.as_ref()?, self.end.sched.as_ref()?);
+        let mut total = 0u64;
+        let mut n = 0;
+        for x in &e.processes {
+            let Some(after) = x.read_bytes else { continue };
+            let before = b
+                .processes
+                .iter()
+                .find(|p| p.pid == x.pid && (p.started - x.started).abs() < 1e-3)
+                .and_then(|p| p.read_bytes);
+            if let Some(before) = before.filter(|v| *v <= after) {
+                total += after - before;
+                n += 1;
+            }
+        }
+        (n > 0).then_some((total, n))
+    }
+
+    fn misses(&self, pg_reads: f64) -> Result<Misses, String> {
+        let host = |s: &super::PgSnapshot| s.host.clone();
+        let (Some(b), Some(e)) = (host(&self.begin), host(&self.end)) else {
+            return Err(
+                "the capture has no host readings (a remote server, or a dbio \
+                        that did not read them)"
+                    .into(),
+            );
+        };
+        let (Some(db), Some(de)) = (b.device, e.device) else {
+            let why = e.unread.first().or(b.unread.first()).cloned();
+            return Err(why.unwrap_or_else(|| "the data directory's device is not known".into()));
+        };
+        let Some((bytes, procs)) = self.storage_read_bytes() else {
+            return Err(
+                "no server process's /proc/PID/io could be read at both snapshots \
+                        (run the capture as root or as the server's user)"
+                    .into(),
+            );
+        };
+        let reads = de.reads.saturating_sub(db.reads);
+        let read_bytes = de.read_bytes.saturating_sub(db.read_bytes);
+        if pg_reads <= 0.0 {
+            return Err("PostgreSQL read nothing between the snapshots".into());
+        }
+        if reads == 0 || read_bytes == 0 {
+            return Ok(Misses {
+                per_read: 0.0,
+                device_read_bytes: 0.0,
+                source: format!(
+                    "{} ({}) read nothing between the snapshots, against {pg_reads:.0} \
+                     PostgreSQL reads",
+                    de.name, de.dev
+                ),
+            });
+        }
+        let size = read_bytes as f64 / reads as f64;
+        let device_reads = bytes as f64 / size;
+        Ok(Misses {
+            per_read: device_reads / pg_reads,
+            device_read_bytes: size,
+            source: format!(
+                "/proc/PID/io read_bytes of {procs} server processes: {bytes} bytes fetched \
+                 from storage, at {size:.0} bytes per read of {} ({}: {reads} reads, \
+                 {read_bytes} bytes, every process's) = {device_reads:.0} device reads \
+                 for {pg_reads:.0} PostgreSQL reads",
+                de.name, de.dev
+            ),
+        })
+    }
+
+    /// The relations read between the snapshots: (name, bytes, reads), a table's heap
+    /// and its indexes apart, those with no reads left out.
+    fn relation_reads(&self) -> Vec<(String, u64, f64)> {
+        let mut out = Vec::new();
+        for e in &self.end.relations {
+            let b = self.begin.relations.iter().find(|b| b.relid == e.relid);
+            let (bh, bi) = b.map_or((0, 0), |b| (b.heap_reads, b.index_reads));
+            let heap = e.heap_reads.saturating_sub(bh);
+            let index = e.index_reads.saturating_sub(bi);
+            if heap > 0 {
+                out.push((e.name.clone(), e.heap_bytes, heap as f64));
+            }
+            if index > 0 {
+                out.push((format!("{} (indexes)", e.name), e.index_bytes, index as f64));
+            }
+        }
+        out.sort_by(|a, b| b.2.total_cmp(&a.2));
+        out
+    }
+}
+
+/// Relations kept by name; the others are merged into "the rest".
+const RELATIONS_KEPT: usize = 16;
+
+/// The page cache's shape and the relations, into `m` (whose read class is made).
+pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
+    let Some(pg_reads) = m
+        .classes
+        .iter()
+        .find(|k| k.event == super::READ_EVENT)
+        .and_then(|k| k.production_ios)
+    else {
+        return;
+    };
+    // Relations: their shares of the reads the views count for the database captured;
+    // the rest of the data set (other databases, relations not read) gets the rest.
+    let mut rels = c.relation_reads();
+    let counted: f64 = rels.iter().map(|r| r.2).sum();
+    let total_bytes: u64 = c.database_bytes.values().sum();
+    if !rels.is_empty() {
+        let mut kept: Vec<RelationShare> = Vec::new();
+        rels.truncate(RELATIONS_KEPT);
+        let denom = counted.max(pg_reads);
+        for (name, bytes, reads) in rels {
+            kept.push(RelationShare {
+                name,
+                bytes,
+                share: reads / denom,
+            });
+        }
+        let kept_bytes: u64 = kept.iter().map(|r| r.bytes).sum();
+        let kept_share: f64 = kept.iter().map(|r| r.share).sum();
+        let rest_bytes = total_bytes.saturating_sub(kept_bytes);
+        let rest_share = (1.0 - kept_share).max(0.0);
+        if rest_bytes > 0 {
+            kept.push(RelationShare {
+                name: "the rest".into(),
+                bytes: rest_bytes,
+                share: rest_share,
+            });
+        }
+        m.notes.push(format!(
+            "relations: {} with reads in pg_statio_all_tables of the database captured \
+             ({counted:.0} blocks read, against {pg_reads:.0} reads of the server); laid \
+             out in the data set in proportion to their sizes",
+            kept.len() - usize::from(rest_bytes > 0)
+        ));
+        m.relations = kept;
+    }
+    let mut p = PageCacheShape::default();
+    let host = c.end.host.as_ref();
+    p.bytes = host.and_then(|h| h.page_cache_bytes);
+    p.bytes_source = host.map_or_else(
+        || "not known: the capture has no host readings".into(),
+        |h| h.page_cache_source.clone(),
+    );
+    p.read_ahead_kb = host
+        .and_then(|h| h.device.as_ref())
+        .and_then(|d| d.read_ahead_kb);
+    match c.misses(pg_reads) {
+        Ok(x) => {
+            p.hit_share = Some((1.0 - x.per_read).clamp(0.0, 1.0));
+            p.device_read_bytes = Some(x.device_read_bytes.round() as u64);
+            p.hit_source = x.source;
+            p.clustered = x.device_read_bytes > 2.0 * f64::from(bs);
+        }
+        Err(why) => p.hit_source = format!("not known: {why}"),
+    }
+    if !m.data_buffered {
+        p.skew_source = "none: PostgreSQL read with direct I/O, no page cache between".into();
+    } else {
+        fit_skew(m, &mut p, bs, total_bytes);
+    }
+    m.page_cache = Some(p);
+}
+
+fn fit_skew(m: &WorkloadModel, p: &mut PageCacheShape, bs: u32, total_bytes: u64) {
+    let (Some(cache), Some(hit)) = (p.bytes, p.hit_share) else {
+        p.skew_source = "none: the page cache's size or hit share is not known".into();
+        return;
+    };
+    let blocks = |b: u64| (b / u64::from(bs)).max(1);
+    let rels: Vec<(u64, f64)> = if m.relations.is_empty() {
+        vec![(blocks(total_bytes), 1.0)]
+    } else {
+        m.relations
+            .iter()
+            .map(|r| (blocks(r.bytes), r.share))
+            .collect()
+    };
+    let cache_blocks = cache as f64 / f64::from(bs);
+    match fit(&rels, cache_blocks, hit) {
+        Ok(s) => {
+            p.skew = Some((s * 1000.0).round() / 1000.0);
+            p.skew_source = format!(
+                "fitted: a Zipf law of exponent {s:.3} within each relation gives a hit \
+                 share of {hit:.3} in a least-recently-used cache of {cache_blocks:.0} \
+                 blocks (uniform reads would hit {:.3})",
+                hit_share(&rels, 0.0, cache_blocks)
+            );
+        }
+        Err(why) => {
+            p.skew = Some(0.0);
+            p.skew_source = format!("uniform: {why}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cpu::{ProcessSched, SchedSnapshot};
+    use super::super::tests::pg15;
+    use super::*;
+    use crate::pg::model_of;
+
+    fn host(reads: u64, read_bytes: u64) -> Option<HostSnapshot> {
+        Some(HostSnapshot {
+            device: Some(DeviceReads {
+                name: "vda1".into(),
+                dev: "254:1".into(),
+                reads,
+                read_bytes,
+                read_ahead_kb: Some(128),
+            }),
+            page_cache_bytes: Some(64 << 20),
+            page_cache_source: "memory cgroup /dbio-pg-1".into(),
+            unread: Vec::new(),
+        })
+    }
+
+    fn backend(read_bytes: u64) -> Option<SchedSnapshot> {
+        Some(SchedSnapshot {
+            processes: vec![ProcessSched {
+                pid: 7,
+                backend_type: "client backend".into(),
+                started: 1.0,
+                timeslices: 1,
+                read_bytes: Some(read_bytes),
+                ..ProcessSched::default()
+            }],
+            unread: None,
+        })
+    }
+
+    fn relation(relid: u32, name: &str, heap: u64, index: u64) -> RelationReads {
+        RelationReads {
+            relid,
+            name: name.into(),
+            heap_reads: heap,
+            index_reads: index,
+            heap_bytes: 768 << 20,
+            index_bytes: 128 << 20,
+        }
+    }
+
+    /// pg15()'s 50,000 reads, of which the server fetched 2,500 device reads of 128 KiB
+    /// (another process read 500 more on the device), through 64 MiB of page cache.
+    fn captured() -> crate::pg::PgCapture {
+        let mut c = pg15();
+        c.begin.host = host(1000, 1000 * 4096);
+        c.end.host = host(4000, 1000 * 4096 + 3000 * 131_072);
+        c.begin.sched = backend(10);
+        c.end.sched = backend(10 + 2500 * 131_072);
+        c.begin.relations = vec![relation(1, "public.accounts", 100, 50)];
+        c.end.relations = vec![
+            relation(1, "public.accounts", 30_100, 15_050),
+            relation(2, "public.branches", 0, 0),
+        ];
+        c
+    }
+
+    #[test]
+    fn the_page_cache_s_share_and_the_relations_come_from_the_host_and_the_views() {
+        let m = model_of(&captured(), "cap.json").unwrap();
+        let p = m.page_cache.as_ref().unwrap();
+        assert!((p.hit_share.unwrap() - 0.95).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.device_read_bytes, Some(131_072));
+        assert_eq!(p.bytes, Some(64 << 20));
+        assert!(p.clustered);
+        assert!(
+            p.hit_source.contains("2500 device reads for 50000"),
+            "{}",
+            p.hit_source
+        );
+        let names: Vec<(&str, f64)> = m
+            .relations
+            .iter()
+            .map(|r| (r.name.as_str(), (r.share * 1e6).round() / 1e6))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("public.accounts", 0.6),
+                ("public.accounts (indexes)", 0.3),
+                ("the rest", 0.1)
+            ]
+        );
+        // The fitted skew gives production's share back in a cache of its size.
+        let s = p.skew.unwrap();
+        assert!(s > 0.0, "{p:?}");
+        let rels: Vec<(u64, f64)> = m
+            .relations
+            .iter()
+            .map(|r| ((r.bytes / 8192).max(1), r.share))
+            .collect();
+        let back = crate::replay::shape::hit_share(&rels, s, (64 << 20) as f64 / 8192.0);
+        assert!((back - 0.95).abs() < 0.005, "{back}");
+    }
+
+    #[test]
+    fn without_the_host_the_model_says_what_it_could_not_see() {
+        let mut c = captured();
+        c.end.host = None;
+        let m = model_of(&c, "cap.json").unwrap();
+        let p = m.page_cache.unwrap();
+        assert_eq!(p.hit_share, None);
+        assert!(
+            p.hit_source
+                .starts_with("not known: the capture has no host"),
+            "{p:?}"
+        );
+        assert!(p.bytes_source.starts_with("not known"), "{p:?}");
+        assert_eq!(p.skew, None);
+        let mut c = captured();
+        c.end.sched = backend(0);
+        let p = model_of(&c, "cap.json").unwrap().page_cache.unwrap();
+        assert!(p.hit_source.contains("/proc/PID/io"), "{p:?}");
+    }
+
+    #[test]
+    fn proc_io_and_block_stat_parse() {
+        let io = "rchar: 12\nwchar: 3\nsyscr: 4\nsyscw: 1\nread_bytes: 8192\nwrite_bytes: 0\n";
+        assert_eq!(parse_proc_io(io, "read_bytes"), Some(8192));
+        assert_eq!(parse_proc_io(io, "rchar"), Some(12));
+        assert_eq!(parse_proc_io(io, "cancelled_write_bytes"), None);
+        let stat = "    1234        5     9876      100        0        0        0        0";
+        assert_eq!(parse_block_stat(stat), Some((1234, 9876 * 512)));
+        assert_eq!(parse_block_stat("12 x"), None);
+    }
+}

@@ -1,0 +1,258 @@
+//! Production's reads in their shape: the relations they spread over, and the page
+//! cache that served part of them. The skew within the relations is fitted so that a
+//! page cache of production's size serves production's share of the reads.
+
+use dbio_stats::RunResult;
+use serde::{Deserialize, Serialize};
+
+use super::WorkloadModel;
+
+/// One relation (a table's heap, or its indexes) and its share of the reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelationShare {
+    /// "public.pgbench_accounts", "public.pgbench_accounts (indexes)", or "the rest".
+    pub name: String,
+    /// Its size in production, bytes.
+    pub bytes: u64,
+    /// Its share of production's reads, 0 to 1.
+    pub share: f64,
+}
+
+/// The page cache between production's database and its storage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageCacheShape {
+    /// Bytes of page cache the server had, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Where `bytes` came from, or why it is not known.
+    pub bytes_source: String,
+    /// The share of the database's reads the page cache served (none reached the
+    /// device), 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_share: Option<f64>,
+    /// Mean size of a device read under the database, bytes (read-ahead makes it
+    /// larger than a block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Where `hit_share` and `device_read_bytes` came from, or why not known.
+    pub hit_source: String,
+    /// The read-ahead of the data's device, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+    /// Zipf exponent of the reads within each relation, fitted to `hit_share` at
+    /// `bytes` (0: uniform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+    /// The hot blocks of a relation are next to each other (device reads larger
+    /// than two blocks: the read-ahead found hot neighbours).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clustered: bool,
+    /// How `skew` was found, or why there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub skew_source: String,
+}
+
+/// Steepest skew fitted.
+pub const MAX_SKEW: f64 = 3.0;
+
+/// The share of reads a page cache of `cache_blocks` serves in steady state, when
+/// reads go to relations of `(blocks, share)` with a Zipf law of exponent `s` within
+/// each, under least-recently-used replacement (Che's approximation: a block is in
+/// the cache when it was read within the cache's characteristic time).
+pub fn hit_share(relations: &[(u64, f64)], s: f64, cache_blocks: f64) -> f64 {
+    let buckets = buckets(relations, s);
+    let total: f64 = buckets.iter().map(|b| b.0).sum();
+    if cache_blocks >= total {
+        return 1.0;
+    }
+    if cache_blocks <= 0.0 {
+        return 0.0;
+    }
+    // The characteristic time T: blocks read within T fill the cache.
+    let filled = |t: f64| -> f64 { buckets.iter().map(|&(n, p)| n * -(-p * t).exp_m1()).sum() };
+    let (mut lo, mut hi) = (1e-3_f64, 1e3_f64);
+    while filled(hi) < cache_blocks && hi < 1e30 {
+        hi *= 1e3;
+    }
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if filled(mid) < cache_blocks {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t = (lo * hi).sqrt();
+    buckets
+        .iter()
+        .map(|&(n, p)| n * p * -(-p * t).exp_m1())
+        .sum::<f64>()
+        .clamp(0.0, 1.0)
+}
+
+/// The exponent at which a cache of `cache_blocks` serves `target` of the reads, or
+/// why none does.
+pub fn fit(relations: &[(u64, f64)], cache_blocks: f64, target: f64) -> Result<f64, String> {
+    let uniform = hit_share(relations, 0.0, cache_blocks);
+    if uniform >= 1.0 {
+        return Err("the page cache holds the whole data set: every read is served".into());
+    }
+    if target <= uniform {
+        return Err(format!(
+            "production's cache served {:.3} of the reads, no more than uniform reads \
+             would ({uniform:.3}): read uniformly",
+            target
+        ));
+    }
+    if hit_share(relations, MAX_SKEW, cache_blocks) < target {
+        return Err(format!(
+            "production's cache served {target:.3} of the reads, more than a Zipf law of \
+             exponent {MAX_SKEW} gives"
+        ));
+    }
+    let (mut lo, mut hi) = (0.0, MAX_SKEW);
+    for _ in 0..50 {
+        let mid = (lo + hi) / 2.0;
+        if hit_share(relations, mid, cache_blocks) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo + hi) / 2.0)
+}
+
+/// Ranks grouped geometrically (2% apart): (blocks in the group, the read
+/// probability of each of them), over all relations.
+fn buckets(relations: &[(u64, f64)], s: f64) -> Vec<(f64, f64)> {
+    let share_sum: f64 = relations.iter().map(|r| r.1.max(0.0)).sum();
+    let mut out = Vec::new();
+    for &(n, share) in relations {
+        if n == 0 || share <= 0.0 || share_sum <= 0.0 {
+            if n > 0 {
+                out.push((n as f64, 0.0));
+            }
+            continue;
+        }
+        let mut groups = Vec::new();
+        let mut lo = 1u64;
+        while lo <= n {
+            let hi = (((lo as f64) * 1.02).ceil() as u64).max(lo + 1).min(n + 1);
+            let mid = ((lo as f64) * (hi - 1) as f64).sqrt().max(1.0);
+            groups.push(((hi - lo) as f64, mid.powf(-s)));
+            lo = hi;
+        }
+        let norm: f64 = groups.iter().map(|(c, w)| c * w).sum();
+        let q = share / share_sum;
+        out.extend(groups.into_iter().map(|(c, w)| (c, q * w / norm)));
+    }
+    out
+}
+
+/// Production's page cache beside the replay's, at the reference step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageCacheOutcome {
+    /// Production's share of reads served by its page cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_hit_share: Option<f64>,
+    /// Production's mean device read, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_device_read_bytes: Option<u64>,
+    /// Production's page cache, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_bytes: Option<u64>,
+    /// The replay's page cache, bytes (`--page-cache`); none when it read O_DIRECT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_bytes: Option<u64>,
+    /// The share of the replay's single-block reads its device did not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_hit_share: Option<f64>,
+    /// The replay's mean device read, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_device_read_bytes: Option<u64>,
+    /// How the replay's figures were counted, or why they are not known.
+    pub replay_source: String,
+}
+
+/// Production's page cache (from the model) beside what `run`'s device saw of the
+/// replay's reads in its measured window.
+pub fn page_cache_outcome(model: &WorkloadModel, run: &RunResult) -> Option<PageCacheOutcome> {
+    let p = model.page_cache.as_ref()?;
+    let mut o = PageCacheOutcome {
+        production_hit_share: p.hit_share,
+        production_device_read_bytes: p.device_read_bytes,
+        production_bytes: p.bytes,
+        ..PageCacheOutcome::default()
+    };
+    let reads = run
+        .classes
+        .iter()
+        .filter(|c| c.class.ends_with("-read"))
+        .map(|c| c.ios)
+        .sum::<u64>();
+    let device = run.devices.as_deref().and_then(|d| {
+        let dev = d.devices.first()?;
+        // The samples inside the measured window (the last elapsed_s of the run).
+        let from = d.elapsed_s - run.elapsed_s - 0.5;
+        let (n, bytes) = dev
+            .samples
+            .iter()
+            .filter(|s| s.t_s > from + d.interval_s)
+            .fold((0u64, 0u64), |(n, b), s| (n + s.reads, b + s.read_bytes));
+        Some((dev.name.clone(), n, bytes))
+    });
+    match device {
+        Some((name, n, bytes)) if reads > 0 => {
+            o.replay_hit_share = Some((1.0 - n as f64 / reads as f64).clamp(0.0, 1.0));
+            o.replay_device_read_bytes = (n > 0).then(|| bytes / n);
+            o.replay_source = format!(
+                "{name}: {n} reads, {bytes} bytes in the measured window (/proc/diskstats, \
+                 every process's), against the replay's {reads} reads"
+            );
+        }
+        Some(_) => o.replay_source = "the replay made no reads".into(),
+        None => {
+            o.replay_source = "not known: the run sampled no block device (an NFS target)".into()
+        }
+    }
+    Some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_reads_hit_as_the_cache_covers_the_data() {
+        let rel = [(10_000, 1.0)];
+        assert!((hit_share(&rel, 0.0, 2_500.0) - 0.25).abs() < 0.01);
+        assert_eq!(hit_share(&rel, 1.0, 20_000.0), 1.0);
+        // Skewed reads hit more in the same cache.
+        assert!(hit_share(&rel, 1.0, 2_500.0) > 0.7);
+    }
+
+    #[test]
+    fn a_relation_read_often_and_small_is_all_hits() {
+        // 90% of reads on 100 blocks, the rest on a million: a 1000-block cache
+        // serves about the 90%.
+        let rels = [(100, 0.9), (1_000_000, 0.1)];
+        let h = hit_share(&rels, 0.0, 1_000.0);
+        assert!((0.89..0.92).contains(&h), "{h}");
+    }
+
+    #[test]
+    fn the_fit_finds_the_exponent_back() {
+        let rels = [(200_000, 0.7), (30_000, 0.3)];
+        for s in [0.5, 0.9, 1.1] {
+            let target = hit_share(&rels, s, 20_000.0);
+            let got = fit(&rels, 20_000.0, target).unwrap();
+            assert!((got - s).abs() < 0.01, "{s}: fitted {got}");
+        }
+        let e = fit(&rels, 20_000.0, 0.01).unwrap_err();
+        assert!(e.contains("read uniformly"), "{e}");
+        let e = fit(&rels, 300_000.0, 0.5).unwrap_err();
+        assert!(e.contains("whole data set"), "{e}");
+    }
+}

@@ -1,0 +1,274 @@
+//! Skewed reads: the data set as relations of production's sizes, each read in
+//! production's share, and within each a Zipf law over its blocks. A page cache then
+//! holds the hot part of each, as a server's does, and serves the share of reads it
+//! served there.
+
+use crate::content::Rng;
+
+/// How reads spread over the data set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadSkew {
+    /// The relations in the order they are laid out from the data set's first block:
+    /// (share of the data set's blocks, share of the reads). Both columns are
+    /// normalised by the generator; a relation gets at least one block.
+    pub relations: Vec<(f64, f64)>,
+    /// The Zipf exponent within each relation (0: uniform; 1.1: pgbench's
+    /// `random_zipfian(.., 1.1)`).
+    pub exponent: f64,
+    /// The hottest blocks next to each other at the relation's start (keys read in
+    /// ranges, the kernel's read-ahead bringing hot neighbours), else spread over it.
+    pub clustered: bool,
+}
+
+// The plan holding it compares whole configurations; its shares and exponent are
+// finite numbers (the model checks them), so equality is an equivalence.
+impl Eq for ReadSkew {}
+
+/// One relation as the generator reads it.
+#[derive(Clone, Debug)]
+pub(crate) struct Extent {
+    first: u64,
+    blocks: u64,
+    /// Cumulative share of the reads up to and with this relation.
+    upto: f64,
+    zipf: Zipf,
+    /// Multiplier of the permutation that spreads ranks over the blocks (1 when
+    /// clustered): coprime with `blocks`.
+    spread: u64,
+    /// Where the hottest rank lands (0 when clustered).
+    shift: u64,
+}
+
+/// The relations laid out over `total` blocks.
+pub(crate) fn extents(skew: &ReadSkew, total: u64) -> Vec<Extent> {
+    let rels: Vec<(f64, f64)> = skew
+        .relations
+        .iter()
+        .map(|&(b, r)| (b.max(0.0), r.max(0.0)))
+        .filter(|&(b, _)| b.is_finite())
+        .collect();
+    let size_sum: f64 = rels.iter().map(|r| r.0).sum();
+    let read_sum: f64 = rels.iter().map(|r| r.1).sum();
+    if rels.is_empty() || size_sum <= 0.0 || read_sum <= 0.0 || total == 0 {
+        return vec![extent(0, total.max(1), 1.0, skew)];
+    }
+    let n = rels.len() as u64;
+    let mut out = Vec::with_capacity(rels.len());
+    let (mut first, mut upto, mut size_upto) = (0u64, 0.0, 0.0);
+    for (i, &(b, r)) in rels.iter().enumerate() {
+        size_upto += b;
+        // Each relation ends where its cumulative size falls, leaving at least a
+        // block to each after it.
+        let left_after = n - 1 - i as u64;
+        let end = if left_after == 0 {
+            total
+        } else {
+            ((size_upto / size_sum * total as f64).round() as u64)
+                .clamp(first + 1, total.saturating_sub(left_after).max(first + 1))
+        };
+        upto += r / read_sum;
+        out.push(extent(first, end - first, upto, skew));
+        first = end;
+    }
+    if let Some(last) = out.last_mut() {
+        last.upto = 1.0;
+    }
+    out
+}
+
+fn extent(first: u64, blocks: u64, upto: f64, skew: &ReadSkew) -> Extent {
+    Extent {
+        first,
+        blocks,
+        upto,
+        zipf: Zipf::new(blocks, skew.exponent),
+        spread: if skew.clustered {
+            1
+        } else {
+            coprime_near(blocks, (blocks as f64 * 0.618_033_988_75) as u64)
+        },
+        shift: if skew.clustered { 0 } else { blocks / 3 },
+    }
+}
+
+/// A multiplier near `guess` that has no common factor with `n`.
+fn coprime_near(n: u64, guess: u64) -> u64 {
+    if n <= 2 {
+        return 1;
+    }
+    let mut a = guess.clamp(1, n - 1);
+    while gcd(a, n) != 1 {
+        a = if a + 1 < n { a + 1 } else { 1 };
+    }
+    a
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The next read's block, counted from the data set's first usable block.
+#[inline]
+pub(crate) fn draw(extents: &[Extent], rng: &mut Rng) -> u64 {
+    let u = unit(rng);
+    let e = extents
+        .iter()
+        .find(|e| u < e.upto)
+        .unwrap_or(&extents[extents.len() - 1]);
+    let rank = e.zipf.sample(rng) - 1;
+    let block = ((u128::from(rank) * u128::from(e.spread) + u128::from(e.shift))
+        % u128::from(e.blocks)) as u64;
+    e.first + block
+}
+
+/// Uniform in [0, 1).
+#[inline]
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Ranks 1..=n with probability proportional to rank^-s, drawn by rejection-inversion
+/// (Hörmann and Derflinger, 1996): a few floating-point operations a draw, no table.
+#[derive(Clone, Debug)]
+pub(crate) struct Zipf {
+    n: f64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    cut: f64,
+}
+
+impl Zipf {
+    pub(crate) fn new(n: u64, s: f64) -> Self {
+        let s = if s.is_finite() { s.max(0.0) } else { 0.0 };
+        let n = n.max(1) as f64;
+        let mut z = Zipf {
+            n,
+            s,
+            h_x1: 0.0,
+            h_n: 0.0,
+            cut: 0.0,
+        };
+        z.h_x1 = z.big_h(1.5) - 1.0;
+        z.h_n = z.big_h(n + 0.5);
+        z.cut = 2.0 - z.big_h_inv(z.big_h(2.5) - z.h(2.0));
+        z
+    }
+
+    pub(crate) fn sample(&self, rng: &mut Rng) -> u64 {
+        // Bounded: the acceptance rate is above 1/2 for every n and s.
+        for _ in 0..64 {
+            let u = self.h_n + unit(rng) * (self.h_x1 - self.h_n);
+            let x = self.big_h_inv(u);
+            let k = x.round().clamp(1.0, self.n);
+            if k - x <= self.cut || u >= self.big_h(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+        1
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+
+    /// The integral of h, shifted so that it is smooth at s = 1.
+    fn big_h(&self, x: f64) -> f64 {
+        let l = x.ln();
+        expm1_over((1.0 - self.s) * l) * l
+    }
+
+    fn big_h_inv(&self, x: f64) -> f64 {
+        let t = ((1.0 - self.s) * x).max(-1.0 + 1e-12);
+        (log1p_over(t) * x).exp()
+    }
+}
+
+/// (e^x - 1) / x, 1 at 0.
+fn expm1_over(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x / 2.0
+    }
+}
+
+/// ln(1 + x) / x, 1 at 0.
+fn log1p_over(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_draws_follow_the_law() {
+        let mut rng = Rng::new(7);
+        for s in [0.0, 0.8, 1.0, 1.1, 2.0] {
+            let n = 1000u64;
+            let z = Zipf::new(n, s);
+            let draws = 200_000;
+            let mut counts = vec![0u32; n as usize + 1];
+            for _ in 0..draws {
+                let k = z.sample(&mut rng);
+                assert!((1..=n).contains(&k));
+                counts[k as usize] += 1;
+            }
+            let norm: f64 = (1..=n).map(|k| (k as f64).powf(-s)).sum();
+            for k in [1u64, 2, 10] {
+                let expect = (k as f64).powf(-s) / norm * draws as f64;
+                let got = f64::from(counts[k as usize]);
+                assert!(
+                    (got - expect).abs() < 5.0 * expect.sqrt() + 3.0,
+                    "s {s} rank {k}: {got} draws, expected {expect:.0}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn relations_get_their_share_of_blocks_and_reads() {
+        let skew = ReadSkew {
+            relations: vec![(0.75, 0.25), (0.25, 0.75)],
+            exponent: 0.0,
+            clustered: true,
+        };
+        let e = extents(&skew, 1000);
+        assert_eq!((e[0].first, e[0].blocks), (0, 750));
+        assert_eq!((e[1].first, e[1].blocks), (750, 250));
+        let mut rng = Rng::new(1);
+        let second = (0..40_000).filter(|_| draw(&e, &mut rng) >= 750).count();
+        assert!((29_000..31_000).contains(&second), "{second}");
+        // A relation too small for its share of blocks still gets one.
+        let tiny = ReadSkew {
+            relations: vec![(1e-9, 0.5), (1.0, 0.5)],
+            ..skew
+        };
+        let e = extents(&tiny, 100);
+        assert_eq!((e[0].blocks, e[1].first, e[1].blocks), (1, 1, 99));
+    }
+
+    #[test]
+    fn clustered_ranks_sit_at_the_start_and_spread_ones_do_not() {
+        let mut rng = Rng::new(3);
+        let hot_share = |clustered: bool, rng: &mut Rng| {
+            let skew = ReadSkew {
+                relations: vec![(1.0, 1.0)],
+                exponent: 1.2,
+                clustered,
+            };
+            let e = extents(&skew, 10_000);
+            (0..20_000).filter(|_| draw(&e, rng) < 100).count() as f64 / 20_000.0
+        };
+        assert!(hot_share(true, &mut rng) > 0.6);
+        assert!(hot_share(false, &mut rng) < 0.2);
+    }
+}
