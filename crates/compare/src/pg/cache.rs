@@ -84,32 +84,36 @@ pub fn parse_block_stat(text: &str) -> Option<(u64, u64)> {
 struct Misses {
     per_read: f64,
     device_read_bytes: f64,
+    /// Device bytes over PostgreSQL's read bytes.
+    fetched_share: f64,
     source: String,
 }
 
 impl PgCapture {
-    /// Bytes the server's processes present at both snapshots had fetched from
-    /// storage between them (`/proc/PID/io` read_bytes), with how many processes.
+    /// Bytes the server's processes had fetched from storage between the snapshots
+    /// (`/proc/PID/io` read_bytes), with how many processes: None when a process came
+    /// or went between them (its reads would be missed) or none could be read.
     fn storage_read_bytes(&self) -> Option<(u64, usize)> {
         let (b, e) = (self.begin.sched.as_ref()?, self.end.sched.as_ref()?);
+        let same = |p: &super::ProcessSched, x: &super::ProcessSched| {
+            p.pid == x.pid && (p.started - x.started).abs() < 1e-3
+        };
         let mut total = 0u64;
-        let mut n = 0;
         for x in &e.processes {
-            let Some(after) = x.read_bytes else { continue };
-            let before = b
-                .processes
-                .iter()
-                .find(|p| p.pid == x.pid && (p.started - x.started).abs() < 1e-3)
-                .and_then(|p| p.read_bytes);
-            if let Some(before) = before.filter(|v| *v <= after) {
-                total += after - before;
-                n += 1;
-            }
+            let before = b.processes.iter().find(|p| same(p, x))?;
+            let (Some(a), Some(z)) = (before.read_bytes, x.read_bytes) else {
+                return None;
+            };
+            total += z.checked_sub(a)?;
         }
-        (n > 0).then_some((total, n))
+        let gone = b
+            .processes
+            .iter()
+            .any(|p| !e.processes.iter().any(|x| same(p, x)));
+        (!gone && !e.processes.is_empty()).then_some((total, e.processes.len()))
     }
 
-    fn misses(&self, pg_reads: f64) -> Result<Misses, String> {
+    fn misses(&self, pg_reads: f64, pg_bytes: f64) -> Result<Misses, String> {
         let host = |s: &super::PgSnapshot| s.host.clone();
         let (Some(b), Some(e)) = (host(&self.begin), host(&self.end)) else {
             return Err(
@@ -122,13 +126,6 @@ impl PgCapture {
             let why = e.unread.first().or(b.unread.first()).cloned();
             return Err(why.unwrap_or_else(|| "the data directory's device is not known".into()));
         };
-        let Some((bytes, procs)) = self.storage_read_bytes() else {
-            return Err(
-                "no server process's /proc/PID/io could be read at both snapshots \
-                        (run the capture as root or as the server's user)"
-                    .into(),
-            );
-        };
         let reads = de.reads.saturating_sub(db.reads);
         let read_bytes = de.read_bytes.saturating_sub(db.read_bytes);
         if pg_reads <= 0.0 {
@@ -138,6 +135,7 @@ impl PgCapture {
             return Ok(Misses {
                 per_read: 0.0,
                 device_read_bytes: 0.0,
+                fetched_share: 0.0,
                 source: format!(
                     "{} ({}) read nothing between the snapshots, against {pg_reads:.0} \
                      PostgreSQL reads",
@@ -146,17 +144,38 @@ impl PgCapture {
             });
         }
         let size = read_bytes as f64 / reads as f64;
-        let device_reads = bytes as f64 / size;
+        let device = format!(
+            "{} ({}: {reads} reads, {read_bytes} bytes)",
+            de.name, de.dev
+        );
+        let (device_reads, source) = match self.storage_read_bytes() {
+            Some((bytes, procs)) => {
+                let n = bytes as f64 / size;
+                (
+                    n,
+                    format!(
+                        "/proc/PID/io read_bytes of the {procs} server processes: {bytes} \
+                         bytes fetched from storage, at {size:.0} bytes per read of {device} \
+                         = {n:.0} device reads for {pg_reads:.0} PostgreSQL reads"
+                    ),
+                )
+            }
+            // A process that came or went took its counts with it: the device's own
+            // reads then, every process's.
+            None => (
+                reads as f64,
+                format!(
+                    "{device}, every process's (server processes came or went between the \
+                     snapshots, or their /proc/PID/io could not be read: run the capture as \
+                     root or the server's user) for {pg_reads:.0} PostgreSQL reads"
+                ),
+            ),
+        };
         Ok(Misses {
             per_read: device_reads / pg_reads,
             device_read_bytes: size,
-            source: format!(
-                "/proc/PID/io read_bytes of {procs} server processes: {bytes} bytes fetched \
-                 from storage, at {size:.0} bytes per read of {} ({}: {reads} reads, \
-                 {read_bytes} bytes, every process's) = {device_reads:.0} device reads \
-                 for {pg_reads:.0} PostgreSQL reads",
-                de.name, de.dev
-            ),
+            fetched_share: device_reads * size / pg_bytes.max(1.0),
+            source,
         })
     }
 
@@ -186,11 +205,11 @@ const RELATIONS_KEPT: usize = 16;
 
 /// The page cache's shape and the relations, into `m` (whose read class is made).
 pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
-    let Some(pg_reads) = m
+    let Some((pg_reads, pg_bytes)) = m
         .classes
         .iter()
         .find(|k| k.event == super::READ_EVENT)
-        .and_then(|k| k.production_ios)
+        .and_then(|k| Some((k.production_ios?, k.production_ios? * f64::from(k.size))))
     else {
         return;
     };
@@ -239,9 +258,10 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
     p.read_ahead_kb = host
         .and_then(|h| h.device.as_ref())
         .and_then(|d| d.read_ahead_kb);
-    match c.misses(pg_reads) {
+    match c.misses(pg_reads, pg_bytes) {
         Ok(x) => {
             p.hit_share = Some((1.0 - x.per_read).clamp(0.0, 1.0));
+            p.fetched_share = Some((x.fetched_share * 1000.0).round() / 1000.0);
             p.device_read_bytes = Some(x.device_read_bytes.round() as u64);
             p.hit_source = x.source;
             p.clustered = x.device_read_bytes > 2.0 * f64::from(bs);
@@ -357,6 +377,8 @@ mod tests {
         let p = m.page_cache.as_ref().unwrap();
         assert!((p.hit_share.unwrap() - 0.95).abs() < 1e-9, "{p:?}");
         assert_eq!(p.device_read_bytes, Some(131_072));
+        // 2,500 device reads of 16 blocks for 50,000 of one.
+        assert_eq!(p.fetched_share, Some(0.8));
         assert_eq!(p.bytes, Some(64 << 20));
         assert!(p.clustered);
         assert!(
@@ -403,10 +425,17 @@ mod tests {
         );
         assert!(p.bytes_source.starts_with("not known"), "{p:?}");
         assert_eq!(p.skew, None);
+        // A process whose counts went down is another: the device's own reads then,
+        // every process's (3000 of them for 50,000 PostgreSQL reads).
         let mut c = captured();
         c.end.sched = backend(0);
         let p = model_of(&c, "cap.json").unwrap().page_cache.unwrap();
-        assert!(p.hit_source.contains("/proc/PID/io"), "{p:?}");
+        assert!(
+            p.hit_source
+                .contains("every process's (server processes came"),
+            "{p:?}"
+        );
+        assert!((p.hit_share.unwrap() - 0.94).abs() < 1e-9, "{p:?}");
     }
 
     #[test]

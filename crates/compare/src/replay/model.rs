@@ -345,6 +345,7 @@ mod tests {
                 bytes_source: "memory cgroup".into(),
                 hit_share: Some(0.95),
                 device_read_bytes: Some(141_824),
+                fetched_share: Some(0.9),
                 hit_source: "/proc/PID/io".into(),
                 read_ahead_kb: Some(128),
                 skew: Some(1.05),

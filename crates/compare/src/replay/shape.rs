@@ -36,6 +36,11 @@ pub struct PageCacheShape {
     /// larger than a block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_read_bytes: Option<u64>,
+    /// Bytes the device delivered per byte the database read, 0 to 1 and beyond (0:
+    /// the page cache served all; 1: every byte came from the device; above 1: the
+    /// read-ahead fetched more than was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_share: Option<f64>,
     /// Where `hit_share` and `device_read_bytes` came from, or why not known.
     pub hit_source: String,
     /// The read-ahead of the data's device, KiB.
