@@ -373,9 +373,11 @@ fn relations(tx: &mut postgres::Transaction) -> Result<Vec<RelationReads>, postg
         "SELECT relid::int8, schemaname || '.' || relname, \
                 coalesce(heap_blks_read, 0) + coalesce(toast_blks_read, 0), \
                 coalesce(idx_blks_read, 0) + coalesce(tidx_blks_read, 0), \
-                coalesce(pg_table_size(relid), 0), coalesce(pg_indexes_size(relid), 0) \
+                coalesce(pg_table_size(relid), 0), coalesce(pg_indexes_size(relid), 0), \
+                coalesce(heap_blks_hit, 0) + coalesce(toast_blks_hit, 0), \
+                coalesce(idx_blks_hit, 0) + coalesce(tidx_blks_hit, 0) \
          FROM pg_statio_all_tables \
-         ORDER BY 3 + 4 DESC, 5 DESC LIMIT 1000",
+         ORDER BY 3 + 4 + 7 + 8 DESC, 5 DESC LIMIT 1000",
         &[],
     )?;
     let n = |r: &postgres::Row, i| r.get::<_, i64>(i).max(0) as u64;
@@ -388,6 +390,8 @@ fn relations(tx: &mut postgres::Transaction) -> Result<Vec<RelationReads>, postg
             index_reads: n(r, 3),
             heap_bytes: n(r, 4),
             index_bytes: n(r, 5),
+            heap_hits: n(r, 6),
+            index_hits: n(r, 7),
         })
         .collect())
 }

@@ -2,7 +2,7 @@
 //! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
 
 use dbio_compare::replay::WorkloadModel;
-use dbio_workload::{IoClass, Rates, ReadSkew, RedoFlush, RedoStress};
+use dbio_workload::{IoClass, Rates, ReadSkew, RedoFlush, RedoStress, SharedPool};
 
 use crate::{ExperimentError, RunOptions, RunPlan};
 
@@ -76,11 +76,13 @@ pub fn replay_plan(
 }
 
 /// Production's spread of reads, where the model has one: its relations laid out in
-/// proportion to their sizes, a Zipf law of the fitted exponent within each.
+/// proportion to their sizes, a Zipf law of the fitted exponent within each, and its
+/// buffer pool simulated in front where the model has one.
 fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
     let p = model.page_cache.as_ref();
     let exponent = p.and_then(|p| p.skew).unwrap_or(0.0);
-    if model.relations.len() < 2 && exponent <= 0.0 {
+    let pooled = p.is_some_and(|p| p.buffer_pool_bytes.is_some());
+    if model.relations.len() < 2 && exponent <= 0.0 && !pooled {
         return None;
     }
     let relations = if model.relations.is_empty() {
@@ -92,7 +94,12 @@ fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
             .map(|r| (r.bytes.max(1) as f64, r.share))
             .collect()
     };
+    // The database's buffer pool in front, where the skew was fitted to its hits.
+    let pool = p
+        .and_then(|p| p.buffer_pool_bytes)
+        .map(|b| SharedPool::new((b / u64::from(model.block_size)).max(1)));
     Some(ReadSkew {
+        pool,
         relations,
         exponent,
         clustered: p.is_some_and(|p| p.clustered),

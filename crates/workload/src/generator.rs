@@ -390,7 +390,8 @@ pub enum GeneratorError {
 }
 
 /// Yields the I/Os of one user. Allocates nothing once made: `next` is a few
-/// arithmetic operations and PRNG draws.
+/// arithmetic operations and PRNG draws (a simulated buffer pool's misses take a few
+/// more draws and a lock).
 pub struct Generator {
     rng: Rng,
     layout: Layout,
@@ -399,6 +400,8 @@ pub struct Generator {
     update_hot: Option<(u64, u64, u64)>,
     /// Where skewed single-block reads go (empty: uniform).
     read_extents: Vec<crate::skew::Extent>,
+    /// The database's buffer pool those reads pass first, where simulated.
+    pooled: Option<crate::skew::PooledReads>,
     think: Option<(u64, u64, u64)>,
     mb_blocks: u64,
     mb_random: bool,
@@ -477,17 +480,24 @@ impl Generator {
             let span = (hi - lo) / REDO_ALIGN;
             lo + span * u64::from(user) / u64::from(users.max(1)) * REDO_ALIGN
         });
+        let read_extents = cfg
+            .read_skew
+            .as_ref()
+            .map(|s| crate::skew::extents(s, layout.total_blocks()))
+            .unwrap_or_default();
+        let pooled = cfg
+            .read_skew
+            .as_ref()
+            .and_then(|s| s.pool.as_ref())
+            .map(|p| crate::skew::PooledReads::new(p, &read_extents, seed));
         Ok(Generator {
             rng: Rng::new(seed ^ (u64::from(user) << 32)),
             layout: layout.clone(),
             cumulative,
             block_size: bs,
             update_hot,
-            read_extents: cfg
-                .read_skew
-                .as_ref()
-                .map(|s| crate::skew::extents(s, layout.total_blocks()))
-                .unwrap_or_default(),
+            read_extents,
+            pooled,
             think,
             mb_blocks: (u64::from(cfg.multiblock_bytes) / bs).max(1),
             mb_random: cfg.multiblock_random,
@@ -574,7 +584,10 @@ impl Generator {
                 first + self.rng.below(n)
             }
             _ if class == IoClass::SingleBlockRead && !self.read_extents.is_empty() => {
-                crate::skew::draw(&self.read_extents, &mut self.rng)
+                match &self.pooled {
+                    Some(p) => p.next(&self.read_extents, &mut self.rng),
+                    None => crate::skew::draw(&self.read_extents, &mut self.rng),
+                }
             }
             _ => self.rng.below(self.layout.total_blocks()),
         };

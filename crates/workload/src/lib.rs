@@ -38,5 +38,5 @@ pub use generator::{
     WorkloadConfig,
 };
 pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
-pub use skew::ReadSkew;
+pub use skew::{ReadSkew, SharedPool};
 pub use slob::{SlobConf, SlobError};

@@ -59,6 +59,13 @@ pub struct RelationReads {
     pub heap_bytes: u64,
     /// pg_indexes_size.
     pub index_bytes: u64,
+    /// heap_blks_hit + toast_blks_hit: found in shared buffers (0 in files of older
+    /// dbio).
+    #[serde(default)]
+    pub heap_hits: u64,
+    /// idx_blks_hit + tidx_blks_hit.
+    #[serde(default)]
+    pub index_hits: u64,
 }
 
 /// Field `name` of `/proc/PID/io` ("read_bytes", "rchar").
@@ -179,24 +186,51 @@ impl PgCapture {
         })
     }
 
-    /// The relations read between the snapshots: (name, bytes, reads), a table's heap
-    /// and its indexes apart, those with no reads left out.
-    fn relation_reads(&self) -> Vec<(String, u64, f64)> {
+    /// The relations read between the snapshots: (name, bytes, reads, accesses: hits
+    /// and reads), a table's heap and its indexes apart, those never accessed left out.
+    fn relation_reads(&self) -> Vec<(String, u64, f64, f64)> {
         let mut out = Vec::new();
         for e in &self.end.relations {
             let b = self.begin.relations.iter().find(|b| b.relid == e.relid);
-            let (bh, bi) = b.map_or((0, 0), |b| (b.heap_reads, b.index_reads));
-            let heap = e.heap_reads.saturating_sub(bh);
-            let index = e.index_reads.saturating_sub(bi);
-            if heap > 0 {
-                out.push((e.name.clone(), e.heap_bytes, heap as f64));
+            let z = RelationReads::default();
+            let b = b.unwrap_or(&z);
+            let d = |x: u64, y: u64| x.saturating_sub(y) as f64;
+            let heap = (d(e.heap_reads, b.heap_reads), d(e.heap_hits, b.heap_hits));
+            let index = (d(e.index_reads, b.index_reads), d(e.index_hits, b.index_hits));
+            if heap.0 + heap.1 > 0.0 {
+                out.push((e.name.clone(), e.heap_bytes, heap.0, heap.0 + heap.1));
             }
-            if index > 0 {
-                out.push((format!("{} (indexes)", e.name), e.index_bytes, index as f64));
+            if index.0 + index.1 > 0.0 {
+                let name = format!("{} (indexes)", e.name);
+                out.push((name, e.index_bytes, index.0, index.0 + index.1));
             }
         }
-        out.sort_by(|a, b| b.2.total_cmp(&a.2));
+        out.sort_by(|a, b| b.3.total_cmp(&a.3));
         out
+    }
+
+    /// Shared buffers' hit share between the snapshots (hits over hits and reads of
+    /// relations), and where from.
+    fn buffer_hits(&self) -> Option<(f64, String)> {
+        let rel = |r: &serde_json::Value| r.get("object").and_then(|v| v.as_str()) == Some("relation");
+        let any = |_: &serde_json::Value| true;
+        let (hits, reads, from) = if self.has_view("pg_stat_io") {
+            (
+                self.delta("pg_stat_io", "hits", rel)?,
+                self.delta("pg_stat_io", "reads", rel)?,
+                "pg_stat_io, object relation: hits/(hits + reads)",
+            )
+        } else {
+            (
+                self.delta("pg_stat_database", "blks_hit", any)?,
+                self.delta("pg_stat_database", "blks_read", any)?,
+                "pg_stat_database: blks_hit/(blks_hit + blks_read)",
+            )
+        };
+        (hits + reads > 0.0).then(|| {
+            let h = hits / (hits + reads);
+            (h, format!("{from} = {hits:.0}/{:.0} = {h:.4}", hits + reads))
+        })
     }
 }
 
@@ -213,20 +247,29 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
     else {
         return;
     };
-    // Relations: their shares of the reads the views count for the database captured;
-    // the rest of the data set (other databases, relations not read) gets the rest.
+    // The buffer pool in front of the reads: where its size and hit share are known,
+    // the replay draws every access and reads what a pool of that size misses.
+    let pool = c
+        .setting_bytes("shared_buffers")
+        .zip(c.buffer_hits())
+        .filter(|(b, _)| *b > 0);
+    // Relations: their shares of the accesses (with a pool) or of the reads the views
+    // count for the database captured; the rest of the data set (other databases,
+    // relations not read) gets the rest.
     let mut rels = c.relation_reads();
-    let counted: f64 = rels.iter().map(|r| r.2).sum();
+    let of = |r: &(String, u64, f64, f64)| if pool.is_some() { r.3 } else { r.2 };
+    let counted: f64 = rels.iter().map(of).sum();
     let total_bytes: u64 = c.database_bytes.values().sum();
-    if !rels.is_empty() {
+    if counted > 0.0 {
         let mut kept: Vec<RelationShare> = Vec::new();
+        rels.sort_by(|a, b| of(b).total_cmp(&of(a)));
         rels.truncate(RELATIONS_KEPT);
-        let denom = counted.max(pg_reads);
-        for (name, bytes, reads) in rels {
+        let denom = if pool.is_some() { counted } else { counted.max(pg_reads) };
+        for r in &rels {
             kept.push(RelationShare {
-                name,
-                bytes,
-                share: reads / denom,
+                name: r.0.clone(),
+                bytes: r.1,
+                share: of(r) / denom,
             });
         }
         let kept_bytes: u64 = kept.iter().map(|r| r.bytes).sum();
@@ -241,10 +284,11 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
             });
         }
         m.notes.push(format!(
-            "relations: {} with reads in pg_statio_all_tables of the database captured \
-             ({counted:.0} blocks read, against {pg_reads:.0} reads of the server); laid \
-             out in the data set in proportion to their sizes",
-            kept.len() - usize::from(rest_bytes > 0)
+            "relations: {} with {} in pg_statio_all_tables of the database captured \
+             ({counted:.0}, against {pg_reads:.0} reads of the server); laid out in the \
+             data set in proportion to their sizes",
+            kept.len() - usize::from(rest_bytes > 0),
+            if pool.is_some() { "accesses (blocks hit and read)" } else { "reads" }
         ));
         m.relations = kept;
     }
@@ -268,42 +312,58 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
         }
         Err(why) => p.hit_source = format!("not known: {why}"),
     }
-    if !m.data_buffered {
-        p.skew_source = "none: PostgreSQL read with direct I/O, no page cache between".into();
-    } else {
-        fit_skew(m, &mut p, bs, total_bytes);
+    match pool {
+        Some((bytes, (hit, from))) => {
+            p.buffer_pool_bytes = Some(bytes);
+            p.buffer_pool_hit_share = Some(hit);
+            let target = (bytes, hit, format!("shared_buffers' ({from})"));
+            fit_skew(m, &mut p, bs, total_bytes, target);
+        }
+        None if !m.data_buffered => {
+            p.skew_source = "none: PostgreSQL read with direct I/O, no page cache between, \
+                             and shared buffers' hits are not known"
+                .into()
+        }
+        None => match (p.bytes, p.hit_share) {
+            (Some(b), Some(h)) => {
+                let target = (b, h, "the page cache's".to_string());
+                fit_skew(m, &mut p, bs, total_bytes, target)
+            }
+            _ => p.skew_source = "none: the page cache's size or hit share is not known".into(),
+        },
     }
     m.page_cache = Some(p);
 }
 
-fn fit_skew(m: &WorkloadModel, p: &mut PageCacheShape, bs: u32, total_bytes: u64) {
-    let (Some(cache), Some(hit)) = (p.bytes, p.hit_share) else {
-        p.skew_source = "none: the page cache's size or hit share is not known".into();
-        return;
-    };
+/// The Zipf exponent at which a least-recently-used cache of `target`'s bytes serves
+/// its hit share of the accesses (shared buffers' when known, else the page cache's).
+fn fit_skew(
+    m: &WorkloadModel,
+    p: &mut PageCacheShape,
+    bs: u32,
+    total_bytes: u64,
+    (cache, hit, whose): (u64, f64, String),
+) {
     let blocks = |b: u64| (b / u64::from(bs)).max(1);
     let rels: Vec<(u64, f64)> = if m.relations.is_empty() {
         vec![(blocks(total_bytes), 1.0)]
     } else {
-        m.relations
-            .iter()
-            .map(|r| (blocks(r.bytes), r.share))
-            .collect()
+        m.relations.iter().map(|r| (blocks(r.bytes), r.share)).collect()
     };
     let cache_blocks = cache as f64 / f64::from(bs);
     match fit(&rels, cache_blocks, hit) {
         Ok(s) => {
             p.skew = Some((s * 1000.0).round() / 1000.0);
             p.skew_source = format!(
-                "fitted: a Zipf law of exponent {s:.3} within each relation gives a hit \
-                 share of {hit:.3} in a least-recently-used cache of {cache_blocks:.0} \
-                 blocks (uniform reads would hit {:.3})",
+                "fitted to {whose} hit share: a Zipf law of exponent {s:.3} within each \
+                 relation gives {hit:.3} in a least-recently-used cache of {cache_blocks:.0} \
+                 blocks (uniform accesses would hit {:.3})",
                 hit_share(&rels, 0.0, cache_blocks)
             );
         }
         Err(why) => {
             p.skew = Some(0.0);
-            p.skew_source = format!("uniform: {why}");
+            p.skew_source = format!("uniform ({whose}): {why}");
         }
     }
 }
@@ -352,6 +412,8 @@ mod tests {
             index_reads: index,
             heap_bytes: 768 << 20,
             index_bytes: 128 << 20,
+            heap_hits: 9 * heap,
+            index_hits: 99 * index,
         }
     }
 
@@ -408,6 +470,43 @@ mod tests {
             .map(|r| ((r.bytes / 8192).max(1), r.share))
             .collect();
         let back = crate::replay::shape::hit_share(&rels, s, (64 << 20) as f64 / 8192.0);
+        assert!((back - 0.95).abs() < 0.005, "{back}");
+    }
+
+    #[test]
+    fn with_shared_buffers_hits_the_skew_is_fitted_to_them_over_every_access() {
+        let mut c = captured();
+        c.settings.insert(
+            "shared_buffers".into(),
+            crate::pg::PgSetting {
+                setting: "2048".into(),
+                unit: Some("8kB".into()),
+            },
+        );
+        // 950,000 hits for 50,000 reads: 0.95 of the accesses.
+        for (snap, hits) in [(&mut c.begin, 10_000), (&mut c.end, 960_000)] {
+            for r in snap.views.get_mut("pg_stat_database").unwrap() {
+                if r["datname"] == "postgres" {
+                    r["blks_hit"] = hits.into();
+                }
+            }
+        }
+        let m = model_of(&c, "cap.json").unwrap();
+        let p = m.page_cache.as_ref().unwrap();
+        assert_eq!(p.buffer_pool_bytes, Some(16 << 20));
+        assert!((p.buffer_pool_hit_share.unwrap() - 0.95).abs() < 1e-9, "{p:?}");
+        assert!(p.skew_source.starts_with("fitted to shared_buffers'"), "{}", p.skew_source);
+        // Shares of every access: the heap's 30,000 reads and 270,000 hits against the
+        // indexes' 15,000 and 1,485,000.
+        let heap = &m.relations[1];
+        assert_eq!(heap.name, "public.accounts");
+        assert!((heap.share - 300_000.0 / 1_800_000.0).abs() < 1e-9, "{heap:?}");
+        let rels: Vec<(u64, f64)> = m
+            .relations
+            .iter()
+            .map(|r| ((r.bytes / 8192).max(1), r.share))
+            .collect();
+        let back = crate::replay::shape::hit_share(&rels, p.skew.unwrap(), 2048.0);
         assert!((back - 0.95).abs() < 0.005, "{back}");
     }
 

@@ -346,6 +346,8 @@ mod tests {
                 hit_share: Some(0.95),
                 device_read_bytes: Some(141_824),
                 fetched_share: Some(0.9),
+                buffer_pool_bytes: Some(128 << 20),
+                buffer_pool_hit_share: Some(0.99),
                 hit_source: "/proc/PID/io".into(),
                 read_ahead_kb: Some(128),
                 skew: Some(1.05),

@@ -15,7 +15,8 @@ pub struct RelationShare {
     pub name: String,
     /// Its size in production, bytes.
     pub bytes: u64,
-    /// Its share of production's reads, 0 to 1.
+    /// Its share of the accesses the replay draws, 0 to 1: of every access (buffer
+    /// pool hits and reads) when the model has a buffer pool, else of the reads.
     pub share: f64,
 }
 
@@ -43,6 +44,14 @@ pub struct PageCacheShape {
     pub fetched_share: Option<f64>,
     /// Where `hit_share` and `device_read_bytes` came from, or why not known.
     pub hit_source: String,
+    /// The database's own buffer pool in front of its reads (PostgreSQL's
+    /// shared_buffers), bytes: the replay simulates one of this size and reads what
+    /// it misses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pool_bytes: Option<u64>,
+    /// The share of accesses that buffer pool served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pool_hit_share: Option<f64>,
     /// The read-ahead of the data's device, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_ahead_kb: Option<u32>,
