@@ -118,11 +118,11 @@ pub struct Args {
     #[arg(long)]
     buffered: bool,
     /// Read through a page cache of SIZE, as a server with that much page cache does
-    /// (implies --buffered; for a PostgreSQL that reads without direct I/O, give its
-    /// server's page cache): dbio runs in a memory cgroup of its own whose limit is SIZE
+    /// (implies --buffered): dbio runs in a memory cgroup of its own whose limit is SIZE
     /// above its own memory, and drops the data set's pages before each step. The log
     /// (WAL) is written O_DIRECT and fdatasync'd, outside that cache. Needs root (or a
-    /// delegated cgroup); local targets only
+    /// delegated cgroup); local targets only [default: for a PostgreSQL capture that
+    /// read through the page cache, the size the capture found, as root]
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     page_cache: Option<u64>,
     /// Let dbio overwrite files in --target that it did not create

@@ -136,6 +136,7 @@ fn run(args: &Args) -> Result<(), String> {
         direct: args.direct,
         write: false,
         shared_buffers: false,
+        io_workers: 0,
     };
     let tuned = !args.register
         || args.kick_below.is_some()

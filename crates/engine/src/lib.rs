@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod buffer;
+mod io_workers;
 mod local;
 pub mod null;
 pub mod psync;
@@ -107,6 +108,11 @@ pub struct EngineConfig {
     /// this process's page tables and keeps them: the next I/O into them faults them
     /// back in, as a backend's read into a buffer it has not mapped does.
     pub shared_buffers: bool,
+    /// Reads handed to a pool of this many I/O worker threads, the submitting thread
+    /// waiting for the worker's completion, as PostgreSQL 18's backends hand their
+    /// reads to its I/O workers (`io_method=worker`); 0: each thread reads itself.
+    /// The psync engine only.
+    pub io_workers: u32,
 }
 
 /// Engine errors. Messages name what failed and where.

@@ -15,6 +15,8 @@ use crate::{
 
 pub struct PsyncEngine {
     io: LocalSlots,
+    /// Reads handed to I/O workers (`EngineConfig::io_workers`).
+    handoff: Option<crate::io_workers::Handoff>,
     /// Finished requests, their results and (Fdatasync writes) the
     /// flush's, waiting for reap.
     done: VecDeque<(IoRequest, i64, i64)>,
@@ -26,6 +28,7 @@ impl PsyncEngine {
         Ok(Self {
             done: VecDeque::with_capacity(io.bufs.len()),
             io,
+            handoff: (cfg.io_workers > 0).then(|| crate::io_workers::Handoff::new(cfg.io_workers)),
         })
     }
 
@@ -35,6 +38,10 @@ impl PsyncEngine {
         let buf = self.io.bufs.as_mut_ptr(req.slot as usize);
         let len = req.len as usize;
         let offset = req.offset as libc::off_t;
+        if let (Some(h), IoDir::Read) = (&self.handoff, req.dir) {
+            // SAFETY: as below; the worker is done with buf when this returns.
+            return unsafe { h.pread(fd, buf.cast(), len, offset) };
+        }
         loop {
             // SAFETY: buf is valid for len bytes (checked against the slot
             // size) and not used elsewhere while the call runs.

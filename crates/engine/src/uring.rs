@@ -514,6 +514,7 @@ mod tests {
             direct: true,
             write: false,
             shared_buffers: false,
+            io_workers: 0,
         };
         assert!(UringEngine::open(&cfg).is_err());
     }

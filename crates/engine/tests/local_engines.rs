@@ -45,6 +45,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
         direct,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     }
 }
 

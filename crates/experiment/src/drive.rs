@@ -152,6 +152,7 @@ pub(crate) fn drive(
             direct: load.direct,
             write: load.workload.writes(),
             shared_buffers: load.workload.unmapped_read_permille > 0,
+            io_workers: load.workload.io_workers,
         };
         let mut e = load.dataset.open_engine(load.engine, &cfg)?;
         if !e.capabilities().async_io && outstanding > 1 {

@@ -70,6 +70,8 @@ pub fn replay_plan(
     // Reads spread as production's: its relations, and the skew fitted to the share
     // its page cache served.
     plan.workload.read_skew = read_skew(model);
+    // Reads through I/O workers, as production's server made them.
+    plan.workload.io_workers = model.io_workers.unwrap_or(0);
     // A CPU term applies to the calls that sleep: count them.
     plan.count_sleeps = model.classes.iter().any(|c| c.cpu_wait_us.is_some());
     Ok(plan)
@@ -178,6 +180,12 @@ mod tests {
         pg.classes[0].unmapped_pages = Some(0.8754);
         let p = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap();
         assert_eq!(p.workload.unmapped_read_permille, 875);
+        // Reads through I/O workers only where production's server had them.
+        assert_eq!(p.workload.io_workers, 0);
+        let mut workers = pg.clone();
+        workers.io_workers = Some(3);
+        let w = replay_plan(&workers, 1.0, &RunOptions::default()).unwrap();
+        assert_eq!(w.workload.io_workers, 3);
         // Calls that slept are counted only where a CPU term will use them.
         assert!(!p.count_sleeps);
         pg.classes[0].cpu_wait_us = Some(12.0);

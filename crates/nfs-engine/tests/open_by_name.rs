@@ -53,6 +53,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
         direct: true,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     };
     NfsEngine::open(t.clone(), &cfg).unwrap()
 }

@@ -45,6 +45,7 @@ fn engine(t: &Arc<NfsTarget>, rel: &str) -> NfsEngine {
         direct: true,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     };
     NfsEngine::open(t.clone(), &cfg).unwrap()
 }

@@ -122,6 +122,7 @@ fn engine_writes_and_reads_back_split_io() {
         direct: true,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     };
     let mut e = t.backend().open(&cfg).unwrap();
     let len = 100u32 << 10;
@@ -192,6 +193,7 @@ fn reused_slots_never_change_data_in_flight() {
         direct: true,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     };
     let mut e = t.backend().open(&cfg).unwrap();
     let mut last = vec![0u32; BLOCKS];

@@ -208,6 +208,9 @@ pub struct WorkloadConfig {
     /// Single-block reads spread as production's were (relations, Zipf within
     /// each); None: uniform over the data set.
     pub read_skew: Option<crate::skew::ReadSkew>,
+    /// Reads handed to this many I/O worker threads (PostgreSQL 18's io_method=worker);
+    /// 0: each user reads itself.
+    pub io_workers: u32,
 }
 
 impl WorkloadConfig {
@@ -231,6 +234,7 @@ impl WorkloadConfig {
             dbwr_batch: 8,
             unmapped_read_permille: 0,
             read_skew: None,
+            io_workers: 0,
         }
     }
 

@@ -254,6 +254,7 @@ pub fn write_content(
         direct: opts.direct,
         write: true,
         shared_buffers: false,
+        io_workers: 0,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;
     let total = ds.total_bytes();

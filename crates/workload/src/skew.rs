@@ -433,6 +433,9 @@ mod tests {
         let drawn = (0..5_000).filter(|_| draw(&e, &mut rng) < 50).count();
         // The 50 hottest blocks are mostly in the pool: far fewer of them are read
         // than drawn.
-        assert!(hot * 2 < drawn, "{hot} reads of the hottest 50 blocks, {drawn} drawn");
+        assert!(
+            hot * 2 < drawn,
+            "{hot} reads of the hottest 50 blocks, {drawn} drawn"
+        );
     }
 }

@@ -46,6 +46,7 @@ pub fn scan(
         direct: opts.direct,
         write: false,
         shared_buffers: false,
+        io_workers: 0,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;
     let mut chunks = ds.files.iter().enumerate().flat_map(|(i, f)| {

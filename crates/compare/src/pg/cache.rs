@@ -196,7 +196,10 @@ impl PgCapture {
             let b = b.unwrap_or(&z);
             let d = |x: u64, y: u64| x.saturating_sub(y) as f64;
             let heap = (d(e.heap_reads, b.heap_reads), d(e.heap_hits, b.heap_hits));
-            let index = (d(e.index_reads, b.index_reads), d(e.index_hits, b.index_hits));
+            let index = (
+                d(e.index_reads, b.index_reads),
+                d(e.index_hits, b.index_hits),
+            );
             if heap.0 + heap.1 > 0.0 {
                 out.push((e.name.clone(), e.heap_bytes, heap.0, heap.0 + heap.1));
             }
@@ -212,7 +215,8 @@ impl PgCapture {
     /// Shared buffers' hit share between the snapshots (hits over hits and reads of
     /// relations), and where from.
     fn buffer_hits(&self) -> Option<(f64, String)> {
-        let rel = |r: &serde_json::Value| r.get("object").and_then(|v| v.as_str()) == Some("relation");
+        let rel =
+            |r: &serde_json::Value| r.get("object").and_then(|v| v.as_str()) == Some("relation");
         let any = |_: &serde_json::Value| true;
         let (hits, reads, from) = if self.has_view("pg_stat_io") {
             (
@@ -229,7 +233,10 @@ impl PgCapture {
         };
         (hits + reads > 0.0).then(|| {
             let h = hits / (hits + reads);
-            (h, format!("{from} = {hits:.0}/{:.0} = {h:.4}", hits + reads))
+            (
+                h,
+                format!("{from} = {hits:.0}/{:.0} = {h:.4}", hits + reads),
+            )
         })
     }
 }
@@ -264,7 +271,11 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
         let mut kept: Vec<RelationShare> = Vec::new();
         rels.sort_by(|a, b| of(b).total_cmp(&of(a)));
         rels.truncate(RELATIONS_KEPT);
-        let denom = if pool.is_some() { counted } else { counted.max(pg_reads) };
+        let denom = if pool.is_some() {
+            counted
+        } else {
+            counted.max(pg_reads)
+        };
         for r in &rels {
             kept.push(RelationShare {
                 name: r.0.clone(),
@@ -288,7 +299,11 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
              ({counted:.0}, against {pg_reads:.0} reads of the server); laid out in the \
              data set in proportion to their sizes",
             kept.len() - usize::from(rest_bytes > 0),
-            if pool.is_some() { "accesses (blocks hit and read)" } else { "reads" }
+            if pool.is_some() {
+                "accesses (blocks hit and read)"
+            } else {
+                "reads"
+            }
         ));
         m.relations = kept;
     }
@@ -348,7 +363,10 @@ fn fit_skew(
     let rels: Vec<(u64, f64)> = if m.relations.is_empty() {
         vec![(blocks(total_bytes), 1.0)]
     } else {
-        m.relations.iter().map(|r| (blocks(r.bytes), r.share)).collect()
+        m.relations
+            .iter()
+            .map(|r| (blocks(r.bytes), r.share))
+            .collect()
     };
     let cache_blocks = cache as f64 / f64::from(bs);
     match fit(&rels, cache_blocks, hit) {
@@ -494,13 +512,23 @@ mod tests {
         let m = model_of(&c, "cap.json").unwrap();
         let p = m.page_cache.as_ref().unwrap();
         assert_eq!(p.buffer_pool_bytes, Some(16 << 20));
-        assert!((p.buffer_pool_hit_share.unwrap() - 0.95).abs() < 1e-9, "{p:?}");
-        assert!(p.skew_source.starts_with("fitted to shared_buffers'"), "{}", p.skew_source);
+        assert!(
+            (p.buffer_pool_hit_share.unwrap() - 0.95).abs() < 1e-9,
+            "{p:?}"
+        );
+        assert!(
+            p.skew_source.starts_with("fitted to shared_buffers'"),
+            "{}",
+            p.skew_source
+        );
         // Shares of every access: the heap's 30,000 reads and 270,000 hits against the
         // indexes' 15,000 and 1,485,000.
         let heap = &m.relations[1];
         assert_eq!(heap.name, "public.accounts");
-        assert!((heap.share - 300_000.0 / 1_800_000.0).abs() < 1e-9, "{heap:?}");
+        assert!(
+            (heap.share - 300_000.0 / 1_800_000.0).abs() < 1e-9,
+            "{heap:?}"
+        );
         let rels: Vec<(u64, f64)> = m
             .relations
             .iter()

@@ -19,7 +19,7 @@ pub const CAPTURE_FORMAT: u32 = 1;
 pub const OLDEST_VERSION_NUM: u32 = 140_000;
 
 /// The settings read with a capture: those that decide how PostgreSQL does its I/O.
-pub const SETTINGS: [&str; 27] = [
+pub const SETTINGS: [&str; 28] = [
     "block_size",
     "wal_block_size",
     "shared_buffers",
@@ -43,6 +43,7 @@ pub const SETTINGS: [&str; 27] = [
     "io_combine_limit",
     "debug_io_direct",
     "io_method",
+    "io_workers",
     "track_io_timing",
     "track_wal_io_timing",
     "stats_fetch_consistency",

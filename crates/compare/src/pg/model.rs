@@ -267,12 +267,26 @@ fn reads(c: &PgCapture, t: f64, bs: u32, m: &mut WorkloadModel) {
                 .into(),
         );
     }
-    if c.setting("io_method").is_some_and(|v| v != "sync") {
-        m.notes.push(format!(
-            "reads: io_method {}: read_time is the backend's wait for a read it may have \
-             started ahead, not each read's latency",
-            c.setting("io_method").unwrap_or("")
-        ));
+    match c.setting("io_method") {
+        Some("worker") => {
+            let n = c
+                .setting("io_workers")
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(3)
+                .clamp(1, 32);
+            m.io_workers = Some(n);
+            m.notes.push(format!(
+                "reads: io_method worker: a backend hands each read to one of {n} I/O \
+                 workers (io_workers) and waits for it, so read_time holds two wake-ups \
+                 beside the read; the replay hands its reads to {n} worker threads the \
+                 same way"
+            ));
+        }
+        Some(v) if v != "sync" => m.notes.push(format!(
+            "reads: io_method {v}: read_time is the backend's wait for a read it may have \
+             started ahead, not each read's latency"
+        )),
+        _ => {}
     }
 }
 

@@ -253,6 +253,8 @@ fn pg18_reads_sizes_from_bytes_and_wal_from_pg_stat_io() {
     assert_eq!(m.class("dbwr-write").unwrap().rate, 1.0);
     assert!(m.not_replayed.iter().any(|n| n.starts_with("DataFileSync")));
     assert!(m.notes.iter().any(|n| n.contains("io_method worker")));
+    // Reads handed to PostgreSQL's default three I/O workers.
+    assert_eq!(m.io_workers, Some(3));
     assert!(!m.data_buffered, "debug_io_direct=data reads O_DIRECT");
     assert!(!m.notes.iter().any(|n| n.contains("--page-cache")));
     m.check().unwrap();

@@ -47,6 +47,11 @@ pub struct WorkloadModel {
     /// I/O, waited for); the replay's `--engine` unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// Reads handed to this many I/O workers, each session waiting for its read's
+    /// completion (PostgreSQL 18's `io_method=worker`, `io_workers`); none: each
+    /// session reads itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_workers: Option<u32>,
     /// Production's times count each I/O from its call to its return, not the wait
     /// for a free session before it: compared with this storage's service time (the
     /// latency less the time an arrival waited to be issued).
@@ -197,6 +202,9 @@ impl WorkloadModel {
                 ),
             ));
         }
+        if matches!(self.io_workers, Some(n) if !(1..=32).contains(&n)) {
+            return Err((None, "io_workers: from 1 to 32".into()));
+        }
         if self.users == Some(0) || self.outstanding == Some(0) {
             return Err((None, "users and outstanding must be at least 1".into()));
         }
@@ -338,6 +346,7 @@ mod tests {
             users: Some(4),
             outstanding: Some(1),
             engine: Some("psync".into()),
+            io_workers: Some(3),
             service_time: true,
             data_buffered: true,
             page_cache: Some(crate::replay::PageCacheShape {
