@@ -165,6 +165,20 @@ pub(crate) fn drive(
         engines.push(e);
     }
     let gens = load.generators(&layout)?;
+    // Reads through the page cache behind a simulated buffer pool: the cache as a
+    // server that has run a while has it.
+    if !load.direct {
+        if let Some(pool) = load
+            .workload
+            .read_skew
+            .as_ref()
+            .and_then(|s| s.pool.as_ref())
+        {
+            let files = load.dataset.run_files(load.workload);
+            crate::warm::page_cache(&files, &layout, &pool.warm_blocks(), stop)
+                .map_err(|e| ExperimentError::Config(format!("warming the page cache: {e}")))?;
+        }
+    }
     let halt = AtomicBool::new(false);
     let start = Instant::now();
     let record_from = start + load.warmup;

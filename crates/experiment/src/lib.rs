@@ -29,6 +29,7 @@ mod run;
 mod slob_run;
 pub mod sweep;
 pub mod verify_map;
+mod warm;
 
 pub use calibrate::{
     calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, MachineIdle, Step,

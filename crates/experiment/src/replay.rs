@@ -97,9 +97,16 @@ fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
             .collect()
     };
     // The database's buffer pool in front, where the skew was fitted to its hits.
+    // Its warm-up's misses then fill the page cache under it, production's size.
+    let bs = u64::from(model.block_size);
+    let cache_blocks = p
+        .and_then(|p| p.bytes)
+        .filter(|_| model.data_buffered)
+        .unwrap_or(0)
+        / bs;
     let pool = p
         .and_then(|p| p.buffer_pool_bytes)
-        .map(|b| SharedPool::new((b / u64::from(model.block_size)).max(1)));
+        .map(|b| SharedPool::with_page_cache((b / bs).max(1), cache_blocks));
     Some(ReadSkew {
         pool,
         relations,

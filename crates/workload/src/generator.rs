@@ -357,7 +357,7 @@ impl Layout {
 
     /// Engine file and byte offset of global usable block `g`.
     #[inline]
-    fn place(&self, g: u64) -> (u32, u64) {
+    pub fn place(&self, g: u64) -> (u32, u64) {
         let f = (g / self.blocks_per_file) as usize;
         let b = self.first_block + g % self.blocks_per_file;
         (self.data_files[f], b * u64::from(self.block_size))

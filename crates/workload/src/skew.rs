@@ -45,6 +45,10 @@ pub(crate) struct BufferPool {
     at: HashMap<u64, u32>,
     hand: usize,
     warmed: bool,
+    /// The blocks the warm-up missed, latest last, at most `remember`: what a page
+    /// cache of that many blocks under the pool holds after a server ran a while.
+    missed: std::collections::VecDeque<u64>,
+    remember: usize,
 }
 
 const MAX_USAGE: u8 = 5;
@@ -58,6 +62,8 @@ impl BufferPool {
             at: HashMap::with_capacity(capacity),
             hand: 0,
             warmed: false,
+            missed: std::collections::VecDeque::new(),
+            remember: 0,
         }
     }
 
@@ -98,6 +104,22 @@ impl SharedPool {
     pub fn new(blocks: u64) -> Self {
         SharedPool(Arc::new(Mutex::new(BufferPool::new(blocks))))
     }
+
+    /// A pool that also remembers the last `page_cache_blocks` blocks its warm-up
+    /// missed ([`SharedPool::warm_blocks`]).
+    pub fn with_page_cache(blocks: u64, page_cache_blocks: u64) -> Self {
+        let mut p = BufferPool::new(blocks);
+        p.remember = page_cache_blocks.min(MAX_POOL_BLOCKS * 4) as usize;
+        SharedPool(Arc::new(Mutex::new(p)))
+    }
+
+    /// The blocks the warm-up missed, oldest first (empty before a generator warmed
+    /// the pool): read through the page cache before the run, they leave it as a
+    /// server's that has run a while.
+    pub fn warm_blocks(&self) -> Vec<u64> {
+        let p = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        p.missed.iter().copied().collect()
+    }
 }
 
 // One pool is equal to itself only: two runs never share theirs.
@@ -131,9 +153,20 @@ impl PooledReads {
         let mut p = pool.0.lock().unwrap_or_else(|e| e.into_inner());
         if !p.warmed {
             let mut rng = Rng::new(seed ^ 0x706f_6f6c);
-            for _ in 0..p.capacity.saturating_mul(10).min(50_000_000) {
+            // Ten times the pool, and on until the page cache under it has seen as
+            // many misses as it holds (bounded).
+            let mut misses = 0usize;
+            let mut n = 0usize;
+            while n < 50_000_000 && (n < p.capacity.saturating_mul(10) || misses < p.remember) {
                 let b = draw(extents, &mut rng);
-                p.access(b);
+                n += 1;
+                if !p.access(b) && p.remember > 0 {
+                    misses += 1;
+                    if p.missed.len() == p.remember {
+                        p.missed.pop_front();
+                    }
+                    p.missed.push_back(b);
+                }
             }
             p.warmed = true;
         }
@@ -437,5 +470,28 @@ mod tests {
             hot * 2 < drawn,
             "{hot} reads of the hottest 50 blocks, {drawn} drawn"
         );
+    }
+
+    #[test]
+    fn the_warm_up_leaves_the_page_cache_s_worth_of_misses() {
+        let pool = SharedPool::with_page_cache(100, 2_000);
+        let skew = ReadSkew {
+            pool: Some(pool.clone()),
+            relations: vec![(1.0, 1.0)],
+            exponent: 0.8,
+            clustered: false,
+        };
+        let e = extents(&skew, 50_000);
+        let _ = PooledReads::new(&pool, &e, 5);
+        let warm = pool.warm_blocks();
+        assert_eq!(warm.len(), 2_000);
+        assert!(warm.iter().all(|b| *b < 50_000));
+        // Warmed once: a second user's generator adds nothing.
+        let _ = PooledReads::new(&pool, &e, 6);
+        assert_eq!(pool.warm_blocks(), warm);
+        // Nothing remembered for a page cache unless asked.
+        let plain = SharedPool::new(100);
+        let _ = PooledReads::new(&plain, &e, 5);
+        assert!(plain.warm_blocks().is_empty());
     }
 }
