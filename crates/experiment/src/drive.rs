@@ -409,6 +409,8 @@ impl User<'_> {
                     break;
                 }
                 if let Some(p) = &mut self.pacer {
+                    // Work for the next I/O done while waiting, out of its latency.
+                    self.gen.prepare();
                     p.sleep(REAP_WAIT);
                     now = Instant::now();
                     continue;

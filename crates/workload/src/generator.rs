@@ -406,6 +406,8 @@ pub struct Generator {
     read_extents: Vec<crate::skew::Extent>,
     /// The database's buffer pool those reads pass first, where simulated.
     pooled: Option<crate::skew::PooledReads>,
+    /// The next pooled read's block, drawn ahead by [`Generator::prepare`].
+    ready_read: Option<u64>,
     think: Option<(u64, u64, u64)>,
     mb_blocks: u64,
     mb_random: bool,
@@ -502,6 +504,7 @@ impl Generator {
             update_hot,
             read_extents,
             pooled,
+            ready_read: None,
             think,
             mb_blocks: (u64::from(cfg.multiblock_bytes) / bs).max(1),
             mb_random: cfg.multiblock_random,
@@ -519,6 +522,17 @@ impl Generator {
             direct_write_at: (start + layout.total_blocks() / 2) % layout.total_blocks(),
             redo_at,
         })
+    }
+
+    /// Does ahead of time what the next I/O needs that takes long (the simulated
+    /// buffer pool's draws), so that an open loop does it while it waits for the
+    /// arrival rather than inside the I/O's latency.
+    pub fn prepare(&mut self) {
+        if self.ready_read.is_none() {
+            if let Some(p) = &self.pooled {
+                self.ready_read = Some(p.next(&self.read_extents, &mut self.rng));
+            }
+        }
     }
 
     /// The next I/O.
@@ -588,9 +602,10 @@ impl Generator {
                 first + self.rng.below(n)
             }
             _ if class == IoClass::SingleBlockRead && !self.read_extents.is_empty() => {
-                match &self.pooled {
-                    Some(p) => p.next(&self.read_extents, &mut self.rng),
-                    None => crate::skew::draw(&self.read_extents, &mut self.rng),
+                match (&self.pooled, self.ready_read.take()) {
+                    (_, Some(b)) => b,
+                    (Some(p), None) => p.next(&self.read_extents, &mut self.rng),
+                    (None, None) => crate::skew::draw(&self.read_extents, &mut self.rng),
                 }
             }
             _ => self.rng.below(self.layout.total_blocks()),
