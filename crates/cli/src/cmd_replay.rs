@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use dbio_compare::replay::shape::memory_step;
 use dbio_compare::replay::{judge, model_of, Answer, WorkloadModel};
 use dbio_engine::EngineKind;
 use dbio_experiment::plan::DEFAULT_SIZE;
@@ -123,8 +124,10 @@ pub struct Args {
     /// (WAL) is written O_DIRECT and fdatasync'd, outside that cache. Needs root (or a
     /// delegated cgroup); local targets only [default: for a PostgreSQL capture that
     /// read through the page cache, the size the capture found, as root]
-    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
-    page_cache: Option<u64>,
+    /// Several sizes (--page-cache 256M,512M,1G) show a new host's memory as a ramp
+    /// shows load: each size is run at the reference scale, the first judged.
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = size_arg)]
+    page_cache: Vec<u64>,
     /// Let dbio overwrite files in --target that it did not create
     #[arg(long)]
     force_overwrite: bool,
@@ -242,7 +245,7 @@ fn page_cache(model: &WorkloadModel, args: &Args) -> (Option<u64>, Option<String
             format_size(bytes)
         )
     };
-    if let Some(bytes) = args.page_cache {
+    if let Some(&bytes) = args.page_cache.first() {
         return (Some(bytes), Some(said(bytes, "--page-cache")));
     }
     if !model.data_buffered || args.buffered {
@@ -382,6 +385,47 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     let mut replay = judge(&model, &histograms, &steps, &args.slo);
     if let Some(p) = replay.page_cache.as_mut() {
         p.replay_bytes = cache;
+    }
+    // The other page-cache sizes, each at the reference scale.
+    if args.page_cache.len() > 1 && !runs.iter().any(|(_, r)| r.interrupted) {
+        let reference = replay.reference_scale;
+        let plan = &plans
+            .iter()
+            .find(|(s, _)| *s == reference)
+            .unwrap_or(&plans[0])
+            .1;
+        replay.memory.push(memory_step(&replay, args.page_cache[0]));
+        for (i, &bytes) in args.page_cache.iter().enumerate().skip(1) {
+            eprintln!(
+                "page cache {}/{}: {} at {reference}x production for {:?}",
+                i + 1,
+                args.page_cache.len(),
+                format_size(bytes),
+                step_time
+            );
+            let setup = Setup {
+                page_cache: Some(bytes),
+                ..setup.clone()
+            };
+            let m = measure(&setup, plan, &name, &mut |stopped| Ok(stopped))?;
+            common::finishing();
+            if m.before_start {
+                break;
+            }
+            let interrupted = m.result.interrupted;
+            let mut one = judge(&model, &histograms, &[(reference, &m.result)], &args.slo);
+            if let Some(p) = one.page_cache.as_mut() {
+                p.replay_bytes = Some(bytes);
+            }
+            replay.memory.push(memory_step(&one, bytes));
+            if let Some(e) = m.error {
+                return Err(e.into());
+            }
+            if interrupted {
+                eprintln!("dbio: replay interrupted; reporting the sizes measured");
+                break;
+            }
+        }
     }
     print!("{}", dbio_report::replay::terminal(&replay));
     let mut wrote = Vec::new();

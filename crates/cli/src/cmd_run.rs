@@ -361,6 +361,7 @@ pub struct Measured {
 
 /// Where and how a plan runs: what `measure` takes of the command line
 /// (`dbio run`'s or `dbio replay`'s).
+#[derive(Clone)]
 pub struct Setup {
     pub nfs: dbio_storage::NfsOptions,
     pub engine: EngineKind,

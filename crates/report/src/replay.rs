@@ -170,6 +170,35 @@ pub fn page_cache_line(r: &ReplayReport) -> Option<String> {
     ))
 }
 
+/// A memory ramp (`--page-cache A,B,...`) as a table: each size, the replay's hit
+/// share and each read event's prediction beside production's mean.
+pub fn memory_table(r: &ReplayReport) -> Option<Table> {
+    let first = r.memory.first()?;
+    let mut head = vec!["page cache".to_string(), "hit share".to_string()];
+    for e in &first.events {
+        head.push(format!(
+            "{} (production {})",
+            e.event,
+            us(e.production_mean_us)
+        ));
+    }
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut t = Table::new(&head);
+    for m in &r.memory {
+        let mut row = vec![
+            bytes(m.page_cache_bytes),
+            m.hit_share.map_or("-".into(), |h| format!("{h:.3}")),
+        ];
+        row.extend(m.events.iter().map(|e| us(e.predicted_mean_us)));
+        t.row(row);
+    }
+    Some(t)
+}
+
+fn us(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.0} µs"))
+}
+
 /// The model's CPU-wait terms, one line per term (classes sharing one share a line):
 /// "CPU wait of single-block-read, redo-write: + 18 µs per call that sleeps, less the
 /// replay's own wait, added to this storage's mean (/proc/PID/schedstat of ...)". None
@@ -415,6 +444,10 @@ pub fn terminal(r: &ReplayReport) -> String {
     if let Some(l) = page_cache_line(r) {
         let _ = writeln!(out, "  {l}");
     }
+    if let Some(t) = memory_table(r) {
+        out += "page cache ramp:\n";
+        out += &t.text("  ");
+    }
     out += "ramp:\n";
     out += &step_table(r).text("  ");
     for s in r.steps.iter().filter(|s| s.behind) {
@@ -487,6 +520,10 @@ pub fn markdown(r: &ReplayReport) -> String {
     }
     if let Some(l) = page_cache_line(r) {
         let _ = writeln!(out, "\n- {}", md_escape(&l));
+    }
+    if let Some(t) = memory_table(r) {
+        out += "\n## Page cache ramp\n\n";
+        out += &t.markdown();
     }
     out += "\n## Ramp\n\n";
     out += &step_table(r).markdown();

@@ -8,8 +8,8 @@ use dbio_compare::replay::{Answer, EventComparison, ReplayReport, MIN_IOS_JUDGED
 use dbio_stats::slo::SloStat;
 
 use super::{
-    charts, cpu_lines, cpu_unknown, event_line, event_table, model_table, objectives_summary,
-    page_cache_line, shape_lines, step_table,
+    charts, cpu_lines, cpu_unknown, event_line, event_table, memory_table, model_table,
+    objectives_summary, page_cache_line, shape_lines, step_table,
 };
 use crate::comparison_view::{BETTER, WORSE};
 use crate::fmt::html_escape as esc;
@@ -90,6 +90,10 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
         let _ = writeln!(b, "<li>{}</li>", esc(&l));
     }
     b += "</ul>\n";
+    if let Some(t) = memory_table(r) {
+        b += "<h2>Page cache ramp</h2>\n";
+        b += &t.html();
+    }
     b += &charts::latency_bars(r);
     b += &event_table(r).html();
     // A histogram of too few waits is noise drawn as a shape.

@@ -65,6 +65,7 @@ fn report(events: Vec<EventComparison>) -> ReplayReport {
         load: String::new(),
         slo: Vec::new(),
         page_cache: None,
+        memory: Vec::new(),
     }
 }
 
@@ -105,6 +106,27 @@ fn production_s_page_cache_stands_beside_the_replay_s_in_every_form() {
         );
     }
     assert!(model_text(&r.model, "1 GiB").contains("Zipf exponent 1.050"));
+    // A memory ramp: each size's hit share and prediction beside production's.
+    use dbio_compare::replay::shape::{MemoryEvent, MemoryStep};
+    let step = |bytes: u64, hit: f64, us: f64| MemoryStep {
+        page_cache_bytes: bytes,
+        hit_share: Some(hit),
+        events: vec![MemoryEvent {
+            event: "DataFileRead".into(),
+            production_mean_us: Some(127.0),
+            predicted_mean_us: Some(us),
+        }],
+    };
+    r.memory = vec![step(512 << 20, 0.56, 140.0), step(1 << 30, 0.81, 90.0)];
+    let t = terminal(&r);
+    assert!(t.contains("page cache ramp:"), "{t}");
+    assert!(t.contains("DataFileRead (production 127 µs)"), "{t}");
+    let last = t
+        .lines()
+        .find(|l| l.contains("1 GiB") && l.contains("0.810"))
+        .unwrap_or("");
+    assert!(last.contains("90 µs"), "{t}");
+    assert!(markdown(&r).contains("## Page cache ramp"));
 }
 
 #[test]

@@ -65,6 +65,10 @@ pub struct ReplayReport {
     /// Production's page cache beside the replay's, where the model knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache: Option<super::shape::PageCacheOutcome>,
+    /// Several page-cache sizes (`--page-cache A,B,...`), each at the reference
+    /// scale, the first the one judged above; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<super::shape::MemoryStep>,
 }
 
 /// One step of a ramp.
@@ -254,6 +258,7 @@ pub fn judge(
         page_cache: steps
             .get(reference)
             .and_then(|(_, run)| super::shape::page_cache_outcome(model, run)),
+        memory: Vec::new(),
     }
 }
 

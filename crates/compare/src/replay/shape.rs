@@ -234,6 +234,47 @@ pub fn page_cache_outcome(model: &WorkloadModel, run: &RunResult) -> Option<Page
     Some(o)
 }
 
+/// One page-cache size of a memory ramp: what the replay's reads did with it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryStep {
+    pub page_cache_bytes: u64,
+    /// The share of the replay's reads its device did not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_share: Option<f64>,
+    /// The read events: production's mean beside this size's prediction.
+    pub events: Vec<MemoryEvent>,
+}
+
+/// A read event at one page-cache size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryEvent {
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production_mean_us: Option<f64>,
+    /// This storage's mean with the CPU term where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_mean_us: Option<f64>,
+}
+
+/// The row of a memory ramp for `r`, the judgement of a step run with a page cache
+/// of `bytes`.
+pub fn memory_step(r: &super::ReplayReport, bytes: u64) -> MemoryStep {
+    MemoryStep {
+        page_cache_bytes: bytes,
+        hit_share: r.page_cache.as_ref().and_then(|p| p.replay_hit_share),
+        events: r
+            .events
+            .iter()
+            .filter(|e| e.class.ends_with("-read"))
+            .map(|e| MemoryEvent {
+                event: e.event.clone(),
+                production_mean_us: e.production_mean_us,
+                predicted_mean_us: e.predicted_mean_us.or(e.here_mean_us),
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
