@@ -107,10 +107,16 @@ fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
     let pool = p
         .and_then(|p| p.buffer_pool_bytes)
         .map(|b| SharedPool::with_page_cache((b / bs).max(1), cache_blocks));
+    let exponents = if model.relations.iter().all(|r| r.skew.is_some()) {
+        model.relations.iter().filter_map(|r| r.skew).collect()
+    } else {
+        Vec::new()
+    };
     Some(ReadSkew {
         pool,
         relations,
         exponent,
+        exponents,
         clustered: p.is_some_and(|p| p.clustered),
     })
 }

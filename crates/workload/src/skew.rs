@@ -23,6 +23,9 @@ pub struct ReadSkew {
     /// The Zipf exponent within each relation (0: uniform; 1.1: pgbench's
     /// `random_zipfian(.., 1.1)`).
     pub exponent: f64,
+    /// Each relation's own exponent, in the order of `relations`, where fitted one by
+    /// one; empty: `exponent` for every relation.
+    pub exponents: Vec<f64>,
     /// The hottest blocks next to each other at the relation's start (keys read in
     /// ranges, the kernel's read-ahead bringing hot neighbours), else spread over it.
     pub clustered: bool,
@@ -207,21 +210,25 @@ pub(crate) struct Extent {
 
 /// The relations laid out over `total` blocks.
 pub(crate) fn extents(skew: &ReadSkew, total: u64) -> Vec<Extent> {
-    let rels: Vec<(f64, f64)> = skew
+    let rels: Vec<(f64, f64, f64)> = skew
         .relations
         .iter()
-        .map(|&(b, r)| (b.max(0.0), r.max(0.0)))
-        .filter(|&(b, _)| b.is_finite())
+        .enumerate()
+        .map(|(i, &(b, r))| {
+            let s = skew.exponents.get(i).copied().unwrap_or(skew.exponent);
+            (b.max(0.0), r.max(0.0), s)
+        })
+        .filter(|&(b, _, _)| b.is_finite())
         .collect();
     let size_sum: f64 = rels.iter().map(|r| r.0).sum();
     let read_sum: f64 = rels.iter().map(|r| r.1).sum();
     if rels.is_empty() || size_sum <= 0.0 || read_sum <= 0.0 || total == 0 {
-        return vec![extent(0, total.max(1), 1.0, skew)];
+        return vec![extent(0, total.max(1), 1.0, skew.exponent, skew.clustered)];
     }
     let n = rels.len() as u64;
     let mut out = Vec::with_capacity(rels.len());
     let (mut first, mut upto, mut size_upto) = (0u64, 0.0, 0.0);
-    for (i, &(b, r)) in rels.iter().enumerate() {
+    for (i, &(b, r, s)) in rels.iter().enumerate() {
         size_upto += b;
         // Each relation ends where its cumulative size falls, leaving at least a
         // block to each after it.
@@ -233,7 +240,7 @@ pub(crate) fn extents(skew: &ReadSkew, total: u64) -> Vec<Extent> {
                 .clamp(first + 1, total.saturating_sub(left_after).max(first + 1))
         };
         upto += r / read_sum;
-        out.push(extent(first, end - first, upto, skew));
+        out.push(extent(first, end - first, upto, s, skew.clustered));
         first = end;
     }
     if let Some(last) = out.last_mut() {
@@ -242,18 +249,18 @@ pub(crate) fn extents(skew: &ReadSkew, total: u64) -> Vec<Extent> {
     out
 }
 
-fn extent(first: u64, blocks: u64, upto: f64, skew: &ReadSkew) -> Extent {
+fn extent(first: u64, blocks: u64, upto: f64, exponent: f64, clustered: bool) -> Extent {
     Extent {
         first,
         blocks,
         upto,
-        zipf: Zipf::new(blocks, skew.exponent),
-        spread: if skew.clustered {
+        zipf: Zipf::new(blocks, exponent),
+        spread: if clustered {
             1
         } else {
             coprime_near(blocks, (blocks as f64 * 0.618_033_988_75) as u64)
         },
-        shift: if skew.clustered { 0 } else { blocks / 3 },
+        shift: if clustered { 0 } else { blocks / 3 },
     }
 }
 
@@ -406,6 +413,7 @@ mod tests {
             pool: None,
             relations: vec![(0.75, 0.25), (0.25, 0.75)],
             exponent: 0.0,
+            exponents: Vec::new(),
             clustered: true,
         };
         let e = extents(&skew, 1000);
@@ -431,6 +439,7 @@ mod tests {
                 pool: None,
                 relations: vec![(1.0, 1.0)],
                 exponent: 1.2,
+                exponents: Vec::new(),
                 clustered,
             };
             let e = extents(&skew, 10_000);
@@ -455,6 +464,7 @@ mod tests {
             pool: Some(SharedPool::new(100)),
             relations: vec![(1.0, 1.0)],
             exponent: 1.1,
+            exponents: Vec::new(),
             clustered: true,
         };
         let e = extents(&skew, 10_000);
@@ -479,6 +489,7 @@ mod tests {
             pool: Some(pool.clone()),
             relations: vec![(1.0, 1.0)],
             exponent: 0.8,
+            exponents: Vec::new(),
             clustered: false,
         };
         let e = extents(&skew, 50_000);

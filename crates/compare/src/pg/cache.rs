@@ -270,7 +270,14 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
     if counted > 0.0 {
         let mut kept: Vec<RelationShare> = Vec::new();
         rels.sort_by(|a, b| of(b).total_cmp(&of(a)));
-        rels.truncate(RELATIONS_KEPT);
+        let dropped = rels.split_off(rels.len().min(RELATIONS_KEPT));
+        let (rest_reads, rest_accesses) = dropped
+            .iter()
+            .fold((0.0, 0.0), |(r, a), d| (r + d.2, a + d.3));
+        // Shared buffers' hits of a relation: what is not read of what is accessed.
+        let hit_of = |reads: f64, accesses: f64| {
+            (pool.is_some() && accesses > 0.0).then(|| (1.0 - reads / accesses).clamp(0.0, 1.0))
+        };
         let denom = if pool.is_some() {
             counted
         } else {
@@ -281,6 +288,8 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
                 name: r.0.clone(),
                 bytes: r.1,
                 share: of(r) / denom,
+                hit_share: hit_of(r.2, r.3),
+                skew: None,
             });
         }
         let kept_bytes: u64 = kept.iter().map(|r| r.bytes).sum();
@@ -292,6 +301,10 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
                 name: "the rest".into(),
                 bytes: rest_bytes,
                 share: rest_share,
+                // Nothing accessed beyond the kept: shared buffers' overall share.
+                hit_share: hit_of(rest_reads, rest_accesses)
+                    .or(pool.as_ref().map(|(_, (h, _))| *h)),
+                skew: None,
             });
         }
         m.notes.push(format!(
@@ -331,8 +344,12 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
         Some((bytes, (hit, from))) => {
             p.buffer_pool_bytes = Some(bytes);
             p.buffer_pool_hit_share = Some(hit);
-            let target = (bytes, hit, format!("shared_buffers' ({from})"));
-            fit_skew(m, &mut p, bs, total_bytes, target);
+            if !m.relations.is_empty() && m.relations.iter().all(|r| r.hit_share.is_some()) {
+                fit_each_relation(m, &mut p, bs, bytes);
+            } else {
+                let target = (bytes, hit, format!("shared_buffers' ({from})"));
+                fit_skew(m, &mut p, bs, total_bytes, target);
+            }
         }
         None if !m.data_buffered => {
             p.skew_source = "none: PostgreSQL read with direct I/O, no page cache between, \
@@ -348,6 +365,48 @@ pub fn shape(c: &PgCapture, bs: u32, m: &mut WorkloadModel) {
         },
     }
     m.page_cache = Some(p);
+}
+
+/// Each relation's exponent, fitted to its own shared-buffers hit share in a pool of
+/// `pool_bytes` they share (an index's upper levels always hit; its heap may be read
+/// uniformly); the model's `skew` is their mean weighted by the accesses.
+fn fit_each_relation(m: &mut WorkloadModel, p: &mut PageCacheShape, bs: u32, pool_bytes: u64) {
+    let rels: Vec<(u64, f64, f64)> = m
+        .relations
+        .iter()
+        .map(|r| {
+            (
+                (r.bytes / u64::from(bs)).max(1),
+                r.share,
+                r.hit_share.unwrap_or(0.0),
+            )
+        })
+        .collect();
+    let cache_blocks = pool_bytes as f64 / f64::from(bs);
+    let exps = crate::replay::shape::fit_each(&rels, cache_blocks);
+    let mut mean = 0.0;
+    for (r, s) in m.relations.iter_mut().zip(&exps) {
+        let s = (s * 1000.0).round() / 1000.0;
+        r.skew = Some(s);
+        mean += r.share * s;
+    }
+    p.skew = Some((mean * 1000.0).round() / 1000.0);
+    p.skew_source = format!(
+        "fitted per relation to each one's shared-buffers hit share (pg_statio_all_tables: \
+         blocks hit over hit and read) in a least-recently-used pool of {cache_blocks:.0} \
+         blocks they share (Che's approximation); {}",
+        m.relations
+            .iter()
+            .take(4)
+            .map(|r| format!(
+                "{} {:.3} at {:.3}",
+                r.name,
+                r.skew.unwrap_or(0.0),
+                r.hit_share.unwrap_or(0.0)
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// The Zipf exponent at which a least-recently-used cache of `target`'s bytes serves
@@ -517,25 +576,37 @@ mod tests {
             "{p:?}"
         );
         assert!(
-            p.skew_source.starts_with("fitted to shared_buffers'"),
+            p.skew_source.starts_with("fitted per relation"),
             "{}",
             p.skew_source
         );
         // Shares of every access: the heap's 30,000 reads and 270,000 hits against the
-        // indexes' 15,000 and 1,485,000.
+        // indexes' 15,000 and 1,485,000; each relation's own hit share.
         let heap = &m.relations[1];
         assert_eq!(heap.name, "public.accounts");
         assert!(
             (heap.share - 300_000.0 / 1_800_000.0).abs() < 1e-9,
             "{heap:?}"
         );
-        let rels: Vec<(u64, f64)> = m
+        assert!((heap.hit_share.unwrap() - 0.9).abs() < 1e-9, "{heap:?}");
+        assert!((m.relations[0].hit_share.unwrap() - 0.99).abs() < 1e-9);
+        // The fitted exponents give each relation its hit share back in the pool.
+        let rels: Vec<(u64, f64, f64)> = m
             .relations
             .iter()
-            .map(|r| ((r.bytes / 8192).max(1), r.share))
+            .map(|r| ((r.bytes / 8192).max(1), r.share, r.skew.unwrap()))
             .collect();
-        let back = crate::replay::shape::hit_share(&rels, p.skew.unwrap(), 2048.0);
-        assert!((back - 0.95).abs() < 0.005, "{back}");
+        let back = crate::replay::shape::hit_shares_each(&rels, 2048.0);
+        for (b, r) in back.iter().zip(&m.relations) {
+            // The steepest exponent bounds what a small, cold "rest" can reach.
+            if r.skew.unwrap() < crate::replay::shape::MAX_SKEW {
+                assert!(
+                    (b - r.hit_share.unwrap()).abs() < 0.01,
+                    "{back:?} {:?}",
+                    m.relations
+                );
+            }
+        }
     }
 
     #[test]

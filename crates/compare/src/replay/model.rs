@@ -367,6 +367,8 @@ mod tests {
                 name: "public.pgbench_accounts".into(),
                 bytes: 1 << 30,
                 share: 0.6,
+                hit_share: Some(0.98),
+                skew: Some(0.7),
             }],
             notes: vec!["a note".into()],
         }

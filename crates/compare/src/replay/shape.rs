@@ -18,6 +18,12 @@ pub struct RelationShare {
     /// Its share of the accesses the replay draws, 0 to 1: of every access (buffer
     /// pool hits and reads) when the model has a buffer pool, else of the reads.
     pub share: f64,
+    /// The share of its accesses the buffer pool served, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_share: Option<f64>,
+    /// Its own Zipf exponent, fitted to `hit_share`; none: the model's `skew`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
 }
 
 /// The page cache between production's database and its storage.
@@ -136,6 +142,115 @@ pub fn fit(relations: &[(u64, f64)], cache_blocks: f64, target: f64) -> Result<f
         }
     }
     Ok((lo + hi) / 2.0)
+}
+
+/// Each relation's own exponent, so that a least-recently-used cache of
+/// `cache_blocks` shared by all serves each its own hit share: `relations` are
+/// (blocks, share of the accesses, hit share). The cache's characteristic time is
+/// found by bisection; at each, every relation's exponent by bisection on its share
+/// (0 where even uniform accesses hit more, the steepest where none hits enough).
+pub fn fit_each(relations: &[(u64, f64, f64)], cache_blocks: f64) -> Vec<f64> {
+    let share_sum: f64 = relations.iter().map(|r| r.1.max(0.0)).sum();
+    let one = |n: u64, q: f64, s: f64| -> Vec<(f64, f64)> {
+        buckets(&[(n, 1.0)], s)
+            .into_iter()
+            .map(|(c, p)| (c, p * q / share_sum.max(f64::MIN_POSITIVE)))
+            .collect()
+    };
+    // (hit share, blocks held) of one relation at characteristic time t.
+    let at = |b: &[(f64, f64)], q: f64, t: f64| -> (f64, f64) {
+        let hit: f64 = b.iter().map(|&(c, p)| c * p * -(-p * t).exp_m1()).sum();
+        let held: f64 = b.iter().map(|&(c, p)| c * -(-p * t).exp_m1()).sum();
+        (if q > 0.0 { hit / q } else { 0.0 }, held)
+    };
+    let exponents_at = |t: f64| -> (Vec<f64>, f64) {
+        let mut held = 0.0;
+        let mut out = Vec::with_capacity(relations.len());
+        for &(n, share, target) in relations {
+            let q = share.max(0.0) / share_sum.max(f64::MIN_POSITIVE);
+            let (mut lo, mut hi) = (0.0, MAX_SKEW);
+            if at(&one(n, share, 0.0), q, t).0 >= target {
+                hi = 0.0;
+            } else if at(&one(n, share, MAX_SKEW), q, t).0 <= target {
+                lo = MAX_SKEW;
+            }
+            for _ in 0..30 {
+                if hi - lo < 1e-4 {
+                    break;
+                }
+                let mid = (lo + hi) / 2.0;
+                if at(&one(n, share, mid), q, t).0 < target {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let s = (lo + hi) / 2.0;
+            held += at(&one(n, share, s), q, t).1;
+            out.push(s);
+        }
+        (out, held)
+    };
+    let (mut lo, mut hi) = (1e-3_f64, 1e12_f64);
+    for _ in 0..60 {
+        let mid = (lo * hi).sqrt();
+        if exponents_at(mid).1 < cache_blocks {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    exponents_at((lo * hi).sqrt()).0
+}
+
+/// Each relation's hit share in a least-recently-used cache of `cache_blocks` they
+/// share, reads going to relations of (blocks, share, own exponent): the inverse of
+/// [`fit_each`].
+pub fn hit_shares_each(relations: &[(u64, f64, f64)], cache_blocks: f64) -> Vec<f64> {
+    let share_sum: f64 = relations
+        .iter()
+        .map(|r| r.1.max(0.0))
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    let each: Vec<(f64, Vec<(f64, f64)>)> = relations
+        .iter()
+        .map(|&(n, q, s)| {
+            let q = q.max(0.0) / share_sum;
+            (
+                q,
+                buckets(&[(n, 1.0)], s)
+                    .into_iter()
+                    .map(|(c, p)| (c, p * q))
+                    .collect(),
+            )
+        })
+        .collect();
+    let held = |t: f64| -> f64 {
+        each.iter()
+            .flat_map(|(_, b)| b.iter())
+            .map(|&(c, p)| c * -(-p * t).exp_m1())
+            .sum()
+    };
+    let (mut lo, mut hi) = (1e-3_f64, 1e12_f64);
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if held(mid) < cache_blocks {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t = (lo * hi).sqrt();
+    each.iter()
+        .map(|(q, b)| {
+            let hit: f64 = b.iter().map(|&(c, p)| c * p * -(-p * t).exp_m1()).sum();
+            if *q > 0.0 {
+                (hit / q).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// Ranks grouped geometrically (2% apart): (blocks in the group, the read
@@ -295,6 +410,28 @@ mod tests {
         let rels = [(100, 0.9), (1_000_000, 0.1)];
         let h = hit_share(&rels, 0.0, 1_000.0);
         assert!((0.89..0.92).contains(&h), "{h}");
+    }
+
+    #[test]
+    fn each_relation_gets_the_exponent_of_its_own_hit_share() {
+        // A heap read nearly uniformly beside a steep index, sharing one cache: the
+        // fit finds each one's exponent back from its hit share.
+        let cache = 10_000.0;
+        let truth = [
+            (100_000u64, 0.5, 0.1),
+            (20_000, 0.3, 1.2),
+            (5_000, 0.2, 0.6),
+        ];
+        let hits = hit_shares_each(&truth, cache);
+        let rels: Vec<(u64, f64, f64)> = truth
+            .iter()
+            .zip(&hits)
+            .map(|(&(n, q, _), &h)| (n, q, h))
+            .collect();
+        let fitted = fit_each(&rels, cache);
+        for (f, t) in fitted.iter().zip(&truth) {
+            assert!((f - t.2).abs() < 0.02, "fitted {fitted:?}, truth {truth:?}");
+        }
     }
 
     #[test]
