@@ -168,12 +168,15 @@ fn pg18_page_cache_share_of_a_hot_and_a_cold_table() {
         "{}",
         p.bytes_source
     );
+    // The hot table is the most accessed (its shares are of accesses, hits and reads,
+    // beside the catalog's), and shared buffers missed it on every scan's ring.
     let top = &model.relations[0];
     assert!(
-        top.name == "public.hot" && top.share > 0.9,
+        top.name == "public.hot" && top.share > 0.5,
         "{:?}",
         model.relations
     );
+    assert!(top.hit_share.is_some_and(|h| h < 0.9), "{top:?}");
 
     let cold = capture(&m1, &e, &tmp.path().join("cold.json"));
     let model = dbio_compare::pg::model_of(&cold, "cold").unwrap();
