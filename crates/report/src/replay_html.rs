@@ -90,12 +90,12 @@ pub fn html(r: &ReplayReport, version: &str) -> String {
         let _ = writeln!(b, "<li>{}</li>", esc(&l));
     }
     b += "</ul>\n";
+    b += &charts::latency_bars(r);
+    b += &event_table(r).html();
     if let Some(t) = memory_table(r) {
         b += "<h2>Page cache ramp</h2>\n";
         b += &t.html();
     }
-    b += &charts::latency_bars(r);
-    b += &event_table(r).html();
     // A histogram of too few waits is noise drawn as a shape.
     for e in r
         .events
