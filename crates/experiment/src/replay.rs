@@ -117,6 +117,7 @@ fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
         relations,
         exponent,
         exponents,
+        span: p.and_then(|p| p.span).unwrap_or(1.0),
         clustered: p.is_some_and(|p| p.clustered),
     })
 }

@@ -27,6 +27,7 @@ pub mod rate;
 pub mod skew;
 pub mod slob;
 pub mod slob_shell;
+mod steady;
 pub mod units;
 pub mod verify;
 pub mod verify_scan;

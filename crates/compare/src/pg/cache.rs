@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::capture::PgCapture;
-use crate::replay::shape::{fit, hit_share};
+use crate::replay::shape::{self, fit, hit_share};
 use crate::replay::{PageCacheShape, RelationShare, WorkloadModel};
 
 /// The host's side of a snapshot.
@@ -383,7 +383,41 @@ fn fit_each_relation(m: &mut WorkloadModel, p: &mut PageCacheShape, bs: u32, poo
         })
         .collect();
     let cache_blocks = pool_bytes as f64 / f64::from(bs);
-    let exps = crate::replay::shape::fit_each(&rels, cache_blocks);
+    // With the page cache's size and share known, the span read at all is fitted
+    // with the exponents, so that the page cache under the pool serves its share.
+    let page_cache = match (p.bytes, p.hit_share) {
+        (Some(b), Some(h)) if m.data_buffered && b > 0 => Some((b as f64 / f64::from(bs), h)),
+        _ => None,
+    };
+    let mut span_note = String::new();
+    let exps = match page_cache {
+        Some((pc_blocks, target)) => {
+            let (span, exps) = shape::fit_span(&rels, cache_blocks, pc_blocks, target);
+            let with: Vec<(u64, f64, f64)> = rels
+                .iter()
+                .zip(&exps)
+                .map(|(&(n, q, _), &s)| (((n as f64 * span).round() as u64).max(1), q, s))
+                .collect();
+            let got = shape::page_cache_hit_share(&with, cache_blocks, pc_blocks);
+            p.span = Some(span);
+            span_note = if span >= 1.0 {
+                format!(
+                    "every block: whole relations give the page cache's {target:.3} \
+                     ({got:.3} of the pool's misses served)"
+                )
+            } else {
+                format!(
+                    "the hottest {:.2}% of each relation's blocks, so that a page cache \
+                     of {pc_blocks:.0} blocks under the pool serves {got:.3} of its misses \
+                     (production's: {target:.3}); whole relations would give {:.3}",
+                    span * 100.0,
+                    whole_relations(&rels, cache_blocks, pc_blocks)
+                )
+            };
+            exps
+        }
+        None => shape::fit_each(&rels, cache_blocks),
+    };
     let mut mean = 0.0;
     for (r, s) in m.relations.iter_mut().zip(&exps) {
         let s = (s * 1000.0).round() / 1000.0;
@@ -407,6 +441,22 @@ fn fit_each_relation(m: &mut WorkloadModel, p: &mut PageCacheShape, bs: u32, poo
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if !span_note.is_empty() {
+        p.skew_source.push_str("; read: ");
+        p.skew_source.push_str(&span_note);
+    }
+}
+
+/// The page cache's share of the pool's misses with every block of each relation
+/// read, the exponents fitted to the pool's hit shares alone.
+fn whole_relations(rels: &[(u64, f64, f64)], pool_blocks: f64, pc_blocks: f64) -> f64 {
+    let exps = shape::fit_each(rels, pool_blocks);
+    let with: Vec<(u64, f64, f64)> = rels
+        .iter()
+        .zip(&exps)
+        .map(|(&(n, q, _), &s)| (n, q, s))
+        .collect();
+    shape::page_cache_hit_share(&with, pool_blocks, pc_blocks)
 }
 
 /// The Zipf exponent at which a least-recently-used cache of `target`'s bytes serves

@@ -361,6 +361,7 @@ mod tests {
                 read_ahead_kb: Some(128),
                 skew: Some(1.05),
                 clustered: true,
+                span: None,
                 skew_source: "fitted".into(),
             }),
             relations: vec![crate::replay::RelationShare {

@@ -65,6 +65,10 @@ pub struct PageCacheShape {
     /// `bytes` (0: uniform).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skew: Option<f64>,
+    /// The share of each relation's blocks read at all in the window, its hottest,
+    /// fitted with the skew to the page cache's hit share (none: every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<f64>,
     /// The hot blocks of a relation are next to each other (device reads larger
     /// than two blocks: the read-ahead found hot neighbours).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -76,6 +80,9 @@ pub struct PageCacheShape {
 
 /// Steepest skew fitted.
 pub const MAX_SKEW: f64 = 3.0;
+
+/// Highest hit share a relation is fitted to.
+const MAX_HIT: f64 = 0.999;
 
 /// The share of reads a page cache of `cache_blocks` serves in steady state, when
 /// reads go to relations of `(blocks, share)` with a Zipf law of exponent `s` within
@@ -169,7 +176,12 @@ pub fn fit_each(relations: &[(u64, f64, f64)], cache_blocks: f64) -> Vec<f64> {
         for &(n, share, target) in relations {
             let q = share.max(0.0) / share_sum.max(f64::MIN_POSITIVE);
             let (mut lo, mut hi) = (0.0, MAX_SKEW);
-            if at(&one(n, share, 0.0), q, t).0 >= target {
+            // A relation the pool (nearly) never missed, an index's upper levels or a
+            // small catalog, is read steeply: uniform reads would serve it as well
+            // only with its every block held, which the pool did not spend on it.
+            if target >= MAX_HIT {
+                lo = MAX_SKEW;
+            } else if at(&one(n, share, 0.0), q, t).0 >= target {
                 hi = 0.0;
             } else if at(&one(n, share, MAX_SKEW), q, t).0 <= target {
                 lo = MAX_SKEW;
@@ -200,7 +212,9 @@ pub fn fit_each(relations: &[(u64, f64, f64)], cache_blocks: f64) -> Vec<f64> {
             hi = mid;
         }
     }
-    exponents_at((lo * hi).sqrt()).0
+    // The side where the relations fit the cache: where a target is out of reach the
+    // blocks held jump, and the midpoint may fall past the jump.
+    exponents_at(lo).0
 }
 
 /// Each relation's hit share in a least-recently-used cache of `cache_blocks` they
@@ -251,6 +265,122 @@ pub fn hit_shares_each(relations: &[(u64, f64, f64)], cache_blocks: f64) -> Vec<
             }
         })
         .collect()
+}
+
+/// The share of a buffer pool's misses that a page cache of `cache_blocks` under it
+/// serves, reads going to relations of (blocks, share, exponent): each block is
+/// missed at its read rate times the chance the pool (least-recently-used, Che's
+/// approximation) does not hold it, and the page cache is a least-recently-used
+/// cache of that stream alone (the pool's hits never reach it).
+pub fn page_cache_hit_share(
+    relations: &[(u64, f64, f64)],
+    pool_blocks: f64,
+    cache_blocks: f64,
+) -> f64 {
+    let share_sum: f64 = relations
+        .iter()
+        .map(|r| r.1.max(0.0))
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    let b: Vec<(f64, f64)> = relations
+        .iter()
+        .flat_map(|&(n, q, s)| {
+            let q = q.max(0.0) / share_sum;
+            buckets(&[(n, 1.0)], s)
+                .into_iter()
+                .map(move |(c, p)| (c, p * q))
+        })
+        .collect();
+    let t_pool = characteristic_time(&b, pool_blocks);
+    let missed: Vec<(f64, f64)> = b
+        .iter()
+        .map(|&(c, p)| (c, t_pool.map_or(p, |t| p * (-p * t).exp())))
+        .filter(|&(_, m)| m > 0.0)
+        .collect();
+    let total: f64 = missed.iter().map(|&(c, m)| c * m).sum();
+    if total <= 0.0 {
+        return 1.0;
+    }
+    match characteristic_time(&missed, cache_blocks) {
+        None => 1.0,
+        Some(t) => (missed
+            .iter()
+            .map(|&(c, m)| c * m * -(-m * t).exp_m1())
+            .sum::<f64>()
+            / total)
+            .clamp(0.0, 1.0),
+    }
+}
+
+/// The time within which the blocks read fill `cache_blocks` (Che's approximation),
+/// none when every block read fits.
+fn characteristic_time(b: &[(f64, f64)], cache_blocks: f64) -> Option<f64> {
+    let read: f64 = b.iter().filter(|x| x.1 > 0.0).map(|x| x.0).sum();
+    if cache_blocks >= read {
+        return None;
+    }
+    let held = |t: f64| -> f64 { b.iter().map(|&(c, p)| c * -(-p * t).exp_m1()).sum() };
+    let (mut lo, mut hi) = (1e-3_f64, 1e3_f64);
+    while held(hi) < cache_blocks && hi < 1e30 {
+        hi *= 1e3;
+    }
+    for _ in 0..80 {
+        let mid = (lo * hi).sqrt();
+        if held(mid) < cache_blocks {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some((lo * hi).sqrt())
+}
+
+/// Smallest share of a relation's blocks the fit reads.
+pub const MIN_SPAN: f64 = 1e-4;
+
+/// The share of each relation's blocks read at all (its hottest, a Zipf law drawn
+/// over them alone), with each relation's exponent fitted at that span to its
+/// buffer-pool hit share as [`fit_each`] does, so that a page cache of
+/// `cache_blocks` under a pool of `pool_blocks` serves `target` of the pool's
+/// misses. A Zipf law over whole relations reaches either the pool's hit share or
+/// the page cache's, seldom both: a database's cold rows are not read at all in a
+/// window. The span is 1 where whole relations already give the page cache's share.
+pub fn fit_span(
+    relations: &[(u64, f64, f64)],
+    pool_blocks: f64,
+    cache_blocks: f64,
+    target: f64,
+) -> (f64, Vec<f64>) {
+    let target = target.min(MAX_HIT);
+    let at = |f: f64| -> (f64, Vec<f64>) {
+        let rels: Vec<(u64, f64, f64)> = relations
+            .iter()
+            .map(|&(n, q, h)| (((n as f64 * f).round() as u64).max(1), q, h))
+            .collect();
+        let exps = fit_each(&rels, pool_blocks);
+        let with: Vec<(u64, f64, f64)> = rels
+            .iter()
+            .zip(&exps)
+            .map(|(&(n, q, _), &s)| (n, q, s))
+            .collect();
+        (page_cache_hit_share(&with, pool_blocks, cache_blocks), exps)
+    };
+    let whole = at(1.0);
+    if whole.0 >= target {
+        return (1.0, whole.1);
+    }
+    // The page cache's share grows as the span narrows; the widest span reaching it.
+    let (mut lo, mut hi) = (MIN_SPAN.ln(), 0.0_f64);
+    for _ in 0..24 {
+        let mid = (lo + hi) / 2.0;
+        if at(mid.exp()).0 >= target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let f = lo.exp();
+    (f, at(f).1)
 }
 
 /// Ranks grouped geometrically (2% apart): (blocks in the group, the read
@@ -432,6 +562,46 @@ mod tests {
         for (f, t) in fitted.iter().zip(&truth) {
             assert!((f - t.2).abs() < 0.02, "fitted {fitted:?}, truth {truth:?}");
         }
+    }
+
+    #[test]
+    fn a_relation_never_missed_keeps_its_blocks_out_of_the_pool() {
+        // An index whose upper levels and hot leaves always hit beside a heap that
+        // misses: all hits is fitted as steep, not as read uniformly (which would
+        // need its every block in the pool).
+        let rels = [(40_000u64, 0.6, 1.0), (240_000, 0.4, 0.97)];
+        let fitted = fit_each(&rels, 16_384.0);
+        assert!(fitted[0] > 1.5, "{fitted:?}");
+        let back = hit_shares_each(
+            &[(40_000, 0.6, fitted[0]), (240_000, 0.4, fitted[1])],
+            16_384.0,
+        );
+        assert!(back[0] > 0.99 && (back[1] - 0.97).abs() < 0.01, "{back:?}");
+    }
+
+    #[test]
+    fn the_span_brings_the_page_cache_s_share_with_the_pool_s() {
+        let (pool, cache) = (16_384.0, 65_536.0);
+        let rels = [(40_000u64, 0.6, 0.999), (240_000, 0.4, 0.97)];
+        let with = |span: f64, exps: &[f64]| -> Vec<(u64, f64, f64)> {
+            rels.iter()
+                .zip(exps)
+                .map(|(&(n, q, _), &s)| (((n as f64 * span).round() as u64).max(1), q, s))
+                .collect()
+        };
+        // Whole relations: the page cache serves some share of the pool's misses.
+        let (span, exps) = fit_span(&rels, pool, cache, 0.0);
+        assert_eq!(span, 1.0);
+        let whole = page_cache_hit_share(&with(1.0, &exps), pool, cache);
+        assert!(whole > 0.2 && whole < 0.9, "{whole}");
+        // Asked for more, the span narrows until the page cache serves it, and the
+        // pool still serves each relation its own share.
+        let (span, exps) = fit_span(&rels, pool, cache, 0.98);
+        assert!(span < 1.0, "{span}");
+        let got = page_cache_hit_share(&with(span, &exps), pool, cache);
+        assert!((got - 0.98).abs() < 0.01, "{got} at span {span}");
+        let pool_hits = hit_shares_each(&with(span, &exps), pool);
+        assert!((pool_hits[1] - 0.97).abs() < 0.01, "{pool_hits:?}");
     }
 
     #[test]
