@@ -113,6 +113,9 @@ pub struct EngineConfig {
     /// reads to its I/O workers (`io_method=worker`); 0: each thread reads itself.
     /// The psync engine only.
     pub io_workers: u32,
+    /// Files opened through the page cache are advised as read at random
+    /// (`POSIX_FADV_RANDOM`), so the kernel reads no more than asked.
+    pub no_read_ahead: bool,
 }
 
 /// Engine errors. Messages name what failed and where.

@@ -5,6 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::{Completion, EngineConfig, EngineError, IoDir, IoRequest, Slot, SlotBuffers};
@@ -26,7 +27,14 @@ impl LocalFiles {
         for spec in &cfg.files {
             let path = spec.path.display().to_string();
             let direct = spec.direct || (cfg.direct && !spec.buffered);
-            files.push(open_one(&spec.path, cfg.write, direct, &path)?);
+            let file = open_one(&spec.path, cfg.write, direct, &path)?;
+            if !direct && cfg.no_read_ahead {
+                // SAFETY: an open descriptor; the advice sets how it reads ahead.
+                unsafe {
+                    libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM);
+                }
+            }
+            files.push(file);
             paths.push(path);
         }
         Ok(Self { files, paths })

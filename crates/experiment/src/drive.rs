@@ -153,6 +153,7 @@ pub(crate) fn drive(
             write: load.workload.writes(),
             shared_buffers: load.workload.unmapped_read_permille > 0,
             io_workers: load.workload.io_workers,
+            no_read_ahead: load.workload.no_read_ahead,
         };
         let mut e = load.dataset.open_engine(load.engine, &cfg)?;
         if !e.capabilities().async_io && outstanding > 1 {

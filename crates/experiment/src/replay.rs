@@ -72,6 +72,14 @@ pub fn replay_plan(
     plan.workload.read_skew = read_skew(model);
     // Reads through I/O workers, as production's server made them.
     plan.workload.io_workers = model.io_workers.unwrap_or(0);
+    // The kernel reads ahead no more than production's device showed: a device read
+    // of about a block there means none, and the replay's own layout of hot blocks
+    // must not make the kernel take its misses for a sequential stream.
+    plan.workload.no_read_ahead = model
+        .page_cache
+        .as_ref()
+        .and_then(|p| p.device_read_bytes)
+        .is_some_and(|b| b <= 2 * u64::from(model.block_size));
     // A CPU term applies to the calls that sleep: count them.
     plan.count_sleeps = model.classes.iter().any(|c| c.cpu_wait_us.is_some());
     Ok(plan)
@@ -200,6 +208,26 @@ mod tests {
         workers.io_workers = Some(3);
         let w = replay_plan(&workers, 1.0, &RunOptions::default()).unwrap();
         assert_eq!(w.workload.io_workers, 3);
+        // The kernel reads ahead only where production's device read more than asked.
+        assert!(!w.workload.no_read_ahead);
+        let mut one_block = workers.clone();
+        one_block.page_cache = Some(dbio_compare::replay::PageCacheShape {
+            device_read_bytes: Some(7_300),
+            ..Default::default()
+        });
+        assert!(
+            replay_plan(&one_block, 1.0, &RunOptions::default())
+                .unwrap()
+                .workload
+                .no_read_ahead
+        );
+        one_block.page_cache.as_mut().unwrap().device_read_bytes = Some(141_824);
+        assert!(
+            !replay_plan(&one_block, 1.0, &RunOptions::default())
+                .unwrap()
+                .workload
+                .no_read_ahead
+        );
         // Calls that slept are counted only where a CPU term will use them.
         assert!(!p.count_sleeps);
         pg.classes[0].cpu_wait_us = Some(12.0);

@@ -211,6 +211,9 @@ pub struct WorkloadConfig {
     /// Reads handed to this many I/O worker threads (PostgreSQL 18's io_method=worker);
     /// 0: each user reads itself.
     pub io_workers: u32,
+    /// Buffered data files advised as read at random (`POSIX_FADV_RANDOM`): the
+    /// kernel reads no more than each read asks, as production's device did.
+    pub no_read_ahead: bool,
 }
 
 impl WorkloadConfig {
@@ -235,6 +238,7 @@ impl WorkloadConfig {
             unmapped_read_permille: 0,
             read_skew: None,
             io_workers: 0,
+            no_read_ahead: false,
         }
     }
 
