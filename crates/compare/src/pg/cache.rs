@@ -640,11 +640,17 @@ mod tests {
         );
         assert!((heap.hit_share.unwrap() - 0.9).abs() < 1e-9, "{heap:?}");
         assert!((m.relations[0].hit_share.unwrap() - 0.99).abs() < 1e-9);
-        // The fitted exponents give each relation its hit share back in the pool.
+        // The fitted exponents give each relation its hit share back in the pool, over
+        // the span read (the page cache's share fitted with them).
+        let span = p.span.unwrap();
+        assert!(span > 0.0 && span <= 1.0, "{p:?}");
         let rels: Vec<(u64, f64, f64)> = m
             .relations
             .iter()
-            .map(|r| ((r.bytes / 8192).max(1), r.share, r.skew.unwrap()))
+            .map(|r| {
+                let n = ((r.bytes / 8192) as f64 * span).round() as u64;
+                (n.max(1), r.share, r.skew.unwrap())
+            })
             .collect();
         let back = crate::replay::shape::hit_shares_each(&rels, 2048.0);
         for (b, r) in back.iter().zip(&m.relations) {
