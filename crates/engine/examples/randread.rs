@@ -137,6 +137,7 @@ fn run(args: &Args) -> Result<(), String> {
         write: false,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     let tuned = !args.register

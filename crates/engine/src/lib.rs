@@ -113,6 +113,11 @@ pub struct EngineConfig {
     /// reads to its I/O workers (`io_method=worker`); 0: each thread reads itself.
     /// The psync engine only.
     pub io_workers: u32,
+    /// Reads shorter than this many bytes the submitting thread does itself, workers
+    /// or not: PostgreSQL 18 reads a single block it waits for at once in the backend
+    /// (`ReadBuffer` asks `READ_BUFFERS_SYNCHRONOUSLY`, as does a read stream's
+    /// one-block fast path), handing only its read streams' larger reads to workers.
+    pub io_workers_from: u32,
     /// Files opened through the page cache are advised as read at random
     /// (`POSIX_FADV_RANDOM`), so the kernel reads no more than asked.
     pub no_read_ahead: bool,

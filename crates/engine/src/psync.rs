@@ -17,6 +17,8 @@ pub struct PsyncEngine {
     io: LocalSlots,
     /// Reads handed to I/O workers (`EngineConfig::io_workers`).
     handoff: Option<crate::io_workers::Handoff>,
+    /// The shortest read handed off (`EngineConfig::io_workers_from`).
+    handoff_from: u32,
     /// Finished requests, their results and (Fdatasync writes) the
     /// flush's, waiting for reap.
     done: VecDeque<(IoRequest, i64, i64)>,
@@ -29,6 +31,7 @@ impl PsyncEngine {
             done: VecDeque::with_capacity(io.bufs.len()),
             io,
             handoff: (cfg.io_workers > 0).then(|| crate::io_workers::Handoff::new(cfg.io_workers)),
+            handoff_from: cfg.io_workers_from,
         })
     }
 
@@ -38,7 +41,8 @@ impl PsyncEngine {
         let buf = self.io.bufs.as_mut_ptr(req.slot as usize);
         let len = req.len as usize;
         let offset = req.offset as libc::off_t;
-        if let (Some(h), IoDir::Read) = (&self.handoff, req.dir) {
+        if let (Some(h), IoDir::Read, true) = (&self.handoff, req.dir, req.len >= self.handoff_from)
+        {
             // SAFETY: as below; the worker is done with buf when this returns.
             return unsafe { h.pread(fd, buf.cast(), len, offset) };
         }

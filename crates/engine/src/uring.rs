@@ -515,6 +515,7 @@ mod tests {
             write: false,
             shared_buffers: false,
             io_workers: 0,
+            io_workers_from: 0,
             no_read_ahead: false,
         };
         assert!(UringEngine::open(&cfg).is_err());

@@ -46,6 +46,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
         write: true,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     }
 }

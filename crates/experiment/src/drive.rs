@@ -153,6 +153,9 @@ pub(crate) fn drive(
             write: load.workload.writes(),
             shared_buffers: load.workload.unmapped_read_permille > 0,
             io_workers: load.workload.io_workers,
+            // A single block the backend reads itself; larger reads (its read
+            // streams') go to the workers.
+            io_workers_from: load.workload.block_size.saturating_mul(2),
             no_read_ahead: load.workload.no_read_ahead,
         };
         let mut e = load.dataset.open_engine(load.engine, &cfg)?;

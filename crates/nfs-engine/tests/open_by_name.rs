@@ -54,6 +54,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
         write: true,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     NfsEngine::open(t.clone(), &cfg).unwrap()

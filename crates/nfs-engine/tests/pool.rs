@@ -123,6 +123,7 @@ fn engine_writes_and_reads_back_split_io() {
         write: true,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();
@@ -195,6 +196,7 @@ fn reused_slots_never_change_data_in_flight() {
         write: true,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();

@@ -255,6 +255,7 @@ pub fn write_content(
         write: true,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;

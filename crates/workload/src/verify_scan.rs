@@ -47,6 +47,7 @@ pub fn scan(
         write: false,
         shared_buffers: false,
         io_workers: 0,
+        io_workers_from: 0,
         no_read_ahead: false,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;

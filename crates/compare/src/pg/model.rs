@@ -276,10 +276,11 @@ fn reads(c: &PgCapture, t: f64, bs: u32, m: &mut WorkloadModel) {
                 .clamp(1, 32);
             m.io_workers = Some(n);
             m.notes.push(format!(
-                "reads: io_method worker: a backend hands each read to one of {n} I/O \
-                 workers (io_workers) and waits for it, so read_time holds two wake-ups \
-                 beside the read; the replay hands its reads to {n} worker threads the \
-                 same way"
+                "reads: io_method worker with {n} I/O workers (io_workers): a backend \
+                 reads a single block it waits for at once itself (ReadBuffer, a read \
+                 stream's one-block fast path) and hands its read streams' larger reads \
+                 to the workers, paying two wake-ups for each; the replay does the same \
+                 with {n} worker threads"
             ));
         }
         Some(v) if v != "sync" => m.notes.push(format!(
