@@ -98,20 +98,9 @@ pub fn hit_share(relations: &[(u64, f64)], s: f64, cache_blocks: f64) -> f64 {
         return 0.0;
     }
     // The characteristic time T: blocks read within T fill the cache.
-    let filled = |t: f64| -> f64 { buckets.iter().map(|&(n, p)| n * -(-p * t).exp_m1()).sum() };
-    let (mut lo, mut hi) = (1e-3_f64, 1e3_f64);
-    while filled(hi) < cache_blocks && hi < 1e30 {
-        hi *= 1e3;
-    }
-    for _ in 0..100 {
-        let mid = (lo * hi).sqrt();
-        if filled(mid) < cache_blocks {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let t = (lo * hi).sqrt();
+    let Some(t) = characteristic_time(&buckets, cache_blocks) else {
+        return 1.0;
+    };
     buckets
         .iter()
         .map(|&(n, p)| n * p * -(-p * t).exp_m1())
@@ -324,7 +313,7 @@ fn characteristic_time(b: &[(f64, f64)], cache_blocks: f64) -> Option<f64> {
     while held(hi) < cache_blocks && hi < 1e30 {
         hi *= 1e3;
     }
-    for _ in 0..80 {
+    for _ in 0..100 {
         let mid = (lo * hi).sqrt();
         if held(mid) < cache_blocks {
             lo = mid;
