@@ -9,10 +9,10 @@ use anyhow::{anyhow, Context};
 use dbio_compare::pg::{
     model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
 };
-use dbio_workload::units::format_size;
 
 use crate::common;
 use crate::common::duration_arg;
+use crate::db_capture;
 use crate::pg_conn;
 
 #[derive(clap::Args)]
@@ -122,7 +122,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
     // A stop during the login or a snapshot (a server that does not answer) ends the
     // command within 1.5 s; the wait between snapshots looks at the flag itself.
     let stop = common::stop_flag_within(Duration::from_millis(1500));
-    check_out(&a.out)?;
+    db_capture::check_out(&a.out)?;
     let mut s = pg_conn::connect(&a.conninfo)?;
     let settings = pg_conn::settings(&mut s)?;
     warn_timing(&settings);
@@ -134,13 +134,13 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         a.time
     );
     let start = Instant::now();
-    let mut seen = SessionSampler::default();
+    let mut seen = db_capture::SessionSampler::default();
     let mut next_progress = Duration::from_secs(10);
     let interval = a.interval.max(Duration::from_millis(100));
     while start.elapsed() < a.time && !stop.load(Ordering::SeqCst) {
         seen.add(pg_conn::sessions(&mut s)?);
         let left = a.time.saturating_sub(start.elapsed());
-        sleep_unless_stopped(interval.min(left), stop);
+        db_capture::sleep_unless_stopped(interval.min(left), stop);
         if start.elapsed() >= next_progress {
             eprintln!(
                 "dbio pg: {:.0} s of {:.0} s, {} sessions",
@@ -169,7 +169,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
     };
     c.check()
         .map_err(|e| anyhow!("PostgreSQL at {}: {e}", s.target))?;
-    write_json(&a.out, &c)?;
+    db_capture::write_json(&a.out, &c)?;
     summary(&c, &a.out)?;
     if interrupted {
         eprintln!(
@@ -182,7 +182,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
 }
 
 fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
-    check_out(&a.out)?;
+    db_capture::check_out(&a.out)?;
     let mut s = pg_conn::connect(&a.conninfo)?;
     let settings = pg_conn::settings(&mut s)?;
     warn_timing(&settings);
@@ -203,13 +203,13 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
         },
         snapshot: pg_conn::snapshot(&mut s)?,
     };
-    write_json(&a.out, &f)?;
+    db_capture::write_json(&a.out, &f)?;
     common::wrote(vec![a.out]);
     Ok(0)
 }
 
 fn join(a: JoinArgs) -> anyhow::Result<i32> {
-    check_out(&a.out)?;
+    db_capture::check_out(&a.out)?;
     let read = |p: &PathBuf| -> anyhow::Result<PgSnapshotFile> {
         let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
         serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))
@@ -218,73 +218,14 @@ fn join(a: JoinArgs) -> anyhow::Result<i32> {
     let c = b
         .join(e)
         .map_err(|e| anyhow!("{} and {}: {e}", a.begin.display(), a.end.display()))?;
-    write_json(&a.out, &c)?;
+    db_capture::write_json(&a.out, &c)?;
     summary(&c, &a.out)?;
     Ok(0)
 }
 
-/// Refuses an output that is a directory before anything is read from the server.
-fn check_out(out: &Path) -> anyhow::Result<()> {
-    if out.is_dir() {
-        return Err(anyhow!("--out {}: a directory, not a file", out.display()));
-    }
-    Ok(())
-}
-
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    dbio_report::write_atomic(path, text.as_bytes())?;
-    Ok(())
-}
-
 /// The model the capture gives, as `dbio replay --dry-run` shows it.
 fn summary(c: &PgCapture, out: &Path) -> anyhow::Result<()> {
-    let name = out
-        .file_name()
-        .map_or(out.display().to_string(), |n| n.to_string_lossy().into());
-    let m = model_of(c, &name).map_err(|e| anyhow!("{}: {e}", out.display()))?;
-    let size = m.dataset_bytes.map_or("unknown".to_string(), format_size);
-    print!("{}", dbio_report::replay::model_text(&m, &size));
-    common::wrote(vec![out.to_path_buf()]);
-    Ok(())
-}
-
-fn sleep_unless_stopped(d: Duration, stop: &std::sync::atomic::AtomicBool) {
-    let end = Instant::now() + d;
-    while !stop.load(Ordering::SeqCst) {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(100)));
-    }
-}
-
-/// Client sessions seen, sample by sample.
-#[derive(Default)]
-struct SessionSampler {
-    max: u32,
-    max_active: u32,
-    sum: u64,
-    samples: u32,
-    last: u32,
-}
-
-impl SessionSampler {
-    fn add(&mut self, (n, active): (u32, u32)) {
-        self.max = self.max.max(n);
-        self.max_active = self.max_active.max(active);
-        self.sum += u64::from(n);
-        self.samples += 1;
-        self.last = n;
-    }
-
-    fn sessions(&self) -> Sessions {
-        Sessions {
-            max: self.max,
-            mean: self.sum as f64 / f64::from(self.samples.max(1)),
-            max_active: self.max_active,
-            samples: self.samples,
-        }
-    }
+    let m =
+        model_of(c, &db_capture::file_name(out)).map_err(|e| anyhow!("{}: {e}", out.display()))?;
+    db_capture::summary(&m, out)
 }

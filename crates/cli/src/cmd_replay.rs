@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use dbio_compare::replay::shape::memory_step;
-use dbio_compare::replay::{judge, model_of, Answer, WorkloadModel};
+use dbio_compare::replay::{judge, Answer, WorkloadModel};
+use dbio_compare::sources::Histograms;
 use dbio_engine::EngineKind;
 use dbio_experiment::plan::DEFAULT_SIZE;
 use dbio_experiment::replay::replay_plan;
@@ -55,7 +56,7 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         1x, is the ramp's line.\n\n\
         The model can be saved (--save-model m.toml), edited, and run again (--model \
         m.toml). AWR prints no database size: the data set is --size (default 1 GiB); a \
-        PostgreSQL capture gives its databases' size.\n\n\
+        PostgreSQL or MySQL capture gives its data's size.\n\n\
         --slob-conf slob.conf takes SLOB 2.5's sessions, RUN_TIME, SCALE and hot spot; \
         the model decides the mix.\n\n\
         Examples:\n  dbio replay awrrpt_1_100_101.html --target /data/dbio --time 30s\n  \
@@ -65,8 +66,8 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         dbio replay prod.json --target /data/dbio --time 60s --html replay.html"
 )]
 pub struct Args {
-    /// The AWR report (awrrpt.sql output, text or HTML) or a PostgreSQL capture (`dbio
-    /// pg capture`)
+    /// The AWR report (awrrpt.sql output, text or HTML), a PostgreSQL capture (`dbio pg
+    /// capture`) or a MySQL or MariaDB capture (`dbio mysql capture`)
     #[arg(
         value_name = "REPORT",
         required_unless_present = "model",
@@ -184,9 +185,6 @@ fn read_text(path: &PathBuf) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Production's wait histograms by event.
-type Histograms = std::collections::BTreeMap<String, dbio_compare::awr::WaitHistogram>;
-
 /// The model: from the report, or from a saved profile; the report's histograms.
 fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
     if let Some(path) = &args.model {
@@ -198,38 +196,7 @@ fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
         bail!("give an AWR report or --model FILE.toml");
     };
     let text = read_text(path)?;
-    let name = path
-        .file_name()
-        .map_or(path.display().to_string(), |n| n.to_string_lossy().into());
-    if dbio_compare::pg::is_capture(&text) {
-        let c = dbio_compare::pg::read(&text, &path.display().to_string())
-            .map_err(anyhow::Error::msg)?;
-        let m = dbio_compare::pg::model_of(&c, &name)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        if m.classes.is_empty() {
-            bail!(
-                "{}: PostgreSQL did no I/O dbio can replay between the snapshots (no reads, \
-                 WAL flushes or block writes)",
-                path.display()
-            );
-        }
-        return Ok((m, Histograms::new()));
-    }
-    let report =
-        dbio_compare::awr::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let block = dbio_compare::awr::parameters(&text)
-        .into_iter()
-        .find(|(n, _)| n == "db_block_size")
-        .and_then(|(_, v)| v.parse::<u32>().ok());
-    let m = model_of(&report, &name, block);
-    if m.classes.is_empty() {
-        bail!(
-            "{}: the report shows no I/O dbio can replay (no db file, direct path or redo \
-             figures)",
-            path.display()
-        );
-    }
-    Ok((m, report.histograms))
+    dbio_compare::sources::model_of_file(&text, path).map_err(anyhow::Error::msg)
 }
 
 /// The page cache the replay reads through: `--page-cache`, else production's where

@@ -8,6 +8,7 @@ mod cmd_compare;
 mod cmd_doctor;
 mod cmd_frag;
 mod cmd_matrix;
+mod cmd_mysql;
 mod cmd_nfs;
 mod cmd_pg;
 mod cmd_replay;
@@ -16,9 +17,11 @@ mod cmd_run;
 mod cmd_sweep;
 mod cmd_verify;
 mod common;
+mod db_capture;
 mod kernel_views;
 mod mpi_calibrate;
 mod mpi_run;
+mod mysql_conn;
 mod nfs_target;
 mod pg_conn;
 mod pg_host;
@@ -58,6 +61,7 @@ enum Command {
     Awr(cmd_awr::Args),
     Replay(cmd_replay::Args),
     Pg(cmd_pg::Args),
+    Mysql(cmd_mysql::Args),
     Matrix(cmd_matrix::Args),
     Age(cmd_age::Args),
     Report(cmd_report::Args),
@@ -101,6 +105,7 @@ fn main() {
         Command::Awr(a) => cmd_awr::main(a),
         Command::Replay(a) => cmd_replay::main(a),
         Command::Pg(a) => cmd_pg::main(a),
+        Command::Mysql(a) => cmd_mysql::main(a),
         Command::Matrix(a) => cmd_matrix::main(a),
         Command::Age(a) => cmd_age::main(a),
         Command::Report(a) => cmd_report::main(a).map(|()| 0),

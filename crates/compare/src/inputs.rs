@@ -1,12 +1,13 @@
 //! Reading what is to be compared: result files, directories of them (a sweep's),
-//! observation files (`dbio awr` output) and PostgreSQL captures (`dbio pg capture`), in
-//! one or more sets.
+//! observation files (`dbio awr` output) and database captures (`dbio pg capture`, `dbio
+//! mysql capture`), in one or more sets.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::observation::{self, Observation, ResultView};
+use crate::sources::{observe_capture, Source};
 use crate::CompareError;
 
 /// `kind` of a file that holds observations rather than one result.
@@ -127,9 +128,8 @@ fn read_file(
     })?;
     // A capture found in a directory is read too, and a bad one stops the comparison
     // as a bad result given by name does: left out, it would leave a side empty.
-    if crate::pg::is_capture(&text) {
-        let o = crate::pg::observe_file(&text, path, set)?;
-        inputs.observations.push(o);
+    if let Some(o) = observe_capture(Source::of(&text), &text, path, set) {
+        inputs.observations.push(o?);
         return Ok(());
     }
     let view: ResultView = serde_json::from_str(&text).map_err(|e| CompareError::Format {
@@ -144,12 +144,13 @@ fn read_file(
         inputs.skipped.push(format!("{at}: an interrupted run"));
         return Ok(());
     }
+    // A capture whose kind is not at its start (keys sorted by another tool).
+    let capture = view.kind.as_deref().and_then(Source::of_kind);
+    if let Some(o) = capture.and_then(|k| observe_capture(k, &text, path, set)) {
+        inputs.observations.push(o?);
+        return Ok(());
+    }
     match view.kind.as_deref() {
-        // A capture whose kind is not at its start (keys sorted by another tool).
-        Some(crate::pg::CAPTURE_KIND) => {
-            let o = crate::pg::observe_file(&text, path, set)?;
-            inputs.observations.push(o);
-        }
         Some(OBSERVATIONS_KIND) => {
             let file: ObservationFile =
                 serde_json::from_str(&text).map_err(|e| CompareError::Format {

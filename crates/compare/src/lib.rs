@@ -10,11 +10,13 @@ pub mod awr;
 pub mod comparison;
 pub mod inputs;
 pub mod interleaved;
+pub mod mysql;
 pub mod nfs_views;
 pub mod observation;
 pub mod pg;
 pub mod provenance;
 pub mod replay;
+pub mod sources;
 pub mod statistics;
 
 #[cfg(test)]

@@ -42,6 +42,48 @@ pub struct Observation {
     pub nfs: Option<crate::nfs_views::NfsTraffic>,
 }
 
+impl Observation {
+    /// A database's captured I/O as an observation of `config` at `load` users: per
+    /// class of the model `iops` (every I/O counted), `mbps` (the rate times the size
+    /// per I/O the replay moves) and `mean_us` only where the database timed the I/O
+    /// as storage latency; totals `iops` and `mbps` over the classes. So production
+    /// and a run of its replay sit side by side under the same figure names.
+    pub fn of_model(
+        m: &crate::replay::WorkloadModel,
+        config: &str,
+        load: u32,
+        repeat: Option<u32>,
+        source: &str,
+    ) -> Observation {
+        let mut metrics = BTreeMap::new();
+        let (mut iops, mut mbps) = (0.0, 0.0);
+        for k in &m.classes {
+            // dbio's MB are 10^6 bytes.
+            let class_mbps = k.rate * f64::from(k.size) / 1e6;
+            iops += k.rate;
+            mbps += class_mbps;
+            metrics.insert(format!("{} iops", k.class), k.rate);
+            metrics.insert(format!("{} mbps", k.class), class_mbps);
+            if let Some(mean) = k.production_mean_us.filter(|x| x.is_finite()) {
+                metrics.insert(format!("{} mean_us", k.class), mean);
+            }
+        }
+        metrics.insert("iops".into(), iops);
+        metrics.insert("mbps".into(), mbps);
+        Observation {
+            config: config.to_string(),
+            load,
+            repeat,
+            source: source.to_string(),
+            metrics,
+            histograms: BTreeMap::new(),
+            setup: BTreeMap::new(),
+            options: Vec::new(),
+            nfs: None,
+        }
+    }
+}
+
 /// Whether more of a metric is better (throughput) or worse (latency, CPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

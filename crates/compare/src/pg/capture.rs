@@ -90,7 +90,7 @@ pub struct PgSetting {
     pub unit: Option<String>,
 }
 
-/// Client sessions seen in `pg_stat_activity` while the capture ran.
+/// Client sessions seen while a capture ran (`pg_stat_activity`, MySQL's processlist).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sessions {
     /// Most client backends seen at once (the capture's own session not counted).
@@ -101,6 +101,20 @@ pub struct Sessions {
     pub max_active: u32,
     /// How many times `pg_stat_activity` was read.
     pub samples: u32,
+}
+
+impl Sessions {
+    /// The sessions of two sets of samples taken as one.
+    pub fn merged(&self, other: &Sessions) -> Sessions {
+        let samples = self.samples + other.samples;
+        Sessions {
+            max: self.max.max(other.max),
+            mean: (self.mean * f64::from(self.samples) + other.mean * f64::from(other.samples))
+                / f64::from(samples.max(1)),
+            max_active: self.max_active.max(other.max_active),
+            samples,
+        }
+    }
 }
 
 /// A capture file: two snapshots of one server, and what the model needs besides.
@@ -162,15 +176,7 @@ impl PgSnapshotFile {
                 format!("{} at {}", later.server, later.target),
             ));
         }
-        let (a, b) = (&self.sessions, &later.sessions);
-        let samples = a.samples + b.samples;
-        let sessions = Sessions {
-            max: a.max.max(b.max),
-            mean: (a.mean * f64::from(a.samples) + b.mean * f64::from(b.samples))
-                / f64::from(samples.max(1)),
-            max_active: a.max_active.max(b.max_active),
-            samples,
-        };
+        let sessions = self.sessions.merged(&later.sessions);
         let c = PgCapture {
             kind: CAPTURE_KIND.into(),
             format: CAPTURE_FORMAT,

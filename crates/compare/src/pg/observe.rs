@@ -3,7 +3,6 @@
 //! `redo-write mean_us`, `iops`, `mbps`, ...), so that production and a run of its
 //! replay sit side by side in one comparison.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::capture::{CaptureError, PgCapture};
@@ -25,32 +24,8 @@ pub fn observation(
     source: &str,
 ) -> Result<Observation, CaptureError> {
     let m = model_of(c, source)?;
-    let mut metrics = BTreeMap::new();
-    let (mut iops, mut mbps) = (0.0, 0.0);
-    for k in &m.classes {
-        // dbio's MB are 10^6 bytes.
-        let class_mbps = k.rate * f64::from(k.size) / 1e6;
-        iops += k.rate;
-        mbps += class_mbps;
-        metrics.insert(format!("{} iops", k.class), k.rate);
-        metrics.insert(format!("{} mbps", k.class), class_mbps);
-        if let Some(mean) = k.production_mean_us.filter(|x| x.is_finite()) {
-            metrics.insert(format!("{} mean_us", k.class), mean);
-        }
-    }
-    metrics.insert("iops".into(), iops);
-    metrics.insert("mbps".into(), mbps);
-    Ok(Observation {
-        config: config.to_string(),
-        load: users.unwrap_or(c.sessions.max).max(1),
-        repeat,
-        source: source.to_string(),
-        metrics,
-        histograms: BTreeMap::new(),
-        setup: BTreeMap::new(),
-        options: Vec::new(),
-        nfs: None,
-    })
+    let load = users.unwrap_or(c.sessions.max).max(1);
+    Ok(Observation::of_model(&m, config, load, repeat, source))
 }
 
 /// A capture file's text as an observation: its configuration is `set` where the

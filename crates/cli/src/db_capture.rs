@@ -1,0 +1,86 @@
+//! What `dbio pg` and `dbio mysql` share: the capture file written whole, the model
+//! shown as `dbio replay --dry-run` shows it, sessions sampled, waits that a Ctrl-C
+//! ends.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use dbio_compare::pg::Sessions;
+use dbio_compare::replay::WorkloadModel;
+use dbio_workload::units::format_size;
+
+use crate::common;
+
+/// Refuses an output that is a directory before anything is read from the server.
+pub fn check_out(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        return Err(anyhow!("--out {}: a directory, not a file", out.display()));
+    }
+    Ok(())
+}
+
+/// Writes `value` as JSON, whole or not at all.
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    dbio_report::write_atomic(path, text.as_bytes())?;
+    Ok(())
+}
+
+/// The file's name, as a model's source names it.
+pub fn file_name(out: &Path) -> String {
+    out.file_name()
+        .map_or(out.display().to_string(), |n| n.to_string_lossy().into())
+}
+
+/// Prints the model a capture gives, then the file written.
+pub fn summary(m: &WorkloadModel, out: &Path) -> anyhow::Result<()> {
+    let size = m.dataset_bytes.map_or("unknown".to_string(), format_size);
+    print!("{}", dbio_report::replay::model_text(m, &size));
+    common::wrote(vec![out.to_path_buf()]);
+    Ok(())
+}
+
+/// Sleeps `d`, or less when `stop` is set.
+pub fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
+    let end = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// Client sessions seen, sample by sample.
+#[derive(Default)]
+pub struct SessionSampler {
+    max: u32,
+    max_active: u32,
+    sum: u64,
+    samples: u32,
+    /// The last sample's sessions, for progress lines.
+    pub last: u32,
+}
+
+impl SessionSampler {
+    /// One sample: sessions, and of them those running a statement.
+    pub fn add(&mut self, (n, active): (u32, u32)) {
+        self.max = self.max.max(n);
+        self.max_active = self.max_active.max(active);
+        self.sum += u64::from(n);
+        self.samples += 1;
+        self.last = n;
+    }
+
+    pub fn sessions(&self) -> Sessions {
+        Sessions {
+            max: self.max,
+            mean: self.sum as f64 / f64::from(self.samples.max(1)),
+            max_active: self.max_active,
+            samples: self.samples,
+        }
+    }
+}

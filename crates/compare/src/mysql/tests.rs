@@ -1,0 +1,311 @@
+//! Captures of MariaDB 10.11, MySQL 8.0 and MySQL 8.4 written here, with round
+//! figures whose model is known.
+
+use super::*;
+use crate::pg::Sessions;
+
+fn io(event: &str, n: [u64; 3], timers_ps: [u64; 3], bytes: [u64; 2]) -> FileIo {
+    FileIo {
+        event: event.into(),
+        file: None,
+        count_read: n[0],
+        count_write: n[1],
+        count_misc: n[2],
+        sum_timer_read: timers_ps[0],
+        sum_timer_write: timers_ps[1],
+        sum_timer_misc: timers_ps[2],
+        bytes_read: bytes[0],
+        bytes_written: bytes[1],
+    }
+}
+
+fn status(pairs: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// MariaDB 10.11 over 100 s: 20,000 page reads of 16 KiB taking 2 s (100 us each),
+/// 5,000 log flushes (write + fdatasync) of 10,000 writes, 2,560,000 bytes, taking
+/// 1.5 s of writes and 1 s of syncs (500 us each), 8,000 pages written, 125 doublewrite
+/// batches of 64 pages.
+pub fn mariadb() -> MyCapture {
+    let server = MyServer {
+        version: "10.11.19-MariaDB-0+deb12u1".into(),
+        comment: "Debian 12".into(),
+        target: "127.0.0.1:3306 as dbio".into(),
+        settings: [
+            ("innodb_flush_method", "O_DIRECT"),
+            ("innodb_page_size", "16384"),
+            ("innodb_flush_log_at_trx_commit", "1"),
+            ("innodb_doublewrite", "ON"),
+            ("innodb_log_file_buffering", "OFF"),
+            ("performance_schema", "ON"),
+            ("log_bin", "OFF"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+        schema_bytes: [
+            ("sbtest".to_string(), 1 << 30),
+            ("mysql".to_string(), 1 << 20),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let begin = MySnapshot {
+        taken_at: 1000.0,
+        status: status(&[
+            ("Uptime", 500),
+            ("Innodb_data_reads", 1000),
+            ("Innodb_data_read", 1000 * 16384),
+            ("Innodb_os_log_fsyncs", 100),
+            ("Innodb_os_log_written", 1 << 20),
+            ("Innodb_log_writes", 200),
+            ("Innodb_pages_written", 400),
+            ("Innodb_dblwr_writes", 5),
+            ("Innodb_dblwr_pages_written", 320),
+            ("Innodb_data_fsyncs", 150),
+            ("Innodb_buffer_pool_read_ahead", 0),
+        ]),
+        file_events: vec![
+            io(
+                DATA_FILE,
+                [1000, 400, 10],
+                [100_000_000, 0, 0],
+                [1000 * 16384, 400 * 16384],
+            ),
+            io(LOG_FILE, [0, 200, 100], [0, 0, 0], [0, 1 << 20]),
+        ],
+        file_instances: vec![],
+        performance_schema_missing: None,
+    };
+    let mut end = begin.clone();
+    end.taken_at = 1100.0;
+    end.status = status(&[
+        ("Uptime", 600),
+        ("Innodb_data_reads", 21_000),
+        ("Innodb_data_read", 21_000 * 16384),
+        ("Innodb_os_log_fsyncs", 5100),
+        ("Innodb_os_log_written", (1 << 20) + 2_560_000),
+        ("Innodb_log_writes", 10_200),
+        ("Innodb_pages_written", 8400),
+        ("Innodb_dblwr_writes", 130),
+        ("Innodb_dblwr_pages_written", 320 + 8000),
+        ("Innodb_data_fsyncs", 150 + 5000 + 300),
+        ("Innodb_buffer_pool_read_ahead", 0),
+    ]);
+    end.file_events = vec![
+        io(
+            DATA_FILE,
+            [21_000, 8400, 310],
+            [100_000_000 + 2_000_000_000_000, 0, 0],
+            [21_000 * 16384, 8400 * 16384],
+        ),
+        io(
+            LOG_FILE,
+            [0, 10_200, 5100],
+            [0, 1_500_000_000_000, 1_000_000_000_000],
+            [0, (1 << 20) + 2_560_000],
+        ),
+    ];
+    MyCapture {
+        kind: CAPTURE_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server,
+        sessions: Sessions {
+            max: 8,
+            mean: 7.5,
+            max_active: 6,
+            samples: 100,
+        },
+        begin,
+        end,
+    }
+}
+
+/// The same I/O as MySQL 8.0.40 counts it: the log through the page cache (no
+/// innodb_log_file_buffering), the doublewrite buffer in files of its own.
+fn mysql80() -> MyCapture {
+    let mut c = mariadb();
+    c.server.version = "8.0.40".into();
+    c.server.comment = "MySQL Community Server - GPL".into();
+    c.server.settings.remove("innodb_log_file_buffering");
+    c.server
+        .settings
+        .insert("innodb_flush_method".into(), "fsync".into());
+    c.server.settings.insert("log_bin".into(), "ON".into());
+    for (s, n) in [(&mut c.begin, 5u64), (&mut c.end, 130)] {
+        s.file_events
+            .push(io(DBLWR_FILE, [0, n, 0], [0, 0, 0], [0, n * 64 * 16384]));
+    }
+    c
+}
+
+fn class<'a>(m: &'a crate::replay::WorkloadModel, name: &str) -> &'a crate::replay::ModelClass {
+    m.classes
+        .iter()
+        .find(|k| k.class == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", m.classes))
+}
+
+#[test]
+fn mariadb_reads_flushes_and_writes() {
+    let m = model_of(&mariadb(), "c.json").unwrap();
+    assert_eq!(m.block_size, 16384);
+    assert_eq!(m.users, Some(8));
+    assert_eq!(m.dataset_bytes, Some((1 << 30) + (1 << 20)));
+    assert!(!m.data_buffered, "O_DIRECT");
+    assert!(m.source.contains("MariaDB 10.11.19"), "{}", m.source);
+    let r = class(&m, "single-block-read");
+    assert_eq!((r.rate, r.size), (200.0, 16384));
+    assert_eq!(r.event, DATA_FILE);
+    assert!((r.production_mean_us.unwrap() - 100.0).abs() < 1e-9);
+    let w = class(&m, "redo-write");
+    assert_eq!(w.rate, 50.0);
+    // 2,560,000 bytes over 5,000 flushes: 512 a flush, one log block.
+    assert_eq!(w.size, 512);
+    assert_eq!(w.flush.as_deref(), Some("fdatasync"));
+    assert_eq!(w.buffered, Some(false));
+    assert!((w.production_mean_us.unwrap() - 500.0).abs() < 1e-9);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("2.00 log writes per flush")));
+    let d = class(&m, "dbwr-write");
+    assert_eq!((d.rate, d.size, d.production_mean_us), (80.0, 16384, None));
+    let b = class(&m, "direct-write");
+    assert_eq!((b.rate, b.size), (1.25, 64 * 16384));
+    assert_eq!(b.event, format!("{DATA_FILE} (doublewrite)"));
+    assert!(
+        m.not_replayed
+            .iter()
+            .any(|n| n.starts_with("data file fsyncs: 3.00/s")),
+        "{:?}",
+        m.not_replayed
+    );
+}
+
+#[test]
+fn mysql_80_and_84_name_their_own_files() {
+    let m = model_of(&mysql80(), "c.json").unwrap();
+    assert!(m.source.contains("MySQL 8.0.40"), "{}", m.source);
+    assert!(
+        m.data_buffered,
+        "innodb_flush_method fsync reads through the page cache"
+    );
+    assert_eq!(class(&m, "redo-write").buffered, Some(true));
+    assert_eq!(class(&m, "direct-write").event, DBLWR_FILE);
+    assert!(m.not_replayed.iter().any(|n| n.contains("binary log")));
+    let mut c84 = mysql80();
+    c84.server.version = "8.4.3".into();
+    c84.server
+        .settings
+        .insert("innodb_flush_method".into(), "O_DIRECT".into());
+    let m = model_of(&c84, "c.json").unwrap();
+    assert!(!m.data_buffered);
+    assert_eq!(class(&m, "single-block-read").rate, 200.0);
+}
+
+#[test]
+fn without_performance_schema_rates_and_sizes_but_no_latency() {
+    let mut c = mariadb();
+    for s in [&mut c.begin, &mut c.end] {
+        s.file_events.clear();
+        s.performance_schema_missing = Some("performance_schema was OFF".into());
+    }
+    let m = model_of(&c, "c.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!((r.rate, r.size, r.production_mean_us), (200.0, 16384, None));
+    assert!(r.mean_source.as_deref().unwrap().starts_with("missing"));
+    assert_eq!(class(&m, "redo-write").production_mean_us, None);
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("latency: performance_schema was OFF")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
+fn read_ahead_is_read_by_extents_and_not_judged_with_the_waits() {
+    let mut c = mariadb();
+    c.end
+        .status
+        .insert("Innodb_buffer_pool_read_ahead".into(), 6400);
+    let m = model_of(&c, "c.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!(r.rate, (20_000.0 - 6400.0) / 100.0);
+    assert_eq!(r.production_mean_us, None, "times mixed with read-ahead's");
+    let mb = class(&m, "multiblock-read");
+    assert_eq!((mb.rate, mb.size), (1.0, 1 << 20));
+}
+
+#[test]
+fn a_restart_a_reset_and_old_servers_are_refused() {
+    let mut c = mariadb();
+    c.end.status.insert("Uptime".into(), 30);
+    let e = c.check().unwrap_err().to_string();
+    assert!(
+        e.starts_with("the server restarted between the snapshots"),
+        "{e}"
+    );
+    let mut c = mariadb();
+    c.end.file_events[0].count_read = 5;
+    let e = c.check().unwrap_err().to_string();
+    assert!(e.contains("innodb_data_file COUNT_READ went down"), "{e}");
+    for old in ["5.6.51-log", "10.1.48-MariaDB"] {
+        let mut c = mariadb();
+        c.server.version = old.into();
+        let e = c.check().unwrap_err().to_string();
+        assert!(e.contains("older than MySQL 5.7 and MariaDB 10.2"), "{e}");
+    }
+    let mut c = mariadb();
+    c.end.taken_at = c.begin.taken_at;
+    assert!(matches!(c.check(), Err(CaptureError::Order { .. })));
+}
+
+#[test]
+fn snapshots_join_into_the_capture() {
+    let c = mariadb();
+    let file = |snapshot: MySnapshot| MySnapshotFile {
+        kind: SNAPSHOT_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: c.server.clone(),
+        sessions: Sessions {
+            max: 3,
+            mean: 3.0,
+            max_active: 1,
+            samples: 1,
+        },
+        snapshot,
+    };
+    let joined = file(c.begin.clone()).join(file(c.end.clone())).unwrap();
+    assert_eq!(joined.elapsed_s(), 100.0);
+    assert_eq!(joined.sessions.samples, 2);
+    let mut other = file(c.end.clone());
+    other.server.target = "db2:3306 as dbio".into();
+    let e = file(c.begin.clone()).join(other).unwrap_err();
+    assert!(matches!(e, CaptureError::Servers(..)), "{e}");
+}
+
+#[test]
+fn a_capture_is_known_by_its_kind_and_read_back() {
+    let text = serde_json::to_string_pretty(&mariadb()).unwrap();
+    assert!(is_capture(&text));
+    assert!(!crate::pg::is_capture(&text));
+    assert_eq!(
+        crate::sources::Source::of(&text),
+        crate::sources::Source::Mysql
+    );
+    assert_eq!(read(&text, "c.json").unwrap(), mariadb());
+    let path = std::path::Path::new("/x/prod.json");
+    let o = observe_file(&text, path, None).unwrap();
+    assert_eq!((o.config.as_str(), o.load), ("prod", 8));
+    assert_eq!(o.metrics.get("single-block-read iops"), Some(&200.0));
+    assert_eq!(
+        o.metrics.get("redo-write mean_us").map(|x| x.round()),
+        Some(500.0)
+    );
+    let bad = read("{\"kind\": \"dbio-mysql-capture\"}", "c.json").unwrap_err();
+    assert!(bad.starts_with("c.json: missing field"), "{bad}");
+}
