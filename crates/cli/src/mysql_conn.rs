@@ -317,23 +317,47 @@ impl Server {
             .into_iter()
             .filter(|(k, _)| SETTINGS.contains(&k.as_str()))
             .collect();
-        let sizes: Vec<(String, Option<u64>)> = self
+        let sizes = self.schema_bytes()?;
+        Ok(MyServer {
+            version: self.version.clone(),
+            comment: self.comment.clone(),
+            target: self.target.clone(),
+            settings,
+            schema_bytes: sizes,
+        })
+    }
+
+    /// Bytes of InnoDB's tablespaces per schema: their files' sizes (`INNODB_SYS_
+    /// TABLESPACES` in MariaDB, `INNODB_TABLESPACES` in MySQL 8, which PROCESS lets a
+    /// monitoring account read), else the tables it may see (`information_schema.
+    /// TABLES` lists only those it has privileges on).
+    fn schema_bytes(&mut self) -> anyhow::Result<BTreeMap<String, u64>> {
+        for view in ["INNODB_SYS_TABLESPACES", "INNODB_TABLESPACES"] {
+            let sql = format!("SELECT NAME, FILE_SIZE FROM information_schema.{view}");
+            let Ok(rows) = self.conn.query::<(String, Option<u64>), _>(sql) else {
+                continue;
+            };
+            let mut sizes = BTreeMap::new();
+            for (name, bytes) in rows {
+                // "schema/table"; the system and undo tablespaces have no schema.
+                let schema = name.split_once('/').map_or("(system)", |(s, _)| s);
+                *sizes.entry(schema.to_string()).or_insert(0) += bytes.unwrap_or(0);
+            }
+            if !sizes.is_empty() {
+                return Ok(sizes);
+            }
+        }
+        let rows: Vec<(String, Option<u64>)> = self
             .conn
             .query(
                 "SELECT TABLE_SCHEMA, CAST(SUM(DATA_LENGTH + INDEX_LENGTH) AS UNSIGNED) \
                  FROM information_schema.TABLES WHERE ENGINE = 'InnoDB' GROUP BY TABLE_SCHEMA",
             )
             .map_err(|e| self.fail("information_schema.TABLES", e))?;
-        Ok(MyServer {
-            version: self.version.clone(),
-            comment: self.comment.clone(),
-            target: self.target.clone(),
-            settings,
-            schema_bytes: sizes
-                .into_iter()
-                .filter_map(|(s, b)| Some((s, b?)))
-                .collect(),
-        })
+        Ok(rows
+            .into_iter()
+            .filter_map(|(s, b)| Some((s, b?)))
+            .collect())
     }
 
     /// One snapshot: the server's clock, the status counters, the file I/O.

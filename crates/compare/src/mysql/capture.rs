@@ -107,7 +107,8 @@ pub struct MyServer {
     pub target: String,
     /// The settings of [`SETTINGS`] the server has, as it printed them.
     pub settings: BTreeMap<String, String>,
-    /// Bytes of InnoDB tables and indexes per schema (`information_schema.tables`).
+    /// Bytes of InnoDB's tablespaces per schema ("(system)" for those of none): their
+    /// files' sizes, else the tables' data and index lengths.
     pub schema_bytes: BTreeMap<String, u64>,
 }
 

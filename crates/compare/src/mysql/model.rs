@@ -40,8 +40,7 @@ pub fn model_of(c: &MyCapture, file: &str) -> Result<WorkloadModel, CaptureError
     if total > 0 {
         m.dataset_bytes = Some(total);
         m.dataset_source = Some(format!(
-            "information_schema.tables: data_length + index_length of the InnoDB tables of \
-             {} schemas",
+            "InnoDB's tablespaces' file sizes (or information_schema.tables) of {} schemas",
             s.schema_bytes.len()
         ));
     }
@@ -181,7 +180,7 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
 fn redo(c: &MyCapture, t: f64, m: &mut WorkloadModel) {
     let s = &c.server;
     let log = c.file_delta(LOG_FILE);
-    let fsyncs = c.status_delta("Innodb_os_log_fsyncs").unwrap_or(0.0);
+    let o_dsync = s.setting("innodb_flush_method") == Some("O_DSYNC");
     let writes = match &log {
         Some(l) if l.count_write > 0 => l.count_write as f64,
         _ => c
@@ -194,7 +193,14 @@ fn redo(c: &MyCapture, t: f64, m: &mut WorkloadModel) {
         .filter(|b| *b > 0.0)
         .or_else(|| log.as_ref().map(|l| l.bytes_written as f64))
         .unwrap_or(0.0);
-    let dsync = s.setting("innodb_flush_method") == Some("O_DSYNC") || fsyncs <= 0.0;
+    // MariaDB 10.8 and later count no log fsyncs apart (Innodb_os_log_fsyncs is gone):
+    // each log write a commit waits for is followed by one, unless O_DSYNC.
+    let (fsyncs, fsyncs_from) = match c.status_delta("Innodb_os_log_fsyncs") {
+        Some(f) => (f, format!("Innodb_os_log_fsyncs {f:.0}")),
+        None if o_dsync => (0.0, "no log fsyncs (O_DSYNC)".to_string()),
+        None => (writes, "one fsync per log write".to_string()),
+    };
+    let dsync = o_dsync || fsyncs <= 0.0;
     let flushes = if dsync { writes } else { fsyncs };
     if flushes <= 0.0 {
         return;
@@ -224,6 +230,13 @@ fn redo(c: &MyCapture, t: f64, m: &mut WorkloadModel) {
                 None => (None, format!("missing: {LOG_FILE} timers did not grow")),
             }
         }
+        None if c.has_file_io() => (
+            None,
+            format!(
+                "missing: {} times no redo log I/O ({LOG_FILE} is not instrumented)",
+                s.name()
+            ),
+        ),
         None => (
             None,
             "missing: performance_schema was off, InnoDB's log writes were not timed".into(),
@@ -242,8 +255,8 @@ fn redo(c: &MyCapture, t: f64, m: &mut WorkloadModel) {
         size,
         source: format!(
             "SHOW GLOBAL STATUS: {flushes:.0} flushes ({writes:.0} log writes, \
-             Innodb_os_log_fsyncs {fsyncs:.0}) in {t:.0} s; size: Innodb_os_log_written \
-             {bytes:.0} per flush, rounded up to 512-byte log blocks"
+             {fsyncs_from}) in {t:.0} s; size: Innodb_os_log_written {bytes:.0} per flush, \
+             rounded up to 512-byte log blocks"
         ),
         production_ios: Some(flushes),
         production_mean_us: mean,
@@ -310,8 +323,14 @@ fn writes(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
             ..ModelClass::default()
         });
     }
-    let data_fsyncs = c.status_delta("Innodb_data_fsyncs").unwrap_or(0.0)
-        - c.status_delta("Innodb_os_log_fsyncs").unwrap_or(0.0);
+    // Innodb_data_fsyncs counts the log's too.
+    let log_fsyncs = m
+        .classes
+        .iter()
+        .find(|k| k.class == "redo-write" && k.flush.as_deref() == Some("fdatasync"))
+        .and_then(|k| k.production_ios)
+        .unwrap_or(0.0);
+    let data_fsyncs = c.status_delta("Innodb_data_fsyncs").unwrap_or(0.0) - log_fsyncs;
     if data_fsyncs > 0.0 {
         m.not_replayed.push(format!(
             "data file fsyncs: {:.2}/s (Innodb_data_fsyncs less the log's; no fsync class \

@@ -24,9 +24,9 @@ fn status(pairs: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
 }
 
 /// MariaDB 10.11 over 100 s: 20,000 page reads of 16 KiB taking 2 s (100 us each),
-/// 5,000 log flushes (write + fdatasync) of 10,000 writes, 2,560,000 bytes, taking
-/// 1.5 s of writes and 1 s of syncs (500 us each), 8,000 pages written, 125 doublewrite
-/// batches of 64 pages.
+/// 10,000 log writes of 2,560,000 bytes, each then fsync'd (10.11 counts no log fsyncs
+/// apart and times no log I/O), 8,000 pages written, 125 doublewrite batches of 64
+/// pages, 300 data file fsyncs.
 pub fn mariadb() -> MyCapture {
     let server = MyServer {
         version: "10.11.19-MariaDB-0+deb12u1".into(),
@@ -57,7 +57,6 @@ pub fn mariadb() -> MyCapture {
             ("Uptime", 500),
             ("Innodb_data_reads", 1000),
             ("Innodb_data_read", 1000 * 16384),
-            ("Innodb_os_log_fsyncs", 100),
             ("Innodb_os_log_written", 1 << 20),
             ("Innodb_log_writes", 200),
             ("Innodb_pages_written", 400),
@@ -66,15 +65,12 @@ pub fn mariadb() -> MyCapture {
             ("Innodb_data_fsyncs", 150),
             ("Innodb_buffer_pool_read_ahead", 0),
         ]),
-        file_events: vec![
-            io(
-                DATA_FILE,
-                [1000, 400, 10],
-                [100_000_000, 0, 0],
-                [1000 * 16384, 400 * 16384],
-            ),
-            io(LOG_FILE, [0, 200, 100], [0, 0, 0], [0, 1 << 20]),
-        ],
+        file_events: vec![io(
+            DATA_FILE,
+            [1000, 400, 10],
+            [100_000_000, 0, 0],
+            [1000 * 16384, 400 * 16384],
+        )],
         file_instances: vec![],
         performance_schema_missing: None,
     };
@@ -84,29 +80,20 @@ pub fn mariadb() -> MyCapture {
         ("Uptime", 600),
         ("Innodb_data_reads", 21_000),
         ("Innodb_data_read", 21_000 * 16384),
-        ("Innodb_os_log_fsyncs", 5100),
         ("Innodb_os_log_written", (1 << 20) + 2_560_000),
         ("Innodb_log_writes", 10_200),
         ("Innodb_pages_written", 8400),
         ("Innodb_dblwr_writes", 130),
         ("Innodb_dblwr_pages_written", 320 + 8000),
-        ("Innodb_data_fsyncs", 150 + 5000 + 300),
+        ("Innodb_data_fsyncs", 150 + 10_000 + 300),
         ("Innodb_buffer_pool_read_ahead", 0),
     ]);
-    end.file_events = vec![
-        io(
-            DATA_FILE,
-            [21_000, 8400, 310],
-            [100_000_000 + 2_000_000_000_000, 0, 0],
-            [21_000 * 16384, 8400 * 16384],
-        ),
-        io(
-            LOG_FILE,
-            [0, 10_200, 5100],
-            [0, 1_500_000_000_000, 1_000_000_000_000],
-            [0, (1 << 20) + 2_560_000],
-        ),
-    ];
+    end.file_events = vec![io(
+        DATA_FILE,
+        [21_000, 8400, 310],
+        [100_000_000 + 2_000_000_000_000, 0, 0],
+        [21_000 * 16384, 8400 * 16384],
+    )];
     MyCapture {
         kind: CAPTURE_KIND.into(),
         format: CAPTURE_FORMAT,
@@ -122,10 +109,26 @@ pub fn mariadb() -> MyCapture {
     }
 }
 
-/// The same I/O as MySQL 8.0.40 counts it: the log through the page cache (no
-/// innodb_log_file_buffering), the doublewrite buffer in files of its own.
+/// The same I/O as MySQL 8.0.40 counts it: 5,000 log flushes (write + fsync) of the
+/// 10,000 writes, taking 1.5 s of writes and 1 s of fsyncs (500 us a flush), the log
+/// through the page cache (no innodb_log_file_buffering), the doublewrite buffer in
+/// files of its own.
 fn mysql80() -> MyCapture {
     let mut c = mariadb();
+    c.begin.status.insert("Innodb_os_log_fsyncs".into(), 100);
+    c.end.status.insert("Innodb_os_log_fsyncs".into(), 5100);
+    c.end
+        .status
+        .insert("Innodb_data_fsyncs".into(), 150 + 5000 + 300);
+    c.begin
+        .file_events
+        .push(io(LOG_FILE, [0, 200, 100], [0, 0, 0], [0, 1 << 20]));
+    c.end.file_events.push(io(
+        LOG_FILE,
+        [0, 10_200, 5100],
+        [0, 1_500_000_000_000, 1_000_000_000_000],
+        [0, (1 << 20) + 2_560_000],
+    ));
     c.server.version = "8.0.40".into();
     c.server.comment = "MySQL Community Server - GPL".into();
     c.server.settings.remove("innodb_log_file_buffering");
@@ -160,16 +163,20 @@ fn mariadb_reads_flushes_and_writes() {
     assert_eq!(r.event, DATA_FILE);
     assert!((r.production_mean_us.unwrap() - 100.0).abs() < 1e-9);
     let w = class(&m, "redo-write");
-    assert_eq!(w.rate, 50.0);
-    // 2,560,000 bytes over 5,000 flushes: 512 a flush, one log block.
+    assert_eq!(w.rate, 100.0);
+    // 2,560,000 bytes over 10,000 flushes: 256 a flush, in one 512-byte log block.
     assert_eq!(w.size, 512);
     assert_eq!(w.flush.as_deref(), Some("fdatasync"));
     assert_eq!(w.buffered, Some(false));
-    assert!((w.production_mean_us.unwrap() - 500.0).abs() < 1e-9);
-    assert!(m
-        .notes
-        .iter()
-        .any(|n| n.contains("2.00 log writes per flush")));
+    assert_eq!(w.production_mean_us, None);
+    assert!(
+        w.mean_source
+            .as_deref()
+            .unwrap()
+            .contains("times no redo log I/O"),
+        "{:?}",
+        w.mean_source
+    );
     let d = class(&m, "dbwr-write");
     assert_eq!((d.rate, d.size, d.production_mean_us), (80.0, 16384, None));
     let b = class(&m, "direct-write");
@@ -188,6 +195,20 @@ fn mariadb_reads_flushes_and_writes() {
 fn mysql_80_and_84_name_their_own_files() {
     let m = model_of(&mysql80(), "c.json").unwrap();
     assert!(m.source.contains("MySQL 8.0.40"), "{}", m.source);
+    let w = class(&m, "redo-write");
+    assert_eq!((w.rate, w.size), (50.0, 512));
+    assert!((w.production_mean_us.unwrap() - 500.0).abs() < 1e-9);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("2.00 log writes per flush")));
+    assert!(
+        m.not_replayed
+            .iter()
+            .any(|n| n.starts_with("data file fsyncs: 3.00/s")),
+        "{:?}",
+        m.not_replayed
+    );
     assert!(
         m.data_buffered,
         "innodb_flush_method fsync reads through the page cache"
@@ -302,10 +323,8 @@ fn a_capture_is_known_by_its_kind_and_read_back() {
     let o = observe_file(&text, path, None).unwrap();
     assert_eq!((o.config.as_str(), o.load), ("prod", 8));
     assert_eq!(o.metrics.get("single-block-read iops"), Some(&200.0));
-    assert_eq!(
-        o.metrics.get("redo-write mean_us").map(|x| x.round()),
-        Some(500.0)
-    );
+    assert_eq!(o.metrics.get("redo-write iops"), Some(&100.0));
+    assert_eq!(o.metrics.get("redo-write mean_us"), None);
     let bad = read("{\"kind\": \"dbio-mysql-capture\"}", "c.json").unwrap_err();
     assert!(bad.starts_with("c.json: missing field"), "{bad}");
 }
