@@ -21,18 +21,6 @@ use reader::{load, Graph, Read};
 /// old size (so the list always says exactly what is left to cut).
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     (
-        "dbio-rpc",
-        &[
-            "src/completion.rs",
-            "src/conn.rs",
-            "src/conn_task.rs",
-            "src/incoming.rs",
-            "src/secure.rs",
-            "src/socket.rs",
-            "src/stop.rs",
-        ],
-    ),
-    (
         "dbio-nfs",
         &[
             "src/client.rs",
