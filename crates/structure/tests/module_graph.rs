@@ -70,16 +70,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-workload",
-        &[
-            "src/dataset.rs",
-            "src/generator.rs",
-            "src/namespace.rs",
-            "src/prepare.rs",
-            "src/verify.rs",
-        ],
-    ),
-    (
         "dbio-experiment",
         &[
             "src/calibrate.rs",
