@@ -70,19 +70,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-experiment",
-        &[
-            "src/calibrate.rs",
-            "src/drive.rs",
-            "src/lib.rs",
-            "src/matrix.rs",
-            "src/plan.rs",
-            "src/requests.rs",
-            "src/run.rs",
-            "src/slob_run.rs",
-        ],
-    ),
-    (
         "dbio-report",
         &[
             "src/csv.rs",
