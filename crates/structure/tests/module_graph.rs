@@ -60,16 +60,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-engine",
-        &[
-            "src/lib.rs",
-            "src/local.rs",
-            "src/null.rs",
-            "src/psync.rs",
-            "src/uring.rs",
-        ],
-    ),
-    (
         "dbio-report",
         &[
             "src/csv.rs",
