@@ -129,16 +129,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "src/cmd_nfs/ping.rs",
         ],
     ),
-    (
-        "dbio-diag",
-        &[
-            "src/blockdev.rs",
-            "src/knfs_sampler.rs",
-            "src/lib.rs",
-            "src/mountstats.rs",
-            "src/sampler.rs",
-        ],
-    ),
 ];
 
 /// Each crate's layer, bottom up. A crate's `[dependencies]` may name only crates of
