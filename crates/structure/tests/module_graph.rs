@@ -66,6 +66,7 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "src/html.rs",
             "src/lib.rs",
             "src/markdown.rs",
+            "src/saved.rs",
             "src/terminal.rs",
         ],
     ),

@@ -435,6 +435,14 @@ impl<'ast> Visit<'ast> for Paths<'_> {
         visit::visit_path(self, path);
     }
 
+    // Attributes' arguments are tokens too (`#[error("{}", saved::KINDS)]`).
+    fn visit_attribute(&mut self, attr: &'ast Attribute) {
+        if let Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone());
+        }
+        visit::visit_attribute(self, attr);
+    }
+
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.visit_path(&m.path);
         self.tokens(m.tokens.clone());
@@ -467,7 +475,8 @@ fn the_reader_sees_every_kind_of_path() {
         ),
         (
             "src/dd.rs",
-            "pub struct T;\n#[test]\nfn t() { crate::a::A; }\nmacro_rules! m { () => { $crate::b::x::Y } }",
+            "pub struct T;\n#[test]\nfn t() { crate::a::A; }\nmacro_rules! m { () => { $crate::b::x::Y } }\n\
+             #[doc = \"crate::a::A\"]\n#[error(\"{}\", crate::c::K)]\nstruct E;",
         ),
         ("src/tests.rs", "use crate::c::K;"),
     ]
@@ -495,6 +504,7 @@ fn the_reader_sees_every_kind_of_path() {
         ("c", "b/x", 2),     // a pattern; `self::K` stays in c.rs
         ("c", "a", 3),       // through the root's re-export to where A is defined
         ("dd", "b/x", 4),    // $crate in macro_rules; the #[test] fn is left out
+        ("dd", "c", 6),      // an attribute's arguments; not a string in #[doc]
     ]
     .into_iter()
     .map(|(f, t, l)| (format!("src/{f}.rs"), format!("src/{t}.rs"), l))
