@@ -62,17 +62,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     (
         "dbio-report",
         &[
-            "src/csv.rs",
-            "src/html.rs",
-            "src/lib.rs",
-            "src/markdown.rs",
-            "src/saved.rs",
-            "src/terminal.rs",
-        ],
-    ),
-    (
-        "dbio-report",
-        &[
             "src/replay.rs",
             "src/replay_charts.rs",
             "src/replay_html.rs",
