@@ -60,14 +60,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-report",
-        &[
-            "src/replay.rs",
-            "src/replay_charts.rs",
-            "src/replay_html.rs",
-        ],
-    ),
-    (
         "dbio-compare",
         &[
             "src/comparison.rs",
