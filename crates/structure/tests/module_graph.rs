@@ -62,18 +62,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     (
         "dbio-compare",
         &[
-            "src/comparison.rs",
-            "src/comparison_paired.rs",
-            "src/interleaved.rs",
-            "src/lib.rs",
-            "src/nfs_views.rs",
-            "src/observation.rs",
-            "src/provenance.rs",
-        ],
-    ),
-    (
-        "dbio-compare",
-        &[
             "src/replay/answer.rs",
             "src/replay/model.rs",
             "src/replay/outcome.rs",
