@@ -78,19 +78,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-compare",
-        &[
-            "src/awr/events.rs",
-            "src/awr/fileio.rs",
-            "src/awr/header.rs",
-            "src/awr/histogram.rs",
-            "src/awr/import.rs",
-            "src/awr/iostat.rs",
-            "src/awr/load.rs",
-            "src/awr/mod.rs",
-        ],
-    ),
-    (
         "dbio-cli",
         &[
             "src/cmd_nfs/cp.rs",
