@@ -69,15 +69,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-compare",
-        &[
-            "src/pg/cache.rs",
-            "src/pg/capture.rs",
-            "src/pg/cpu.rs",
-            "src/pg/model.rs",
-        ],
-    ),
-    (
         "dbio-cli",
         &[
             "src/cmd_nfs/cp.rs",
