@@ -60,15 +60,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "dbio-compare",
-        &[
-            "src/replay/answer.rs",
-            "src/replay/model.rs",
-            "src/replay/outcome.rs",
-            "src/replay/shape.rs",
-        ],
-    ),
-    (
         "dbio-cli",
         &[
             "src/cmd_nfs/cp.rs",
