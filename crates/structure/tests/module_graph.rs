@@ -59,15 +59,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "src/config/toml_file.rs",
         ],
     ),
-    (
-        "dbio-cli",
-        &[
-            "src/cmd_nfs/cp.rs",
-            "src/cmd_nfs/files.rs",
-            "src/cmd_nfs/mod.rs",
-            "src/cmd_nfs/ping.rs",
-        ],
-    ),
 ];
 
 /// Each crate's layer, bottom up. A crate's `[dependencies]` may name only crates of
