@@ -15,11 +15,13 @@ use std::path::{Path, PathBuf};
 
 use reader::{load, Graph, Read};
 
-/// Circles of more than two files that exist and are being taken apart. This list may
-/// only shrink: the test fails on a circle not listed, on a listed circle that gained
-/// files, and on a listed circle that lost files or is gone while still listed at its
-/// old size (so the list always says exactly what is left to cut).
+/// Circles of more than two files that exist and are being taken apart: only in
+/// dbio-nfs, whose client is being reworked. This list may only shrink: the test fails on
+/// a circle not listed, on a listed circle that gained files, and on a listed circle that
+/// lost files or is gone while still listed at its old size (so the list always says
+/// exactly what is left to cut).
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
+    // The client, the router, the data path and NFSv4.1's session, state and pNFS.
     (
         "dbio-nfs",
         &[
@@ -50,6 +52,7 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "src/version.rs",
         ],
     ),
+    // The configuration's types in config/mod.rs, its two parsers and their builder.
     (
         "dbio-nfs",
         &[
@@ -307,12 +310,16 @@ fn ratchet(
     for (krate, circles) in found {
         for c in circles {
             let set: BTreeSet<String> = c.iter().cloned().collect();
+            if known.iter().any(|(k, f)| k == krate && *f == set) {
+                continue;
+            }
             let near = known
                 .iter()
                 .find(|(k, f)| k == krate && !f.is_disjoint(&set));
             let why = match near {
-                None => "a circle not in KNOWN_CIRCLES".to_string(),
-                Some((_, f)) if *f == set => continue,
+                None => "a circle not in KNOWN_CIRCLES: cut it (move what its files take \
+                         from one another into a module below them)"
+                    .to_string(),
                 Some((_, f)) if f.is_subset(&set) => format!(
                     "a known circle grew (KNOWN_CIRCLES may only shrink), gained {:?}",
                     set.difference(f).collect::<Vec<_>>()
