@@ -361,6 +361,7 @@ fn no_import_circle_of_more_than_two_files() {
                 .into_iter()
                 .filter(|c| c.len() > 1)
                 .collect();
+            // Every circle, pairs too: shown with --nocapture, and beside a failure.
             for c in &circles {
                 eprintln!("{krate}: circle of {}: {}", c.len(), c.join(", "));
             }
