@@ -24,6 +24,7 @@ pub mod cache;
 pub mod diskstats;
 pub mod doctor;
 pub mod doctor_nfs;
+mod error;
 pub mod frag;
 pub mod hostcpu;
 pub mod knfs_sampler;
@@ -33,26 +34,6 @@ pub mod pagecache;
 pub mod sampler;
 
 pub use blockdev::{devices_under, BlockDevice};
+pub use error::DiagError;
 pub use knfs_sampler::KernelNfsSampler;
 pub use sampler::Sampler;
-
-/// What a probe could not do.
-#[derive(Debug, thiserror::Error)]
-pub enum DiagError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Other(String),
-}
-
-impl DiagError {
-    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
-        DiagError::Io {
-            path: path.as_ref().display().to_string(),
-            source,
-        }
-    }
-}

@@ -17,8 +17,8 @@ use dbio_stats::{
 use dbio_workload::{Dataset, IoClass, WorkloadConfig};
 
 use crate::drive::{drive, Load};
+use crate::hooks::{WindowEdge, WindowHook};
 use crate::requests::Requests;
-use crate::run::{WindowEdge, WindowHook};
 use crate::{ExperimentError, ProgressFn};
 
 /// Largest outstanding count of the 1 MiB ramp: enough to saturate any

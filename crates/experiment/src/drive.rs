@@ -53,7 +53,7 @@ pub(crate) struct Load<'a> {
     /// before (see [`crate::pace`]); `outstanding` is then a cap.
     pub open_loop: Option<&'a OpenLoop>,
     /// Told when the measured window starts and ends.
-    pub on_window: Option<&'a crate::run::WindowHook>,
+    pub on_window: Option<&'a crate::hooks::WindowHook>,
     /// Count which calls of a synchronous engine slept (see [`Sleeps`]); each call is
     /// then timed to its return, not to when the loop reaps it.
     pub count_sleeps: bool,
@@ -191,13 +191,13 @@ pub(crate) fn drive(
     let files = load.dataset.files.len();
     let mut cpu_from = CpuClock::now();
     let mut warm = load.warmup.is_zero();
-    let edge = |e: crate::run::WindowEdge| {
+    let edge = |e: crate::hooks::WindowEdge| {
         if let Some(h) = load.on_window {
             (h.0)(e);
         }
     };
     if warm {
-        edge(crate::run::WindowEdge::Start);
+        edge(crate::hooks::WindowEdge::Start);
     }
     let results = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(users as usize);
@@ -250,7 +250,7 @@ pub(crate) fn drive(
             if !warm && now >= record_from {
                 cpu_from = CpuClock::now();
                 warm = true;
-                edge(crate::run::WindowEdge::Start);
+                edge(crate::hooks::WindowEdge::Start);
             }
             tick(now);
         }
@@ -264,7 +264,7 @@ pub(crate) fn drive(
             .collect::<Vec<_>>())
     })?;
     if warm {
-        edge(crate::run::WindowEdge::End);
+        edge(crate::hooks::WindowEdge::End);
     }
     // The last user's end, not when this thread saw it (it looks every 20 ms).
     let mut end = start;

@@ -20,6 +20,8 @@
 pub mod age;
 mod calibrate;
 mod drive;
+mod error;
+mod hooks;
 pub mod matrix;
 mod pace;
 pub mod plan;
@@ -34,40 +36,11 @@ mod warm;
 pub use calibrate::{
     calibrate, calibrate_in_step, level_requests, Alone, CalibrateSpec, MachineIdle, Step,
 };
+pub use error::ExperimentError;
+pub use hooks::{ProgressFn, WindowEdge, WindowHook};
 pub use matrix::{matrix, MatrixSpec, Shape};
 pub use pace::{OpenLoop, PACE_QUANTUM};
 pub use plan::{RunOptions, RunPlan};
 pub use requests::Requests;
-pub use run::{run, run_requests, RunOutput, RunSpec, WindowEdge, WindowHook};
+pub use run::{run, run_requests, RunOutput, RunSpec};
 pub use slob_run::SlobRow;
-
-use dbio_engine::EngineError;
-use dbio_workload::verify::MapError;
-use dbio_workload::{DatasetError, GeneratorError};
-
-/// Errors of an experiment; each names what failed and where.
-#[derive(Debug, thiserror::Error)]
-pub enum ExperimentError {
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error(transparent)]
-    Workload(#[from] GeneratorError),
-    #[error("{0}")]
-    Config(String),
-    #[error("cannot start user thread: {0}")]
-    Thread(std::io::Error),
-    #[error(transparent)]
-    Dataset(#[from] DatasetError),
-    #[error(transparent)]
-    Map(#[from] MapError),
-}
-
-impl ExperimentError {
-    /// True when a stop signal ended the preparation of the data set.
-    pub fn is_interrupted(&self) -> bool {
-        matches!(self, ExperimentError::Dataset(DatasetError::Interrupted))
-    }
-}
-
-/// Called with one line of progress (the caller decides where it goes).
-pub type ProgressFn<'a> = &'a (dyn Fn(&str) + Sync);

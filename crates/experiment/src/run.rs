@@ -12,8 +12,9 @@ use dbio_workload::verify_scan::{scan, ScanOptions};
 use dbio_workload::{Dataset, RedoFlush, WorkloadConfig};
 
 use crate::drive::{class_descs, drive, Load};
+use crate::hooks::{ProgressFn, WindowHook};
 use crate::requests::Requests;
-use crate::{ExperimentError, ProgressFn};
+use crate::ExperimentError;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -58,26 +59,6 @@ pub struct RunSpec {
     /// Count which calls of a synchronous engine slept (`RunResult::io_threads`'
     /// `calls`), for a prediction that adds a database's wake-up wait.
     pub count_sleeps: bool,
-}
-
-/// An edge of the measured window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowEdge {
-    /// The warm-up is over (before the first I/O without one): what
-    /// completes from here on counts, within the 20 ms the driver looks.
-    Start,
-    /// The load's last I/O completed (before a final verify pass).
-    End,
-}
-
-/// Called at each [`WindowEdge`], from the thread that drives the load.
-#[derive(Clone)]
-pub struct WindowHook(pub std::sync::Arc<dyn Fn(WindowEdge) + Send + Sync>);
-
-impl std::fmt::Debug for WindowHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WindowHook")
-    }
 }
 
 /// A run's result, and the I/O error that ended it early, if one did.

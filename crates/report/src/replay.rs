@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use dbio_compare::replay::{latency_words, EventComparison, ReplayReport, WorkloadModel};
+use dbio_compare::replay::{EventComparison, ReplayReport, WorkloadModel};
 
 use crate::comparison_view::size_text;
 use crate::fmt::{bytes, md_escape, Table};
@@ -15,22 +15,11 @@ use crate::fmt::{bytes, md_escape, Table};
 mod charts;
 #[path = "replay_html.rs"]
 mod page;
+#[path = "replay_words.rs"]
+mod words;
 pub use page::html;
-
-/// A bucket bound as Oracle titles its power-of-two buckets: 512us, 1ms (1024 us),
-/// 32ms, 2s.
-fn us_short(us: u64) -> String {
-    match us {
-        0..1024 => format!("{us}us"),
-        1024..1_048_576 => format!("{}ms", us / 1024),
-        _ => format!("{}s", us / 1_048_576),
-    }
-}
-
-/// A latency for a sentence: "585 µs", "1.2 ms", "2.3 s" (as the verdict writes it).
-pub fn latency(us: f64) -> String {
-    latency_words(us)
-}
+pub use words::latency;
+use words::us_short;
 
 /// The rate as a table shows it: 538, 1.30, 0.0125.
 fn rate(v: f64) -> String {

@@ -6,7 +6,7 @@
 
 use dbio_compare::replay::{EventComparison, ReplayReport};
 
-use super::{latency, us_short};
+use super::words::{latency, us_short};
 use crate::svg::{grouped_bars, line_chart, BarSeries, Line, LineChart, PALETTE};
 
 const PRODUCTION: &str = "#8a939b";

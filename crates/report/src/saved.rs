@@ -9,10 +9,8 @@ use dbio_compare::replay::{ReplayReport, REPLAY_FORMAT, REPLAY_KIND};
 use dbio_compare::Comparison;
 use dbio_stats::{AgeResult, MatrixResult, AGE_KIND, CALIBRATE_KIND, MATRIX_KIND, RUN_KIND};
 
+pub use crate::error::KINDS_TAKEN;
 use crate::{AnyResult, ReportError};
-
-/// The kinds `dbio report` renders, as its errors list them.
-pub const KINDS_TAKEN: &str = "run, calibrate, age, matrix, comparison and replay";
 
 /// `kind` of a `dbio compare` result.
 pub const COMPARISON_KIND: &str = "comparison";

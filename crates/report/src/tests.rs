@@ -1,5 +1,7 @@
 use super::*;
 use crate::sample;
+use dbio_stats::{CalibrateResult, RunResult, FORMAT_VERSION};
+use std::path::Path;
 
 fn run() -> AnyResult {
     AnyResult::Run(sample::run())

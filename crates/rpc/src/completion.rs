@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use crate::conn::TransportError;
+use crate::error::TransportError;
 
 /// One reply record, as received: the whole RPC reply message (without the
 /// record mark), starting with the XID. A READ's data is a slice of it, so it

@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use crate::call::{Msg, Request};
 use crate::coalesce::Coalescer;
-use crate::conn::{
-    CallResult, CallSink, Completions, ConnConfig, ConnStats, Msg, ReplyRecord, ReplyTo, Request,
-    TransportError,
-};
+use crate::completion::{CallResult, Completions, ReplyRecord, ReplyTo};
+use crate::config::ConnConfig;
+use crate::counters::ConnStats;
+use crate::error::TransportError;
+use crate::incoming::CallSink;
 use crate::incoming::{self, Routed};
 use crate::record::{fragment_header, RecordDecoder, MAX_FRAGMENT};
 use crate::recv_room;
@@ -736,7 +738,7 @@ async fn gss_ctl(gss: Option<&mut GssConn>) -> Option<Ctl> {
 
 /// Completes when a sibling connection (same thread) was woken by the kernel; never
 /// without siblings.
-async fn siblings_woke(siblings: Option<&crate::conn::Siblings>) {
+async fn siblings_woke(siblings: Option<&crate::config::Siblings>) {
     match siblings {
         Some(n) => n.woke.notified().await,
         None => std::future::pending().await,

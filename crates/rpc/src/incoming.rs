@@ -10,7 +10,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use tokio::sync::mpsc;
 
-use crate::conn::Msg;
+use crate::call::Msg;
 use crate::msg::{decode_call, encode_reply_error, encode_reply_success, ReplyError};
 use crate::record::MAX_FRAGMENT;
 

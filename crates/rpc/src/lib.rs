@@ -47,10 +47,14 @@
 //!   wait for a reply, with an error naming what it waited for and for how long.
 
 pub mod auth;
+mod call;
 mod coalesce;
 mod completion;
+mod config;
 pub mod conn;
 mod conn_task;
+mod counters;
+mod error;
 pub mod gss;
 mod incoming;
 pub mod krb5;

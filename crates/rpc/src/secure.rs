@@ -21,7 +21,9 @@ use dbio_xdr::XdrPut;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::OpaqueAuth;
-use crate::conn::{CallBuf, ReplyTo, Request, TransportError};
+use crate::call::{CallBuf, Request};
+use crate::completion::ReplyTo;
+use crate::error::TransportError;
 use crate::gss::{
     call_layout, check_reply_verf, decode_integ, decode_priv, encode_gss_call, encode_integ,
     encode_priv, reply_shape, GssCred, GssError, GssInitRes, GssMech, GssProc, GssService,

@@ -18,7 +18,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::TcpSocket;
 
-use crate::conn::{ConnConfig, TransportError};
+use crate::config::ConnConfig;
+use crate::error::TransportError;
 
 /// What [`Socket::ready`] found.
 pub(crate) enum Ready {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::conn::TransportError;
+use crate::error::TransportError;
 
 /// How long waits go on after the stop is first seen.
 pub const ALLOWANCE: Duration = Duration::from_millis(500);

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+pub use crate::schema::cpu_us_per_io;
 use crate::schema::{
     ClassResult, CpuUsage, CurvePoint, FileResult, HistogramBucket, SecondSample, SizeBucket,
 };
@@ -354,15 +355,6 @@ impl Recorder {
             all.merge(c);
         }
         all
-    }
-}
-
-/// CPU microseconds per I/O (0 when no I/O).
-pub fn cpu_us_per_io(cpu: &CpuUsage, ios: u64) -> f64 {
-    if ios == 0 {
-        0.0
-    } else {
-        (cpu.user_s + cpu.system_s) * 1e6 / ios as f64
     }
 }
 

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::raw::RawRecorder;
-
 mod nfs;
+mod open_loop;
+mod raw;
 mod sched;
 pub use nfs::*;
+pub use open_loop::*;
+pub use raw::*;
 pub use sched::*;
 
 /// Version of the JSON result format.
@@ -100,7 +102,7 @@ pub struct RunResult {
     /// and the backlog (latencies then count from each I/O's intended
     /// start); absent from closed-loop runs. Optional: no format change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<Box<crate::open_loop::OpenLoopSection>>,
+    pub open_loop: Option<Box<OpenLoopSection>>,
     /// What the kernel NFS client did on the mount under a local target
     /// during the measured window (from /proc/self/mountstats; every
     /// process's traffic on that mount); absent for other targets.
@@ -658,6 +660,15 @@ impl RunResult {
             self.iops = 0.0;
             self.mbps = 0.0;
         }
-        self.cpu_us_per_io = crate::recorder::cpu_us_per_io(&self.cpu, self.ios);
+        self.cpu_us_per_io = cpu_us_per_io(&self.cpu, self.ios);
+    }
+}
+
+/// CPU microseconds per I/O (0 when no I/O).
+pub fn cpu_us_per_io(cpu: &CpuUsage, ios: u64) -> f64 {
+    if ios == 0 {
+        0.0
+    } else {
+        (cpu.user_s + cpu.system_s) * 1e6 / ios as f64
     }
 }

@@ -1,4 +1,6 @@
 use super::*;
+use crate::content;
+use dbio_engine::EngineKind;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::Ordering;
 

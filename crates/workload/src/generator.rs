@@ -12,7 +12,7 @@ use dbio_engine::{Durability, IoDir};
 
 use crate::class::{IoClass, COUNT};
 use crate::content::Rng;
-use crate::dataset::{Dataset, FileKind};
+use crate::format::{Dataset, FileKind};
 
 /// Size of redo writes: `lite` small commits, `heavy` large batches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

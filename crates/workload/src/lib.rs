@@ -20,6 +20,7 @@
 pub mod class;
 pub mod content;
 pub mod dataset;
+mod format;
 pub mod generator;
 pub mod namespace;
 pub mod prepare;

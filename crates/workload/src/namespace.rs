@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use dbio_engine::Backend;
 
-use crate::dataset::DatasetError;
+use crate::format::DatasetError;
 
 /// Largest small file ([`Namespace::read_small`]) read back: a manifest is
 /// a few hundred bytes, so anything near this is not one of ours.

@@ -18,14 +18,11 @@ use std::time::Duration;
 use dbio_engine::{Completion, Durability, EngineConfig, IoDir, IoRequest};
 
 use crate::content;
-use crate::dataset::{
+use crate::format::{
     header_text, new_id, parse_header, parse_id, Dataset, DatasetError, DatasetFile, DatasetSpec,
-    Manifest, PrepareOptions, DATASET_VERSION, MANIFEST_MAGIC, MANIFEST_NAME,
+    Manifest, PrepareOptions, CHUNK, DATASET_VERSION, MANIFEST_MAGIC, MANIFEST_NAME,
 };
 use crate::namespace::Namespace;
-
-/// Files are created and rewritten in chunks of this size.
-pub(crate) const CHUNK: u64 = 1 << 20;
 /// Chunks in flight while creating.
 const CREATE_DEPTH: u32 = 4;
 /// Bytes of a file read to recognise its header (the header text is shorter).

@@ -24,7 +24,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::dataset::{Dataset, DatasetFile, FileKind};
+use crate::format::{Dataset, DatasetFile, FileKind};
 
 /// First bytes of every verified unit.
 pub const UNIT_MAGIC: [u8; 4] = *b"DBV1";

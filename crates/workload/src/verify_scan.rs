@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dbio_engine::{Completion, Durability, EngineConfig, EngineKind, IoDir, IoRequest};
 
-use crate::dataset::{Dataset, DatasetError};
+use crate::format::{Dataset, DatasetError};
 use crate::verify::{first_unit, GenMap, VerifyCounts, GEN_MASK, IN_FLIGHT};
 
 /// Bytes per read of the pass.

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 use dbio_nfs::copy::{self, CopyError, CopyOptions};
 use dbio_nfs::fs::{split_parent, Access, Create, Stable};
 
-use super::{copy_result, flat, stop_flag, warn, ConnArgs, Done, Remote};
+use super::remote::{copy_result, flat, stop_flag, warn, ConnArgs, Done, Remote};
 
 /// Copy options from the command line, within sane bounds.
 pub(super) fn options(depth: u32, io_size: u64, stable: Stable) -> CopyOptions {

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::bail;
 use dbio_nfs::fs::{access, join, split_parent, Attr, Time};
 
-use super::{flat, format_time, ConnArgs, Done, Remote};
+use super::remote::{flat, format_time, ConnArgs, Done, Remote};
 
 /// `ls -l`'s mode column: the file type letter, then rwx for owner, group, others.
 pub(crate) fn kind_and_mode(kind: char, mode: u32) -> String {

@@ -10,17 +10,12 @@
 mod cp;
 mod files;
 mod ping;
+mod remote;
 
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-use anyhow::anyhow;
-use dbio_nfs::copy::CopyError;
 use dbio_nfs::fs::Stable;
-use dbio_nfs::pool::Pool;
-use dbio_nfs::{ClientConfig, Fs, NfsError, NfsUrl, Settings};
 
-use crate::common::{duration_arg, size_arg, EXIT_INTERRUPTED};
+use crate::common::{size_arg, EXIT_INTERRUPTED};
+use remote::{ConnArgs, Done};
 
 const URL_HELP: &str =
     "nfs://HOST[:PORT]/EXPORT/PATH[?version=3|4.1&mountport=N&nfsport=N&uid=N&gid=N&conns=N]";
@@ -39,36 +34,6 @@ pub struct Args {
     command: Sub,
     #[command(flatten)]
     conn: ConnArgs,
-}
-
-#[derive(clap::Args)]
-struct ConnArgs {
-    /// Time to wait for a reply before retransmitting (same XID); a call
-    /// fails after TIMEOUT x (RETRIES + 1). Also bounds each connect.
-    #[arg(long, global = true, default_value = "5s", value_parser = duration_arg)]
-    timeout: Duration,
-    /// Retransmissions (or reconnects) before a call fails.
-    #[arg(long, global = true, default_value_t = 2)]
-    retries: u32,
-    /// AUTH_SYS user id (default: yours, or uid= in the URL).
-    #[arg(long, global = true)]
-    uid: Option<u32>,
-    /// AUTH_SYS group id (default: yours, or gid= in the URL).
-    #[arg(long, global = true)]
-    gid: Option<u32>,
-    /// AUTH_SYS supplementary group ids, comma separated (at most 16).
-    #[arg(long, global = true, value_delimiter = ',')]
-    gids: Vec<u32>,
-    /// Connect from a port below 1024 (needs root); many servers require it.
-    #[arg(long, global = true)]
-    reserved_port: bool,
-    /// Replies a connection may gather before the kernel wakes it: at most half of the
-    /// calls outstanding, only while 8 or more are, read anyway after 2 ms. Less CPU per
-    /// call; the server then sees half to all of the outstanding calls. 1 wakes for every
-    /// reply.
-    #[arg(long, global = true, value_name = "N", default_value_t = dbio_nfs::DEFAULT_REPLY_BATCH,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-    reply_batch: usize,
 }
 
 #[derive(clap::Subcommand)]
@@ -153,27 +118,6 @@ fn stable_arg(s: &str) -> Result<Stable, String> {
     }
 }
 
-/// NfsError already carries its cause in its message: flatten it so the
-/// one-line report does not repeat the cause.
-fn flat(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("{e}")
-}
-
-/// What a command's work came to: done, or stopped by a signal.
-enum Done {
-    Ok,
-    Stopped(String),
-}
-
-/// A copy's error as the command reports it; a stop is not a failure.
-fn copy_result<T>(r: Result<T, CopyError>) -> anyhow::Result<Result<T, Done>> {
-    match r {
-        Ok(v) => Ok(Ok(v)),
-        Err(CopyError::Stopped(what)) => Ok(Err(Done::Stopped(what))),
-        Err(e) => Err(flat(e)),
-    }
-}
-
 pub fn main(args: Args) -> anyhow::Result<i32> {
     keep_freed_memory();
     let conn = &args.conn;
@@ -228,94 +172,9 @@ fn keep_freed_memory() {
     }
 }
 
-/// The client's configuration: the command line over the URL's parameters over one
-/// connection (one caller, one request at a time, needs no more unless the URL's
-/// `conns=` asks).
-fn client_config(conn: &ConnArgs, parsed: NfsUrl) -> ClientConfig {
-    let command_line = Settings {
-        uid: conn.uid,
-        gid: conn.gid,
-        gids: Some(conn.gids.clone()),
-        timeout: Some(conn.timeout),
-        retries: Some(conn.retries),
-        reserved_port: Some(conn.reserved_port),
-        reply_batch: Some(conn.reply_batch),
-        ..Settings::default()
-    };
-    let below = Settings {
-        conns: Some(1),
-        ..Settings::default()
-    };
-    ClientConfig {
-        // No threads of its own: see `Remote::open`.
-        workers: 0,
-        ..ClientConfig::layered(parsed, command_line, below)
-    }
-}
-
-/// An opened URL: the pool, its file API, and the path from the file API's root.
-struct Remote {
-    pool: Pool,
-    fs: Fs,
-    rel: String,
-    url: NfsUrl,
-}
-
-impl Remote {
-    /// Opens the URL's export over a pool whose connections move while this thread
-    /// waits (no threads of its own: the cheapest way per RPC for one caller).
-    fn open(conn: &ConnArgs, url: &str) -> anyhow::Result<Remote> {
-        let config = client_config(conn, NfsUrl::parse(url).map_err(flat)?);
-        let (pool, rel) = Pool::open(&config).map_err(flat)?;
-        let fs = pool.fs();
-        Ok(Remote {
-            pool,
-            fs,
-            rel,
-            url: config.url,
-        })
-    }
-
-    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        self.pool.block_on(f)
-    }
-
-    /// `server:/path` of `rel`.
-    fn display(&self, rel: &str) -> String {
-        self.fs.display(rel)
-    }
-
-    /// Ends the pool's state on the server; the work is done, so a failure is a
-    /// warning.
-    fn close(self) -> anyhow::Result<Done> {
-        if let Err(e) = self.pool.close() {
-            warn(&e);
-        }
-        Ok(Done::Ok)
-    }
-}
-
-/// A one-line warning on standard error.
-fn warn(e: &NfsError) {
-    eprintln!("dbio: warning: {e}");
-}
-
-/// The stop flag for commands that move data; SIGINT or SIGTERM sets it.
-fn stop_flag() -> &'static AtomicBool {
-    crate::common::stop_flag()
-}
-
-/// UTC `YYYY-MM-DD HH:MM`.
-fn format_time(secs: i64) -> String {
-    let t = dbio_report::UtcTime::from_unix(secs);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}",
-        t.year, t.month, t.day, t.hour, t.minute
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use super::remote::format_time;
     use super::*;
 
     #[test]

@@ -7,7 +7,7 @@ use anyhow::bail;
 use dbio_nfs::fs::Access;
 use dbio_stats::cpu::CpuClock;
 
-use super::{copy_result, flat, stop_flag, ConnArgs, Done, Remote};
+use super::remote::{copy_result, flat, stop_flag, warn, ConnArgs, Done, Remote};
 
 pub(super) fn ping(
     conn: &ConnArgs,
@@ -63,7 +63,7 @@ pub(super) fn ping(
             ));
             drop(dp);
             if let Err(e) = r.block_on(fs.close(open)) {
-                super::warn(&e);
+                warn(&e);
             }
             ("READ", result)
         }

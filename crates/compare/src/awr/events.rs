@@ -1,9 +1,9 @@
 //! Wait events: the Top events table and the Foreground and Background Wait Events
 //! tables, with each event's mean wait taken from the most precise figures printed.
 
+use super::doc::{AwrError, Doc};
 use super::model::{MeanSource, WaitEvent};
 use super::table::{duration_us, figure, io_event, number, squeeze, wait_class, Table};
-use super::{AwrError, Doc};
 
 /// One event row as printed, with the precision of each figure.
 struct Printed {

@@ -1,9 +1,9 @@
 //! Tablespace IO Stats and File IO Stats. A text report prints each on two lines (the
 //! name, then the figures under the ruler's columns); HTML on one row.
 
+use super::doc::Doc;
 use super::model::FileIo;
 use super::table::{duration_us, number, Row, Table};
-use super::Doc;
 
 /// Rows as (tablespace, file, figures under `t.headers`).
 fn named_rows(

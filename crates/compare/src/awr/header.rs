@@ -1,9 +1,9 @@
 //! The report's header: database, instance, release, snapshots and the time between
 //! them.
 
+use super::doc::{AwrError, Doc};
 use super::table::{number, squeeze, Table};
 use super::text::Lines;
-use super::{AwrError, Doc};
 
 /// What the header says.
 pub(crate) struct Header {

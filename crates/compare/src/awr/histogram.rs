@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
+use super::doc::Doc;
 use super::model::{WaitBucket, WaitHistogram};
 use super::table::{figure, io_event, number, squeeze, Table};
-use super::Doc;
 
 /// 1 ms, 1 s, 1 min and 1 h as Oracle's power-of-two buckets count them, in us.
 const MS: f64 = 1024.0;

@@ -2,9 +2,9 @@
 //! times per function (Buffer Cache Reads, DBWR, LGWR, Direct Reads, ...) and per file
 //! type.
 
+use super::doc::Doc;
 use super::model::IoStat;
 use super::table::{duration_us, mebibytes, number, Table};
-use super::Doc;
 
 /// The functions AWR names; a text report cuts them to 15 characters.
 const FUNCTIONS: [&str; 14] = [

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use super::doc::{AwrError, Doc};
 use super::model::LoadProfile;
 use super::table::{number, squeeze};
-use super::{AwrError, Doc};
 
 /// "Name:   per-second   per-transaction ..." rows of the Load Profile.
 pub(crate) fn load_profile(doc: &Doc) -> Result<LoadProfile, AwrError> {

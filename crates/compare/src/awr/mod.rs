@@ -8,6 +8,7 @@
 //! Histograms, and Tablespace and File IO Stats. Both layouts become the same tables
 //! (`text.rs`, `html.rs`), and each section is read from them by its column titles.
 
+mod doc;
 mod events;
 mod fileio;
 mod header;
@@ -17,6 +18,7 @@ mod import;
 mod iostat;
 mod load;
 mod model;
+mod read;
 mod table;
 mod text;
 
@@ -26,142 +28,8 @@ pub use model::{
     WaitHistogram,
 };
 
-use table::Table;
-use text::Lines;
-
-/// Why a report could not be read: the line (from 1) and what was expected there.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}{}: {what}", if *.html { " (HTML)" } else { "" })]
-pub struct AwrError {
-    /// Line in the file, from 1.
-    pub line: usize,
-    /// What was expected there.
-    pub what: String,
-    /// Whether the file is an HTML report.
-    pub html: bool,
-}
-
-/// A report as tables, whichever layout printed it.
-pub(crate) struct Doc<'a> {
-    pub tables: Vec<Table>,
-    /// A text report's lines (None for HTML).
-    pub lines: Option<Lines<'a>>,
-    /// The last line of the file: where a section that is missing was looked for last
-    /// (a report cut short ends there).
-    pub end: usize,
-}
-
-impl Doc<'_> {
-    pub fn err(&self, line: usize, what: impl Into<String>) -> AwrError {
-        AwrError {
-            line: line.max(1),
-            what: what.into(),
-            html: self.lines.is_none(),
-        }
-    }
-}
-
-fn doc(text: &str) -> Doc<'_> {
-    let end = text.lines().count();
-    if html::is_html(text) {
-        Doc {
-            tables: html::tables(text),
-            lines: None,
-            end,
-        }
-    } else {
-        let lines = Lines::new(text);
-        Doc {
-            tables: text::tables(&lines),
-            lines: Some(lines),
-            end,
-        }
-    }
-}
-
-/// Parses one AWR report, text or HTML.
-pub fn parse(text: &str) -> Result<AwrReport, AwrError> {
-    let doc = doc(text);
-    // "WORKLOAD REPOSITORY report for", "WORKLOAD REPOSITORY PDB report (root snapshots)".
-    let titled = text
-        .lines()
-        .take(200)
-        .any(|l| l.contains("WORKLOAD REPOSITORY") && l.to_lowercase().contains("report"));
-    if !titled {
-        let kind = if doc.lines.is_none() {
-            "an AWR HTML"
-        } else {
-            "an AWR text"
-        };
-        return Err(doc.err(
-            1,
-            format!("not {kind} report (no \"WORKLOAD REPOSITORY ... report\" title)"),
-        ));
-    }
-    let h = header::header(&doc)?;
-    let load_profile = load::load_profile(&doc)?;
-    let (events, background_events) = events::events(&doc)?;
-    let (io_by_function, io_by_filetype) = iostat::iostat(&doc);
-    let (tablespaces, files) = fileio::file_io(&doc);
-    Ok(AwrReport {
-        layout: if doc.lines.is_some() {
-            Layout::Text
-        } else {
-            Layout::Html
-        },
-        release: h.release,
-        db_name: h.db_name,
-        instance: h.instance,
-        begin_snap: h.begin_snap,
-        end_snap: h.end_snap,
-        begin_time: h.begin_time,
-        end_time: h.end_time,
-        elapsed_s: h.elapsed_s,
-        load_profile,
-        events,
-        background_events,
-        io_by_function,
-        io_by_filetype,
-        histograms: histogram::histograms(&doc),
-        tablespaces,
-        files,
-        activity: load::activity_totals(&doc),
-    })
-}
-
-/// The "init.ora Parameters" section of a report (text or HTML): name (lower case) to
-/// its value at the begin snapshot (19c calls the section "Modified Parameters"). A PDB report adds the container's parameters
-/// ("Parameters modified by other containers") where the PDB sets none of its own.
-/// Empty when the report has no such section.
-pub fn parameters(text: &str) -> Vec<(String, String)> {
-    let doc = doc(text);
-    let mut out: Vec<(String, String)> = Vec::new();
-    let titles: [&[&str]; 2] = [
-        &["init.ora Parameters", "Modified Parameters"],
-        &["Parameters modified by other containers"],
-    ];
-    for group in titles {
-        let own = out.len();
-        for t in doc
-            .tables
-            .iter()
-            .filter(|t| group.iter().any(|g| t.title.starts_with(g)))
-        {
-            for r in t.rows.iter().take(10_000) {
-                let (name, value) = (r.cell(0).to_lowercase(), r.cell(1));
-                // "PDB: PDB1" lines under a value name the container, not a parameter.
-                if name.is_empty()
-                    || name.contains(' ')
-                    || out[..own].iter().any(|(n, _)| *n == name)
-                {
-                    continue;
-                }
-                out.push((name, value.trim_matches('\'').to_string()));
-            }
-        }
-    }
-    out
-}
+pub use doc::AwrError;
+pub use read::{parameters, parse};
 
 #[cfg(test)]
 mod tests;

@@ -3,70 +3,13 @@
 //! large that cache was, and how the reads spread over relations. Read beside each
 //! snapshot where the server runs on the capturing host (`/proc/PID/io`, the data
 //! directory's block device, the server's memory cgroup); the relations from
-//! `pg_statio_all_tables` wherever it runs. Here are the readings and their arithmetic;
-//! reading them is the binary's work.
-
-use serde::{Deserialize, Serialize};
+//! `pg_statio_all_tables` wherever it runs. The readings are kept in `readings.rs`; here
+//! is their arithmetic; reading them is the binary's work.
 
 use super::capture::PgCapture;
+pub use super::readings::{DeviceReads, HostSnapshot, RelationReads};
 use crate::replay::shape::{self, fit, hit_share};
 use crate::replay::{PageCacheShape, RelationShare, WorkloadModel};
-
-/// The host's side of a snapshot.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostSnapshot {
-    /// The block device under the data directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<DeviceReads>,
-    /// Bytes of page cache the server can have, where known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_cache_bytes: Option<u64>,
-    /// Where `page_cache_bytes` came from, or why it is not known.
-    #[serde(default)]
-    pub page_cache_source: String,
-    /// What could not be read, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unread: Vec<String>,
-}
-
-/// A block device's reads so far (`/sys/dev/block/MAJ:MIN/stat`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DeviceReads {
-    /// Kernel name: "vda1", "zram0", "loop3".
-    pub name: String,
-    /// "major:minor".
-    pub dev: String,
-    /// Reads completed (field 1).
-    pub reads: u64,
-    /// Bytes read (field 3, sectors of 512 bytes).
-    pub read_bytes: u64,
-    /// Its read-ahead (`queue/read_ahead_kb`, of the disk for a partition).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_ahead_kb: Option<u32>,
-}
-
-/// One relation's reads so far (`pg_statio_all_tables`), in the database captured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RelationReads {
-    pub relid: u32,
-    /// "schema.table".
-    pub name: String,
-    /// heap_blks_read + toast_blks_read.
-    pub heap_reads: u64,
-    /// idx_blks_read + tidx_blks_read.
-    pub index_reads: u64,
-    /// pg_table_size: heap, toast, free space and visibility maps.
-    pub heap_bytes: u64,
-    /// pg_indexes_size.
-    pub index_bytes: u64,
-    /// heap_blks_hit + toast_blks_hit: found in shared buffers (0 in files of older
-    /// dbio).
-    #[serde(default)]
-    pub heap_hits: u64,
-    /// idx_blks_hit + tidx_blks_hit.
-    #[serde(default)]
-    pub index_hits: u64,
-}
 
 /// Field `name` of `/proc/PID/io` ("read_bytes", "rchar").
 pub fn parse_proc_io(text: &str, name: &str) -> Option<u64> {

@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cache::{HostSnapshot, RelationReads};
-use super::cpu::SchedSnapshot;
+use super::readings::{HostSnapshot, RelationReads, SchedSnapshot};
 
 /// `kind` of a capture file.
 pub const CAPTURE_KIND: &str = "dbio-pg-capture";

@@ -3,47 +3,11 @@
 //! snapshot when the server runs on the host that captures. PostgreSQL times a read
 //! from its call to its return, and a read that sleeps returns only once its process
 //! has a CPU again: that wait is in PostgreSQL's read time, not in the storage's.
-//! Reading `/proc` is the binary's work; here are the readings and their arithmetic.
-
-use serde::{Deserialize, Serialize};
+//! Reading `/proc` is the binary's work; the readings are kept in `readings.rs`, and
+//! here is their arithmetic.
 
 use super::capture::PgCapture;
-
-/// The server's processes' scheduler statistics when a snapshot was taken.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SchedSnapshot {
-    /// Each server process read: those pg_stat_activity lists, less the capture's own
-    /// session, found in /proc as the same process.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub processes: Vec<ProcessSched>,
-    /// Why some or all of them could not be read (a remote server, another pid
-    /// namespace, a process gone), where any could not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unread: Option<String>,
-}
-
-/// One server process's `/proc/PID/schedstat`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProcessSched {
-    pub pid: u32,
-    /// pg_stat_activity's backend_type: "client backend", "walwriter", ...
-    pub backend_type: String,
-    /// pg_stat_activity's backend_start, seconds since 1970: a pid reused between
-    /// the snapshots is another process.
-    pub started: f64,
-    /// Field 2: nanoseconds runnable but waiting on a run queue for a CPU.
-    pub run_delay_ns: u64,
-    /// Field 3: timeslices run (times put on a CPU).
-    pub timeslices: u64,
-    /// Field 10 of `/proc/PID/stat`: minor page faults so far (0 in captures made
-    /// before dbio read it).
-    #[serde(default)]
-    pub minor_faults: u64,
-    /// `read_bytes` of `/proc/PID/io`: bytes this process caused to be fetched from
-    /// storage so far (read-ahead included); None where it could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_bytes: Option<u64>,
-}
+pub use super::readings::{ProcessSched, SchedSnapshot};
 
 /// The run-queue wait of the server's processes between a capture's snapshots.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,6 +8,7 @@ mod capture;
 mod cpu;
 mod model;
 mod observe;
+mod readings;
 
 pub use cache::{parse_block_stat, parse_proc_io, DeviceReads, HostSnapshot, RelationReads};
 pub use capture::{

@@ -4,37 +4,14 @@
 //! with too few I/Os to give a mean is named as such and decides nothing.
 
 use dbio_stats::slo::{Slo, SloOutcome};
-use serde::{Deserialize, Serialize};
 
 use super::model::{ModelClass, WorkloadModel};
-use super::outcome::{EventComparison, ReplayStep};
+use super::report::{Answer, EventComparison, ReplayStep};
 
 /// I/Os an event must count in production's window and in the replay's step before
 /// its mean is judged: below that, one slow I/O moves the mean by more than the
 /// differences a storage is chosen on (30 I/Os put a mean within about a fifth).
 pub const MIN_IOS_JUDGED: u64 = 30;
-
-/// The answer, as the verdict line opens with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Answer {
-    /// Production's rates kept and every judged event within its objective.
-    Yes,
-    /// A rate not kept or an objective missed at the reference scale.
-    No,
-    /// Rates kept, but no event had I/Os enough (or a production latency) to judge.
-    CannotSay,
-}
-
-impl Answer {
-    /// `dbio replay`'s exit code: 3 (as a missed objective of `dbio run`) for a no.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Answer::No => dbio_stats::slo::SLO_FAILED,
-            Answer::Yes | Answer::CannotSay => 0,
-        }
-    }
-}
 
 /// A latency for a sentence: "585 µs", "1.2 ms", "2.3 s".
 pub fn latency_words(us: f64) -> String {

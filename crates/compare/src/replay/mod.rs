@@ -10,16 +10,18 @@ mod answer;
 mod from_awr;
 mod model;
 mod outcome;
+mod report;
 pub mod shape;
 
-pub use answer::{latency_words, Answer, MIN_IOS_JUDGED};
+pub use answer::{latency_words, MIN_IOS_JUDGED};
 pub use from_awr::model_of;
 pub use model::{ModelClass, ModelError, WorkloadModel, CLASSES};
-pub use outcome::{
-    judge, objectives, production_slos, EventComparison, HistogramRow, ReplayReport, ReplayStep,
-    StepClass, LATENCY_GROWTH, RATE_TOLERANCE, REPLAY_FORMAT, REPLAY_KIND,
+pub use outcome::{judge, objectives, production_slos, LATENCY_GROWTH, RATE_TOLERANCE};
+pub use report::{
+    Answer, EventComparison, HistogramRow, PageCacheOutcome, ReplayReport, ReplayStep, StepClass,
+    REPLAY_FORMAT, REPLAY_KIND,
 };
-pub use shape::{PageCacheOutcome, PageCacheShape, RelationShare};
+pub use shape::{PageCacheShape, RelationShare};
 
 #[cfg(test)]
 mod tests;

@@ -66,11 +66,11 @@ pub struct WorkloadModel {
     /// The page cache between production and its storage: its size, the share of
     /// reads it served, and the skew fitted to that share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_cache: Option<super::PageCacheShape>,
+    pub page_cache: Option<PageCacheShape>,
     /// The relations production's reads spread over, laid out in the data set in
     /// proportion to their sizes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub relations: Vec<super::RelationShare>,
+    pub relations: Vec<RelationShare>,
     /// What a reader of the figures must know: where production's times mix in other
     /// things, what the source could not say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -225,12 +225,9 @@ impl WorkloadModel {
         if let Some(p) = &self.page_cache {
             if let Some(s) = p
                 .skew
-                .filter(|s| !(s.is_finite() && (0.0..=super::shape::MAX_SKEW).contains(s)))
+                .filter(|s| !(s.is_finite() && (0.0..=MAX_SKEW).contains(s)))
             {
-                return Err((
-                    None,
-                    format!("page_cache.skew {s}: from 0 to {}", super::shape::MAX_SKEW),
-                ));
+                return Err((None, format!("page_cache.skew {s}: from 0 to {}", MAX_SKEW)));
             }
             if let Some(h) = p
                 .hit_share
@@ -303,6 +300,80 @@ impl WorkloadModel {
         self.classes.iter().find(|c| c.class == name)
     }
 }
+
+/// One relation (a table's heap, or its indexes) and its share of the reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelationShare {
+    /// "public.pgbench_accounts", "public.pgbench_accounts (indexes)", or "the rest".
+    pub name: String,
+    /// Its size in production, bytes.
+    pub bytes: u64,
+    /// Its share of the accesses the replay draws, 0 to 1: of every access (buffer
+    /// pool hits and reads) when the model has a buffer pool, else of the reads.
+    pub share: f64,
+    /// The share of its accesses the buffer pool served, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_share: Option<f64>,
+    /// Its own Zipf exponent, fitted to `hit_share`; none: the model's `skew`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+}
+
+/// The page cache between production's database and its storage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageCacheShape {
+    /// Bytes of page cache the server had, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Where `bytes` came from, or why it is not known.
+    pub bytes_source: String,
+    /// The share of the database's reads the page cache served (none reached the
+    /// device), 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_share: Option<f64>,
+    /// Mean size of a device read under the database, bytes (read-ahead makes it
+    /// larger than a block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Bytes the device delivered per byte the database read, 0 to 1 and beyond (0:
+    /// the page cache served all; 1: every byte came from the device; above 1: the
+    /// read-ahead fetched more than was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_share: Option<f64>,
+    /// Where `hit_share` and `device_read_bytes` came from, or why not known.
+    pub hit_source: String,
+    /// The database's own buffer pool in front of its reads (PostgreSQL's
+    /// shared_buffers), bytes: the replay simulates one of this size and reads what
+    /// it misses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pool_bytes: Option<u64>,
+    /// The share of accesses that buffer pool served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pool_hit_share: Option<f64>,
+    /// The read-ahead of the data's device, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+    /// Zipf exponent of the reads within each relation, fitted to `hit_share` at
+    /// `bytes` (0: uniform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+    /// The share of each relation's blocks read at all in the window, its hottest,
+    /// fitted with the skew to the page cache's hit share (none: every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<f64>,
+    /// The hot blocks of a relation are next to each other (device reads larger
+    /// than two blocks: the read-ahead found hot neighbours).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clustered: bool,
+    /// How `skew` was found, or why there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub skew_source: String,
+}
+
+/// Steepest skew fitted.
+pub const MAX_SKEW: f64 = 3.0;
 
 #[cfg(test)]
 mod tests {

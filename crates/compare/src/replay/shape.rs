@@ -1,85 +1,15 @@
 //! Production's reads in their shape: the relations they spread over, and the page
 //! cache that served part of them. The skew within the relations is fitted so that a
-//! page cache of production's size serves production's share of the reads.
+//! page cache of production's size serves production's share of the reads. The shapes a
+//! model holds are defined with it (`model.rs`), the page cache's outcome and the memory
+//! ramp with the report (`report.rs`); both are re-exported here.
 
 use dbio_stats::RunResult;
-use serde::{Deserialize, Serialize};
 
-use super::WorkloadModel;
-
-/// One relation (a table's heap, or its indexes) and its share of the reads.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RelationShare {
-    /// "public.pgbench_accounts", "public.pgbench_accounts (indexes)", or "the rest".
-    pub name: String,
-    /// Its size in production, bytes.
-    pub bytes: u64,
-    /// Its share of the accesses the replay draws, 0 to 1: of every access (buffer
-    /// pool hits and reads) when the model has a buffer pool, else of the reads.
-    pub share: f64,
-    /// The share of its accesses the buffer pool served, where known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hit_share: Option<f64>,
-    /// Its own Zipf exponent, fitted to `hit_share`; none: the model's `skew`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skew: Option<f64>,
-}
-
-/// The page cache between production's database and its storage.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PageCacheShape {
-    /// Bytes of page cache the server had, where known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// Where `bytes` came from, or why it is not known.
-    pub bytes_source: String,
-    /// The share of the database's reads the page cache served (none reached the
-    /// device), 0 to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hit_share: Option<f64>,
-    /// Mean size of a device read under the database, bytes (read-ahead makes it
-    /// larger than a block).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_read_bytes: Option<u64>,
-    /// Bytes the device delivered per byte the database read, 0 to 1 and beyond (0:
-    /// the page cache served all; 1: every byte came from the device; above 1: the
-    /// read-ahead fetched more than was read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fetched_share: Option<f64>,
-    /// Where `hit_share` and `device_read_bytes` came from, or why not known.
-    pub hit_source: String,
-    /// The database's own buffer pool in front of its reads (PostgreSQL's
-    /// shared_buffers), bytes: the replay simulates one of this size and reads what
-    /// it misses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer_pool_bytes: Option<u64>,
-    /// The share of accesses that buffer pool served.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer_pool_hit_share: Option<f64>,
-    /// The read-ahead of the data's device, KiB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_ahead_kb: Option<u32>,
-    /// Zipf exponent of the reads within each relation, fitted to `hit_share` at
-    /// `bytes` (0: uniform).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skew: Option<f64>,
-    /// The share of each relation's blocks read at all in the window, its hottest,
-    /// fitted with the skew to the page cache's hit share (none: every block).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub span: Option<f64>,
-    /// The hot blocks of a relation are next to each other (device reads larger
-    /// than two blocks: the read-ahead found hot neighbours).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub clustered: bool,
-    /// How `skew` was found, or why there is none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub skew_source: String,
-}
-
-/// Steepest skew fitted.
-pub const MAX_SKEW: f64 = 3.0;
+use super::model::WorkloadModel;
+pub use super::model::{PageCacheShape, RelationShare, MAX_SKEW};
+use super::report::ReplayReport;
+pub use super::report::{MemoryEvent, MemoryStep, PageCacheOutcome};
 
 /// Highest hit share a relation is fitted to.
 const MAX_HIT: f64 = 0.999;
@@ -399,31 +329,6 @@ fn buckets(relations: &[(u64, f64)], s: f64) -> Vec<(f64, f64)> {
     out
 }
 
-/// Production's page cache beside the replay's, at the reference step.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PageCacheOutcome {
-    /// Production's share of reads served by its page cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub production_hit_share: Option<f64>,
-    /// Production's mean device read, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub production_device_read_bytes: Option<u64>,
-    /// Production's page cache, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub production_bytes: Option<u64>,
-    /// The replay's page cache, bytes (`--page-cache`); none when it read O_DIRECT.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay_bytes: Option<u64>,
-    /// The share of the replay's single-block reads its device did not see.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay_hit_share: Option<f64>,
-    /// The replay's mean device read, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay_device_read_bytes: Option<u64>,
-    /// How the replay's figures were counted, or why they are not known.
-    pub replay_source: String,
-}
-
 /// Production's page cache (from the model) beside what `run`'s device saw of the
 /// replay's reads in its measured window.
 pub fn page_cache_outcome(model: &WorkloadModel, run: &RunResult) -> Option<PageCacheOutcome> {
@@ -468,31 +373,9 @@ pub fn page_cache_outcome(model: &WorkloadModel, run: &RunResult) -> Option<Page
     Some(o)
 }
 
-/// One page-cache size of a memory ramp: what the replay's reads did with it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MemoryStep {
-    pub page_cache_bytes: u64,
-    /// The share of the replay's reads its device did not see.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hit_share: Option<f64>,
-    /// The read events: production's mean beside this size's prediction.
-    pub events: Vec<MemoryEvent>,
-}
-
-/// A read event at one page-cache size.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MemoryEvent {
-    pub event: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub production_mean_us: Option<f64>,
-    /// This storage's mean with the CPU term where there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicted_mean_us: Option<f64>,
-}
-
 /// The row of a memory ramp for `r`, the judgement of a step run with a page cache
 /// of `bytes`.
-pub fn memory_step(r: &super::ReplayReport, bytes: u64) -> MemoryStep {
+pub fn memory_step(r: &ReplayReport, bytes: u64) -> MemoryStep {
     MemoryStep {
         page_cache_bytes: bytes,
         hit_share: r.page_cache.as_ref().and_then(|p| p.replay_hit_share),

@@ -2,10 +2,11 @@
 
 use super::tests::{call_with, completed, quick, read_record, record, runtime};
 use super::*;
+use bytes::Bytes;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Replies that come one by one while many calls are outstanding are gathered: far
 /// fewer socket reads than replies. (The fallback is set long so that a slow machine,

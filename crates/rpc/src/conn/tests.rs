@@ -1,10 +1,11 @@
 //! Transport tests against small scripted servers on loopback.
 
 use super::*;
+use bytes::{Bytes, BytesMut};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(super) fn read_record(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();

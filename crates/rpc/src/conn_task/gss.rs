@@ -8,7 +8,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::{Out, Pending, Task};
-use crate::conn::{CallBuf, Request};
+use crate::call::{CallBuf, Request};
 use crate::secure::{Ctl, Opened};
 
 impl Task {

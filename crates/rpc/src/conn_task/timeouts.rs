@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use super::Task;
-use crate::conn::TransportError;
+use crate::error::TransportError;
 
 impl Task {
     /// Fails calls past their deadline; retransmits calls past their timeout,
