@@ -6,6 +6,7 @@
 //! [`Engine::reap`]s completions. The workload never knows which engine it
 //! drives. One engine instance is driven by one thread (a "user").
 
+mod align;
 pub mod buffer;
 mod io_workers;
 mod local;
@@ -14,6 +15,7 @@ pub mod psync;
 mod seam;
 pub mod uring;
 
+pub use align::direct_io_alignment;
 pub use buffer::SlotBuffers;
 pub use seam::{
     Backend, Capabilities, Completion, Durability, Engine, EngineConfig, EngineError, EngineKind,

@@ -9,7 +9,7 @@ use dbio_stats::{
 };
 use dbio_workload::verify::{GenMap, VerifyCounts};
 use dbio_workload::verify_scan::{scan, ScanOptions};
-use dbio_workload::{Dataset, RedoFlush, WorkloadConfig};
+use dbio_workload::{Dataset, FileKind, RedoFlush, WorkloadConfig};
 
 use crate::drive::{class_descs, drive, Load};
 use crate::hooks::{ProgressFn, WindowHook};
@@ -68,12 +68,12 @@ pub struct RunOutput {
 }
 
 /// The load a run drives.
-fn load_of(spec: &RunSpec) -> Load<'_> {
+fn load_of<'a>(spec: &'a RunSpec, workload: &'a WorkloadConfig) -> Load<'a> {
     Load {
         dataset: &spec.dataset,
         engine: spec.engine,
         direct: spec.direct,
-        workload: &spec.workload,
+        workload,
         users: spec.users,
         outstanding: spec.outstanding,
         duration: spec.time,
@@ -90,7 +90,25 @@ fn load_of(spec: &RunSpec) -> Load<'_> {
 
 /// The first `per_user` I/Os each user of `spec` issues (closed loop).
 pub fn run_requests(spec: &RunSpec, per_user: usize) -> Result<Requests, ExperimentError> {
-    load_of(spec).requests(per_user)
+    let workload = with_redo_unit(spec);
+    load_of(spec, &workload).requests(per_user)
+}
+
+/// The workload with its redo writes in whole units of the log's direct-I/O
+/// alignment, where the log is written O_DIRECT on a local file system that
+/// needs more than 512 bytes (ext4 on zram, on a 4Kn drive): a 512-byte
+/// O_DIRECT write there fails, and a database's log writes there are 4 KiB.
+fn with_redo_unit(spec: &RunSpec) -> WorkloadConfig {
+    let mut w = spec.workload.clone();
+    let direct_log = w.redo_direct || (spec.direct && !w.redo_buffered);
+    let redo = spec.dataset.files.iter().find(|f| f.kind == FileKind::Redo);
+    if let (true, Some(redo)) = (direct_log, redo) {
+        let path = spec.dataset.dir.join(&redo.name);
+        if let Some(unit) = dbio_engine::direct_io_alignment(&path) {
+            w.redo_unit = unit.max(512);
+        }
+    }
+    w
 }
 
 /// Runs `spec` until its time or loops are done, or `stop` is set (then
@@ -109,7 +127,8 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
-    let load = load_of(spec);
+    let workload = with_redo_unit(spec);
+    let load = load_of(spec, &workload);
     let live = Live::new();
     let t0 = Instant::now();
     let mut meter = Progress::new(&live, t0);

@@ -180,6 +180,10 @@ pub struct WorkloadConfig {
     /// Percent of read operations that are scans (SLOB SCAN_PCT).
     pub scan_pct: u32,
     pub redo_stress: RedoStress,
+    /// Redo writes are whole units of this many bytes, at offsets that are
+    /// multiples of it: 512, or the log's direct-I/O alignment where the log
+    /// is written O_DIRECT on a device of larger logical blocks.
+    pub redo_unit: u32,
     /// How each redo write is made durable.
     pub redo_flush: RedoFlush,
     /// The redo log through the page cache even when the data files use
@@ -225,6 +229,7 @@ impl WorkloadConfig {
             update_pct: 25,
             scan_pct: 0,
             redo_stress: RedoStress::Lite,
+            redo_unit: 512,
             redo_flush: RedoFlush::Dsync,
             redo_buffered: false,
             redo_direct: false,
@@ -419,6 +424,7 @@ pub struct Generator {
     direct_write_blocks: u64,
     dbwr_batch: u32,
     redo_sectors: (u64, u64),
+    redo_unit: u64,
     redo_durability: Durability,
     ops: u64,
     block_ops: u64,
@@ -486,9 +492,10 @@ impl Generator {
         let start = layout.total_blocks() * u64::from(user) / u64::from(users.max(1));
         // Each at a 4 KiB boundary: with writes in whole 4 KiB (a WAL's blocks)
         // every offset then suits O_DIRECT on a disk of 4 KiB sectors too.
+        let align = REDO_ALIGN.max(u64::from(cfg.redo_unit));
         let redo_at = layout.redo.map_or(0, |(_, lo, hi)| {
-            let span = (hi - lo) / REDO_ALIGN;
-            lo + span * u64::from(user) / u64::from(users.max(1)) * REDO_ALIGN
+            let span = (hi - lo) / align;
+            lo + span * u64::from(user) / u64::from(users.max(1)) * align
         });
         let read_extents = cfg
             .read_skew
@@ -516,6 +523,7 @@ impl Generator {
             direct_write_blocks: (u64::from(cfg.direct_write_bytes) / bs).max(1),
             dbwr_batch: cfg.dbwr_batch.max(1),
             redo_sectors: cfg.redo_stress.sectors(),
+            redo_unit: u64::from(cfg.redo_unit.max(512)),
             redo_durability: cfg.redo_flush.durability(),
             ops: 0,
             block_ops: 0,
@@ -667,8 +675,12 @@ impl Generator {
     fn redo_op(&mut self) -> Op {
         let (file, lo, hi) = self.layout.redo.unwrap_or((0, 0, 0));
         let (smin, smax) = self.redo_sectors;
-        let max_here = ((hi - lo) / 512).max(1);
-        let len = self.rng.between(smin.min(max_here), smax.min(max_here)) * 512;
+        // Sectors as whole units: a 512-byte write is one 4 KiB unit on a
+        // device of 4 KiB blocks, as a database's log writes are there.
+        let unit = self.redo_unit;
+        let (umin, umax) = ((smin * 512).div_ceil(unit), (smax * 512).div_ceil(unit));
+        let max_here = ((hi - lo) / unit).max(1);
+        let len = self.rng.between(umin.min(max_here), umax.min(max_here)) * unit;
         if self.redo_at < lo || self.redo_at + len > hi {
             self.redo_at = lo;
         }

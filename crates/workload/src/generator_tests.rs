@@ -120,6 +120,23 @@ fn whole_block_redo_writes_stay_on_4k_boundaries_for_every_user() {
     }
 }
 
+/// On a log device of 4 KiB logical blocks (ext4 on zram) each redo write is
+/// whole 4 KiB units at 4 KiB offsets: a 512-byte O_DIRECT write fails there.
+#[test]
+fn redo_writes_keep_the_logs_unit() {
+    let l = layout(64);
+    let mut cfg = Profile::Redo.config(8192);
+    cfg.redo_stress = RedoStress::Sized(1);
+    cfg.redo_unit = 4096;
+    for user in 0..3 {
+        let mut g = Generator::new(&cfg, &l, user, 3, 5).unwrap();
+        for _ in 0..1000 {
+            let op = g.next_op();
+            assert_eq!((op.len, op.offset % 4096), (4096, 0), "user {user}");
+        }
+    }
+}
+
 /// With redo_flush=Fdatasync every redo write asks for a flush after it,
 /// and nothing else does; the names are PostgreSQL's wal_sync_method's.
 #[test]
