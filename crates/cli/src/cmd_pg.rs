@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use dbio_compare::pg::{
     model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
 };
@@ -53,7 +53,7 @@ enum Sub {
     /// One snapshot now, to be joined with a later one
     Snapshot(SnapshotArgs),
     /// Two snapshots of one server as a capture
-    Join(JoinArgs),
+    Join(db_capture::JoinArgs),
 }
 
 #[derive(clap::Args)]
@@ -78,19 +78,6 @@ struct SnapshotArgs {
     #[arg(value_name = "CONNINFO")]
     conninfo: String,
     /// The snapshot file to write (JSON)
-    #[arg(long, value_name = "FILE.json")]
-    out: PathBuf,
-}
-
-#[derive(clap::Args)]
-struct JoinArgs {
-    /// The earlier snapshot
-    #[arg(value_name = "BEGIN.json")]
-    begin: PathBuf,
-    /// The later snapshot
-    #[arg(value_name = "END.json")]
-    end: PathBuf,
-    /// The capture file to write (JSON)
     #[arg(long, value_name = "FILE.json")]
     out: PathBuf,
 }
@@ -208,13 +195,10 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn join(a: JoinArgs) -> anyhow::Result<i32> {
+fn join(a: db_capture::JoinArgs) -> anyhow::Result<i32> {
     db_capture::check_out(&a.out)?;
-    let read = |p: &PathBuf| -> anyhow::Result<PgSnapshotFile> {
-        let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
-        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))
-    };
-    let (b, e) = (read(&a.begin)?, read(&a.end)?);
+    let b: PgSnapshotFile = db_capture::read_json(&a.begin)?;
+    let e: PgSnapshotFile = db_capture::read_json(&a.end)?;
     let c = b
         .join(e)
         .map_err(|e| anyhow!("{} and {}: {e}", a.begin.display(), a.end.display()))?;

@@ -2,16 +2,36 @@
 //! shown as `dbio replay --dry-run` shows it, sessions sampled, waits that a Ctrl-C
 //! ends.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::anyhow;
+use anyhow::{anyhow, Context};
 use dbio_compare::pg::Sessions;
 use dbio_compare::replay::WorkloadModel;
 use dbio_workload::units::format_size;
 
 use crate::common;
+
+/// `join`'s arguments: two snapshot files of one server, and the capture to write.
+#[derive(clap::Args)]
+pub struct JoinArgs {
+    /// The earlier snapshot
+    #[arg(value_name = "BEGIN.json")]
+    pub begin: PathBuf,
+    /// The later snapshot
+    #[arg(value_name = "END.json")]
+    pub end: PathBuf,
+    /// The capture file to write (JSON)
+    #[arg(long, value_name = "FILE.json")]
+    pub out: PathBuf,
+}
+
+/// Reads a JSON file (a snapshot); errors name the file.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
 
 /// Refuses an output that is a directory before anything is read from the server.
 pub fn check_out(out: &Path) -> anyhow::Result<()> {

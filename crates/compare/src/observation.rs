@@ -43,6 +43,18 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// The configuration of an input file that carries no labels: `set` where the
+    /// inputs came in sets, else the file's name without its extension.
+    pub fn config_of_file(path: &std::path::Path, set: Option<&str>) -> String {
+        match set {
+            Some(s) => s.to_string(),
+            None => path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            ),
+        }
+    }
+
     /// A database's captured I/O as an observation of `config` at `load` users: per
     /// class of the model `iops` (every I/O counted), `mbps` (the rate times the size
     /// per I/O the replay moves) and `mean_us` only where the database timed the I/O

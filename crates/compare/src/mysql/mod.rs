@@ -45,12 +45,9 @@ pub fn observe_file(
     };
     let c: MyCapture = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
     let m = model_of(&c, &at).map_err(|e| err(e.to_string()))?;
-    let stem = path
-        .file_stem()
-        .map_or_else(|| at.clone(), |s| s.to_string_lossy().into_owned());
     Ok(Observation::of_model(
         &m,
-        set.unwrap_or(&stem),
+        &Observation::config_of_file(path, set),
         c.sessions.max.max(1),
         None,
         &at,

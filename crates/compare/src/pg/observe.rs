@@ -42,10 +42,8 @@ pub fn observe_file(
         what: e.strip_prefix(&format!("{at}: ")).unwrap_or(&e).to_string(),
         path: at.clone(),
     })?;
-    let stem = path
-        .file_stem()
-        .map_or_else(|| at.clone(), |s| s.to_string_lossy().into_owned());
-    observation(&c, set.unwrap_or(&stem), None, None, &at).map_err(|e| CompareError::Format {
+    let config = Observation::config_of_file(path, set);
+    observation(&c, &config, None, None, &at).map_err(|e| CompareError::Format {
         path: at.clone(),
         what: e.to_string(),
     })
