@@ -3,6 +3,8 @@
 //! the call) ends `dbio run` within 2 s; a data server that accepts and never answers
 //! (its ganesha frozen) costs the run a bounded wait, after which its stripes go through
 //! the metadata server with one warning line, and SIGTERM ends such a run within 2 s.
+//! A device whose 32 addresses never answer (the metadata server's GETDEVICEINFO
+//! replies rewritten by a proxy) costs a run one bounded wait and one warning line.
 //! Skips without the lab unless DBIO_REQUIRE_PEERS=1.
 
 #[path = "../../nfs/tests/common/mod.rs"]
@@ -161,4 +163,77 @@ fn stalled_metadata_and_data_servers_end_within_bounds() {
             "SIGTERM after {after} ms: took {took:?}: {err}"
         );
     }
+}
+
+#[test]
+fn a_device_of_32_addresses_that_never_answer_costs_one_bounded_wait() {
+    let Some(lab) = lab::Lab::start() else {
+        return;
+    };
+    let tmp = support::scratch();
+    let out = tmp.path().join("r.json");
+    let mds = lab.host("1");
+    let prep = format!("nfs://{mds}/gv0/dbio?version=pnfs&layout_refresh=0");
+    let st = support::dbio(&[
+        "run",
+        "--target",
+        &prep,
+        "--size",
+        "16MiB",
+        "--workload",
+        "single-block-read",
+        "--loops",
+        "10",
+    ]);
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+
+    // Every stripe's data server: 32 addresses, two distinct servers that accept and
+    // never answer, taking turns.
+    let silent = [
+        stall::silent("127.0.0.1", 0).unwrap(),
+        stall::silent("127.0.0.1", 0).unwrap(),
+    ];
+    let device: Vec<SocketAddr> = (0..32).map(|i| silent[i % 2]).collect();
+    let upstream: SocketAddr = format!("{mds}:2049").parse().unwrap();
+    let (p, rewritten) = support::device_proxy::proxy(upstream, device);
+    let url = format!(
+        "nfs://127.0.0.1:{0}/gv0/dbio?version=pnfs&layout_refresh=0&nfsport={0}",
+        p.port()
+    );
+    let t = Instant::now();
+    let done = support::dbio(&[
+        "run",
+        "--target",
+        &url,
+        "--size",
+        "16MiB",
+        "--time",
+        "3s",
+        "--json",
+        support::s(&out),
+    ]);
+    let took = t.elapsed();
+    let err = String::from_utf8_lossy(&done.stderr).into_owned();
+    eprintln!("a device of 32 silent addresses: the run took {took:?}: {err}");
+    assert!(done.status.success(), "{err}");
+    assert!(
+        *rewritten.lock().unwrap() >= 1,
+        "no GETDEVICEINFO went through the proxy"
+    );
+    // Within 10 s of its --time.
+    assert!(took < Duration::from_secs(13), "took {took:?}: {err}");
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("cannot be reached"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    for a in silent {
+        assert!(warnings[0].contains(&a.to_string()), "{err}");
+    }
+    let r = support::json(&out);
+    assert_eq!(r["failed_ios"], 0, "{}", r["nfs"]);
 }

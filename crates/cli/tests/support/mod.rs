@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
+pub mod device_proxy;
 pub mod mariadb_lab;
 pub mod pg_lab;
 pub mod stall;
