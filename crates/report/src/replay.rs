@@ -115,6 +115,28 @@ pub fn shape_lines(m: &WorkloadModel) -> Vec<String> {
         ));
     }
     if let Some(p) = &m.page_cache {
+        if let Some(b) = p.buffer_pool_bytes {
+            out.push(format!(
+                "production's buffer pool: {}, served {} of the accesses (replayed: a pool \
+                 of that size in front of the reads)",
+                bytes(b),
+                p.buffer_pool_hit_share
+                    .map_or("an unknown share".into(), |h| format!("{h:.3}")),
+            ));
+        }
+    }
+    match &m.page_cache {
+        Some(p) if !m.data_buffered && p.bytes.is_none() => out.push(format!(
+            "production's page cache: none ({})",
+            p.bytes_source
+        )),
+        _ => {}
+    }
+    if let Some(p) = m
+        .page_cache
+        .as_ref()
+        .filter(|p| m.data_buffered || p.bytes.is_some())
+    {
         out.push(format!(
             "production's page cache: {}, served {} of the reads, device reads of {} ({}; {})",
             p.bytes.map_or("size not known".into(), bytes),
@@ -124,6 +146,8 @@ pub fn shape_lines(m: &WorkloadModel) -> Vec<String> {
             p.bytes_source,
             p.hit_source
         ));
+    }
+    if let Some(p) = &m.page_cache {
         if !p.skew_source.is_empty() {
             out.push(format!(
                 "skew within each relation: {}{} ({})",

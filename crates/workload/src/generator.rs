@@ -613,6 +613,11 @@ impl Generator {
             Some((first, n, every)) if self.block_ops.is_multiple_of(every) => {
                 first + self.rng.below(n)
             }
+            _ if class == IoClass::DbwrWrite && self.pooled.is_some() => self
+                .pooled
+                .as_ref()
+                .and_then(|p| p.resident(&mut self.rng))
+                .unwrap_or_else(|| self.rng.below(self.layout.total_blocks())),
             _ if class == IoClass::SingleBlockRead && !self.read_extents.is_empty() => {
                 match (&self.pooled, self.ready_read.take()) {
                     (_, Some(b)) => b,

@@ -100,6 +100,11 @@ impl BufferPool {
         self.at.insert(block, i as u32);
         false
     }
+
+    /// A block the pool holds, any of them alike (None while empty).
+    pub(crate) fn resident(&self, rng: &mut Rng) -> Option<u64> {
+        (!self.slots.is_empty()).then(|| self.slots[rng.below(self.slots.len() as u64) as usize].0)
+    }
 }
 
 /// The buffer pool the users of one run share.
@@ -175,6 +180,14 @@ impl PooledReads {
         PooledReads {
             pool: pool.0.clone(),
         }
+    }
+
+    /// A block for a page write: one the pool holds, since a database writes back
+    /// the dirty pages of its pool (so a page written may be read again once it has
+    /// left the pool, as a storage's own caches then see).
+    pub(crate) fn resident(&self, rng: &mut Rng) -> Option<u64> {
+        let p = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        p.resident(rng)
     }
 
     /// The next block the pool misses.
@@ -524,6 +537,18 @@ mod tests {
             hot * 2 < drawn,
             "{hot} reads of the hottest 50 blocks, {drawn} drawn"
         );
+        // Page writes go to the blocks the pool holds, each alike.
+        let held: std::collections::HashSet<u64> = {
+            let p = pooled.pool.lock().unwrap();
+            p.at.keys().copied().collect()
+        };
+        assert_eq!(held.len(), 100);
+        let written: std::collections::HashSet<u64> = (0..2_000)
+            .map(|_| pooled.resident(&mut rng).unwrap())
+            .collect();
+        assert!(written.is_subset(&held));
+        assert!(written.len() > 90, "{} of the 100 written", written.len());
+        assert_eq!(BufferPool::new(4).resident(&mut rng), None);
     }
 
     #[test]

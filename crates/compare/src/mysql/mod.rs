@@ -5,6 +5,7 @@
 
 mod capture;
 mod model;
+mod shape;
 
 pub use capture::{
     CaptureError, FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, CAPTURE_FORMAT,

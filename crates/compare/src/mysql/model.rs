@@ -61,6 +61,7 @@ pub fn model_of(c: &MyCapture, file: &str) -> Result<WorkloadModel, CaptureError
         ));
     }
     reads(c, t, page, &mut m);
+    super::shape::shape(c, page, &mut m);
     redo(c, t, &mut m);
     writes(c, t, page, &mut m);
     if m.data_buffered {
