@@ -205,7 +205,11 @@ mod tests {
 
     /// /proc/self/stat field 10: this process's minor faults so far.
     fn minor_faults() -> u64 {
-        procfs::process::Process::myself().unwrap().stat().unwrap().minflt
+        procfs::process::Process::myself()
+            .unwrap()
+            .stat()
+            .unwrap()
+            .minflt
     }
 
     #[test]
