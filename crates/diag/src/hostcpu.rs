@@ -33,7 +33,8 @@ impl From<&procfs::CpuTime> for CpuTicks {
 }
 
 /// The `cpu ` line of a /proc/stat text, as procfs parses the file (None
-/// where procfs refuses it: no `cpu ` line, or a line it cannot read).
+/// where procfs refuses it: no `cpu ` line, a `cpu` line it cannot read, or
+/// no `ctxt`, `btime` or `processes` line, which every kernel writes).
 pub fn parse(text: &str) -> Option<CpuTicks> {
     use procfs::FromReadSI;
     // The ticks per second only scale procfs's *_ms figures, unused here.
