@@ -8,6 +8,7 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::kernel_files::read_dev;
 use crate::DiagError;
 
 /// Most devices followed from one path (stacks are shallow; a bound keeps
@@ -123,13 +124,6 @@ fn follow(major: u32, minor: u32, role: &str, out: &mut Vec<BlockDevice>) {
     }
 }
 
-/// A sysfs `dev` file ("8:1").
-fn read_dev(path: &Path) -> Option<(u32, u32)> {
-    let s = fs::read_to_string(path).ok()?;
-    let (a, b) = s.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
-
 /// The whole disk of a partition name ("sda1" -> "sda"), from sysfs.
 fn disk_of(name: &str) -> Option<String> {
     let sys = fs::canonicalize(Path::new("/sys/class/block").join(name)).ok()?;
@@ -171,6 +165,10 @@ pub struct MountEntry {
 }
 
 /// Parses a mountinfo line: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - TYPE SOURCE SUPEROPTS`.
+///
+/// Parsed here rather than by `procfs::process::MountInfo`, which keeps the options
+/// in maps (their order, as `options` shows them to the user, is lost), leaves the
+/// `\040` escapes in the mount point and source, and gives no source for "none".
 pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     let (left, right) = line.split_once(" - ")?;
     let l: Vec<&str> = left.split(' ').collect();

@@ -26,16 +26,14 @@ pub fn mem_total() -> Option<u64> {
     meminfo_total(&text)
 }
 
+/// MemTotal of a /proc/meminfo text as procfs parses it (kB turned into
+/// bytes); None where procfs refuses the text (a field every kernel writes
+/// is missing, or a number does not parse).
 fn meminfo_total(text: &str) -> Option<u64> {
-    let kib: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+    use procfs::FromRead;
+    procfs::Meminfo::from_read(text.as_bytes())
+        .ok()
+        .map(|m| m.mem_total)
 }
 
 /// Whether `host` (as a URL names it) is this machine: a loopback address or
@@ -143,10 +141,15 @@ mod tests {
 
     #[test]
     fn memory_and_hosts_read_as_the_kernel_and_urls_give_them() {
-        assert_eq!(
-            meminfo_total("MemTotal:        8029440 kB\nMemFree: 1 kB\n"),
-            Some(8029440 * 1024)
-        );
+        // A 24 GiB machine's, Linux 6.18.
+        let meminfo = include_str!("../testdata/meminfo-6.18.txt");
+        assert_eq!(meminfo_total(meminfo), Some(24_683_772 * 1024));
+        let without: String = meminfo
+            .lines()
+            .filter(|l| !l.starts_with("MemTotal:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(meminfo_total(&without), None);
         assert_eq!(meminfo_total("MemFree: 1 kB\n"), None);
         assert!(mem_total().is_some_and(|m| m > 0));
         for here in ["127.0.0.1", "::1", "[::1]", "localhost", "127.1.2.3"] {

@@ -1,5 +1,5 @@
-//! /proc/diskstats: cumulative counters per block device, and the
-//! `iostat -x` figures of two readings.
+//! /proc/diskstats (each line parsed by the `procfs` crate): cumulative
+//! counters per block device, and the `iostat -x` figures of two readings.
 
 use std::collections::HashMap;
 
@@ -21,65 +21,34 @@ pub struct DiskCounters {
     pub queue_ms: u64,
 }
 
-/// Parses /proc/diskstats into name -> counters; lines that do not parse
-/// are skipped.
+/// Parses /proc/diskstats into name -> counters, each line as procfs parses
+/// it; lines that do not parse are skipped.
 pub fn parse(text: &str) -> HashMap<String, DiskCounters> {
-    let mut out = HashMap::new();
-    for line in text.lines().take(65_536) {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 14 {
-            continue;
-        }
-        let n = |i: usize| f[i].parse::<u64>().ok();
-        let (
-            Some(reads),
-            Some(reads_merged),
-            Some(sectors_read),
-            Some(read_ms),
-            Some(writes),
-            Some(writes_merged),
-            Some(sectors_written),
-            Some(write_ms),
-            Some(in_flight),
-            Some(io_ms),
-            Some(queue_ms),
-        ) = (
-            n(3),
-            n(4),
-            n(5),
-            n(6),
-            n(7),
-            n(8),
-            n(9),
-            n(10),
-            n(11),
-            n(12),
-            n(13),
-        )
-        else {
-            continue;
-        };
-        out.insert(
-            f[2].to_string(),
-            DiskCounters {
-                reads,
-                reads_merged,
-                sectors_read,
-                read_ms,
-                writes,
-                writes_merged,
-                sectors_written,
-                write_ms,
-                in_flight,
-                io_ms,
-                queue_ms,
-            },
-        );
-    }
-    out
+    text.lines()
+        .take(65_536)
+        .filter_map(|line| procfs::DiskStat::from_line(line).ok())
+        .map(|d| {
+            let counters = DiskCounters {
+                reads: d.reads,
+                reads_merged: d.merged,
+                sectors_read: d.sectors_read,
+                read_ms: d.time_reading,
+                writes: d.writes,
+                writes_merged: d.writes_merged,
+                sectors_written: d.sectors_written,
+                write_ms: d.time_writing,
+                in_flight: d.in_progress,
+                io_ms: d.time_in_progress,
+                queue_ms: d.weighted_time_in_progress,
+            };
+            (d.name, counters)
+        })
+        .collect()
 }
 
-/// Reads and parses /proc/diskstats (empty when it cannot be read).
+/// Reads and parses /proc/diskstats (empty when it cannot be read). Read
+/// whole and parsed line by line rather than through `procfs::diskstats()`,
+/// which gives nothing when one line does not parse.
 pub fn read() -> HashMap<String, DiskCounters> {
     std::fs::read_to_string("/proc/diskstats")
         .map(|t| parse(&t))

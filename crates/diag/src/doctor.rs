@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::blockdev::{devices_under, mount_of};
 use crate::doctor_nfs::{self, Cluster};
 use crate::frag::{copy_on_write, file_frag, fs_fill};
+use crate::kernel_files;
 use crate::DiagError;
 
 /// How bad a finding is. Only warnings and errors make `dbio doctor` exit 1.
@@ -330,7 +331,7 @@ pub fn check_target(dir: &Path, cluster: Cluster) -> Result<Checkup, DiagError> 
             }
             out.extend(doctor_nfs::check_nfs_options(&m.options, cluster));
         }
-        let slots = read_u64("/proc/sys/sunrpc/tcp_max_slot_table_entries");
+        let slots = kernel_files::sysctl_u64("sunrpc.tcp_max_slot_table_entries");
         up.ran("sunrpc-slots", doctor_nfs::slots_looked_at(slots));
         out.extend(doctor_nfs::check_sunrpc_slots(slots));
     }
@@ -412,10 +413,6 @@ pub fn zfs_findings(
     out
 }
 
-fn read_u64(path: &str) -> Option<u64> {
-    fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
 /// Opens a data file (or a scratch file that is removed at once) with
 /// O_DIRECT; a refusal is an error finding.
 fn odirect_refused(dir: &Path, data: Option<&PathBuf>) -> Option<Finding> {
@@ -461,18 +458,8 @@ fn check_queues(dir: &Path, up: &mut Checkup) -> Vec<Finding> {
             "queue-depth",
             format!("{} queues {MIN_QUEUE_DEPTH} requests or more", d.name),
         );
-        let q = Path::new("/sys/class/block")
-            .join(d.disk_name())
-            .join("queue");
-        let sched = fs::read_to_string(q.join("scheduler")).unwrap_or_default();
-        let active = sched
-            .split_whitespace()
-            .find(|s| s.starts_with('['))
-            .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string());
-        let depth = fs::read_to_string(q.join("nr_requests"))
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok());
-        out.extend(queue_findings(&d.name, active.as_deref(), depth));
+        let q = kernel_files::block_queue(&d.disk_name());
+        out.extend(queue_findings(&d.name, q.scheduler.as_deref(), q.depth));
     }
     out
 }

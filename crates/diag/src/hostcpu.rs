@@ -1,5 +1,5 @@
-//! The machine's CPU time from the first line of /proc/stat, and the
-//! `mpstat` percentages of two readings.
+//! The machine's CPU time from the `cpu ` line of /proc/stat (read by the
+//! `procfs` crate), and the `mpstat` percentages of two readings.
 
 use dbio_stats::{HostCpuSample, MachineCpu};
 
@@ -16,33 +16,43 @@ pub struct CpuTicks {
     pub steal: u64,
 }
 
-/// Parses the `cpu ` line of /proc/stat.
-pub fn parse(text: &str) -> Option<CpuTicks> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .take(8)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let g = |i: usize| v.get(i).copied().unwrap_or(0);
-    Some(CpuTicks {
-        user: g(0),
-        nice: g(1),
-        system: g(2),
-        idle: g(3),
-        iowait: g(4),
-        irq: g(5),
-        softirq: g(6),
-        steal: g(7),
-    })
+impl From<&procfs::CpuTime> for CpuTicks {
+    /// The ticks of procfs's reading; a field the kernel does not write counts zero.
+    fn from(c: &procfs::CpuTime) -> CpuTicks {
+        CpuTicks {
+            user: c.user,
+            nice: c.nice,
+            system: c.system,
+            idle: c.idle,
+            iowait: c.iowait.unwrap_or(0),
+            irq: c.irq.unwrap_or(0),
+            softirq: c.softirq.unwrap_or(0),
+            steal: c.steal.unwrap_or(0),
+        }
+    }
 }
 
-/// Reads /proc/stat.
+/// The `cpu ` line of a /proc/stat text, as procfs parses the file (None
+/// where procfs refuses it: no `cpu ` line, a `cpu` line it cannot read, or
+/// no `ctxt`, `btime` or `processes` line, which every kernel writes).
+pub fn parse(text: &str) -> Option<CpuTicks> {
+    use procfs::FromReadSI;
+    // The ticks per second only scale procfs's *_ms figures, unused here.
+    let system = procfs::ExplicitSystemInfo {
+        boot_time_secs: 0,
+        ticks_per_second: 100,
+        page_size: 4096,
+        is_little_endian: cfg!(target_endian = "little"),
+    };
+    let stats = procfs::KernelStats::from_read(text.as_bytes(), &system).ok()?;
+    Some(CpuTicks::from(&stats.total))
+}
+
+/// Reads /proc/stat through procfs.
 pub fn read() -> Option<CpuTicks> {
-    std::fs::read_to_string("/proc/stat")
-        .ok()
-        .and_then(|t| parse(&t))
+    use procfs::CurrentSI;
+    let stats = procfs::KernelStats::current().ok()?;
+    Some(CpuTicks::from(&stats.total))
 }
 
 /// Percentages between two readings (guest time is inside user time).
@@ -106,10 +116,26 @@ pub fn machine_cpu(a: &CpuTicks, b: &CpuTicks, ios: u64) -> Option<MachineCpu> {
 mod tests {
     use super::*;
 
+    /// A /proc/stat text whose `cpu ` line is `cpu`, as a 2-CPU machine writes it.
+    fn stat(cpu: &str) -> String {
+        format!(
+            "{cpu}\n\
+             cpu0 50 0 25 400 5 0 0 0 0 0\n\
+             cpu1 50 0 25 400 5 0 0 0 0 0\n\
+             intr 7 0 0\n\
+             ctxt 123456\n\
+             btime 1765000000\n\
+             processes 4242\n\
+             procs_running 1\n\
+             procs_blocked 0\n\
+             softirq 9 0 0\n"
+        )
+    }
+
     #[test]
     fn percentages_of_all_cpus() {
-        let a = parse("cpu  100 0 50 800 10 0 0 0 0 0\ncpu0 1 2 3\n").unwrap();
-        let b = parse("cpu  130 10 70 910 30 5 5 0 0 0\n").unwrap();
+        let a = parse(&stat("cpu  100 0 50 800 10 0 0 0 0 0")).unwrap();
+        let b = parse(&stat("cpu  130 10 70 910 30 5 5 0 0 0")).unwrap();
         let s = sample(&a, &b, 1.0);
         assert_eq!(s.user_pct, 20.0);
         assert_eq!(s.system_pct, 15.0);
@@ -117,12 +143,17 @@ mod tests {
         assert_eq!(s.iowait_pct, 10.0);
         assert_eq!(s.steal_pct, 0.0);
         assert!(parse("intr 1 2").is_none());
+        // A kernel before 2.6.11 writes no steal: zero.
+        let old = parse(&stat("cpu  100 0 50 800 10 0 0")).unwrap();
+        assert_eq!((old.softirq, old.steal), (0, 0));
+        // The machine's own /proc/stat reads.
+        assert!(read().is_some_and(|t| t.user + t.system + t.idle > 0));
     }
 
     #[test]
     fn machine_cpu_between_two_readings() {
-        let a = parse("cpu  100 0 50 800 10 0 0 7 0 0\n").unwrap();
-        let b = parse("cpu  130 10 70 910 30 5 5 9 0 0\n").unwrap();
+        let a = parse(&stat("cpu  100 0 50 800 10 0 0 7 0 0")).unwrap();
+        let b = parse(&stat("cpu  130 10 70 910 30 5 5 9 0 0")).unwrap();
         let m = machine_cpu(&a, &b, 100).unwrap();
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         assert!((m.user_s - 40.0 / hz).abs() < 1e-12);

@@ -5,8 +5,11 @@
 //!   device to the device of its backing file, device-mapper and md members).
 //! - [`cache`]: whether a data set fits in the page cache that could serve its
 //!   reads (this host's, or an NFS server's on this host).
-//! - [`diskstats`] and [`hostcpu`]: /proc/diskstats and /proc/stat parsed,
-//!   and the `iostat -x` / `mpstat` figures of two readings.
+//! - [`diskstats`] and [`hostcpu`]: /proc/diskstats and /proc/stat as the
+//!   `procfs` crate parses them, and the `iostat -x` / `mpstat` figures of two
+//!   readings.
+//! - [`kernel_files`]: the kernel's one-value files that `procfs` does not
+//!   read (a sysctl of sunrpc, a block queue's scheduler and depth in sysfs).
 //! - [`loopfs`]: a file system on a loop device that dbio makes on its own
 //!   image file and always takes down again (`dbio age`, the tests).
 //! - [`knfs_sampler`]: a thread that reads them beside a run on a kernel NFS mount.
@@ -27,6 +30,7 @@ pub mod doctor_nfs;
 mod error;
 pub mod frag;
 pub mod hostcpu;
+pub mod kernel_files;
 pub mod knfs_sampler;
 pub mod loopfs;
 pub mod mountstats;

@@ -173,8 +173,7 @@ impl LoopFs {
         let Some(name) = self.device.as_deref().and_then(|d| d.strip_prefix("/dev/")) else {
             return false;
         };
-        std::fs::read_to_string(format!("/sys/block/{name}/loop/dio"))
-            .is_ok_and(|t| t.trim() == "1")
+        crate::kernel_files::loop_direct_io(name)
     }
 
     /// Keeps the image file when taken down (the file system is still

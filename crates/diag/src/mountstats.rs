@@ -14,6 +14,13 @@
 //! (`xprt: udp` lacks the connect and idle fields). Other mounts have only
 //! the `device` line. Lines and fields beyond what is known are ignored;
 //! a malformed number ends that line's parse, not the whole.
+//!
+//! Parsed here rather than by the `procfs` crate, whose `MountStats` (0.18)
+//! has no `xprt:` lines (the connections' sends, backlog and slots that the
+//! result's `connections` hold), drops an operation's ninth field (errors),
+//! keeps the operations in a map (not the kernel's order), leaves `\040` in a
+//! mount point, and refuses the whole file when one NFS mount lacks a line it
+//! expects (`events:`, `caps:`, ...) instead of giving the others.
 
 use std::path::Path;
 

@@ -195,41 +195,40 @@ fn read(path: impl AsRef<Path>) -> Result<String, DiagError> {
     fs::read_to_string(path.as_ref()).map_err(|e| DiagError::io(path, e))
 }
 
-/// The mount point and root of the memory hierarchy in `mountinfo`, and whether it is
-/// cgroup v2's; v1's memory hierarchy first, as the kernel serves memory there when
-/// both are mounted.
+/// The mount point and root of the memory hierarchy in `mountinfo` (each line as
+/// procfs parses it; one it refuses is skipped), and whether it is cgroup v2's; v1's
+/// memory hierarchy first, as the kernel serves memory there when both are mounted.
 fn memory_mount(mountinfo: &str) -> Option<(String, String, bool)> {
     let mut v2 = None;
-    for line in mountinfo.lines() {
-        let (pre, post) = line.split_once(" - ")?;
-        let pre: Vec<&str> = pre.split(' ').collect();
-        let post: Vec<&str> = post.split(' ').collect();
-        let (Some(root), Some(mount), Some(fstype)) = (pre.get(3), pre.get(4), post.first()) else {
-            continue;
-        };
-        let supers = post.get(2).copied().unwrap_or("");
-        match *fstype {
-            "cgroup" if supers.split(',').any(|o| o == "memory") => {
-                return Some((mount.to_string(), root.to_string(), false))
+    for m in mountinfo
+        .lines()
+        .filter_map(|l| procfs::process::MountInfo::from_line(l).ok())
+    {
+        let mount = m.mount_point.to_string_lossy().into_owned();
+        match m.fs_type.as_str() {
+            "cgroup" if m.super_options.contains_key("memory") => {
+                return Some((mount, m.root, false))
             }
-            "cgroup2" if v2.is_none() => v2 = Some((mount.to_string(), root.to_string(), true)),
+            "cgroup2" if v2.is_none() => v2 = Some((mount, m.root, true)),
             _ => {}
         }
     }
     v2
 }
 
-/// This process's cgroup path in the memory hierarchy from `/proc/self/cgroup`.
+/// This process's cgroup path in the memory hierarchy from `/proc/self/cgroup`, as
+/// procfs parses it.
 fn own_path(cgroup: &str, v2: bool) -> Option<String> {
-    cgroup.lines().find_map(|l| {
-        let mut f = l.splitn(3, ':');
-        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
+    use procfs::FromRead;
+    let procfs::ProcessCGroups(groups) =
+        procfs::ProcessCGroups::from_read(cgroup.as_bytes()).ok()?;
+    groups.into_iter().find_map(|g| {
         let ours = if v2 {
-            id == "0" && controllers.is_empty()
+            g.hierarchy == 0 && g.controllers.is_empty()
         } else {
-            controllers.split(',').any(|c| c == "memory")
+            g.controllers.iter().any(|c| c == "memory")
         };
-        ours.then(|| path.to_string())
+        ours.then_some(g.pathname)
     })
 }
 
@@ -260,6 +259,9 @@ mod tests {
         let info = "40 25 0:36 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n";
         let (mount, _, v2) = memory_mount(info).unwrap();
         assert_eq!((mount.as_str(), v2), ("/sys/fs/cgroup", true));
+        // A line that does not parse is passed over, not the end of the look.
+        let (mount, _, _) = memory_mount(&format!("garbage\n{info}")).unwrap();
+        assert_eq!(mount, "/sys/fs/cgroup");
         assert_eq!(
             own_path("0::/user.slice/a\n", true).as_deref(),
             Some("/user.slice/a")

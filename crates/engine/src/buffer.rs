@@ -205,9 +205,11 @@ mod tests {
 
     /// /proc/self/stat field 10: this process's minor faults so far.
     fn minor_faults() -> u64 {
-        let s = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let rest = &s[s.rfind(')').unwrap() + 2..];
-        rest.split(' ').nth(7).unwrap().parse().unwrap()
+        procfs::process::Process::myself()
+            .unwrap()
+            .stat()
+            .unwrap()
+            .minflt
     }
 
     #[test]

@@ -73,20 +73,18 @@ pub fn clock_ticks() -> f64 {
 }
 
 /// utime and stime (fields 14 and 15) of a `/proc/PID/stat` line, in
-/// seconds. The command name (field 2) is in parentheses and may itself
-/// contain spaces and parentheses, so fields are counted after the last ')'.
+/// seconds, as procfs parses the line (the command name, field 2, may itself
+/// contain spaces and parentheses). None for a line procfs refuses (fewer
+/// fields than any kernel since 2.6 writes).
 pub fn parse_proc_stat(text: &str, ticks_per_s: f64) -> Option<CpuUsage> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    // After ')' the first field is field 3 (state); utime is field 14.
-    let utime: u64 = fields.nth(11)?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
+    use procfs::FromRead;
+    let stat = procfs::process::Stat::from_read(text.as_bytes()).ok()?;
     if ticks_per_s <= 0.0 {
         return None;
     }
     Some(CpuUsage {
-        user_s: utime as f64 / ticks_per_s,
-        system_s: stime as f64 / ticks_per_s,
+        user_s: stat.utime as f64 / ticks_per_s,
+        system_s: stat.stime as f64 / ticks_per_s,
     })
 }
 
@@ -111,7 +109,12 @@ mod tests {
 
     #[test]
     fn parses_stat_with_odd_command_name() {
-        let line = "4242 (ganesha) nfsd)) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 9 0 100 0 0";
+        let line =
+            "4242 (ganesha) nfsd)) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 9 0 \
+                    2336921 3133440 382 18446744073709551615 94034869133312 94034869153193 \
+                    140736582394384 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 94034869169200 \
+                    94034869170816 94035225448448 140736582396396 140736582396416 \
+                    140736582396416 140736582397931 0\n";
         let cpu = parse_proc_stat(line, 100.0).unwrap();
         assert!((cpu.user_s - 2.5).abs() < 1e-9);
         assert!((cpu.system_s - 0.75).abs() < 1e-9);
@@ -120,6 +123,9 @@ mod tests {
     #[test]
     fn rejects_truncated_stat() {
         assert!(parse_proc_stat("12 (x) S 1 2 3", 100.0).is_none());
+        // Cut before field 37 (cnswap), the last one every kernel writes.
+        let cut = "4242 (x) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 9 0 100 0 0";
+        assert!(parse_proc_stat(cut, 100.0).is_none());
         assert!(parse_proc_stat("no parens here", 100.0).is_none());
         assert!(parse_proc_stat("", 100.0).is_none());
     }

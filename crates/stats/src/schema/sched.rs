@@ -96,13 +96,11 @@ impl ThreadSched {
 }
 
 /// Field 2 (run-queue wait, ns) and field 3 (timeslices) of a `/proc/PID/schedstat`
-/// line ("sum_exec_runtime run_delay pcount").
+/// line ("sum_exec_runtime run_delay pcount"), as procfs parses it.
 pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
-    let mut f = text.split_whitespace();
-    let _on_cpu = f.next()?;
-    let delay = f.next()?.parse().ok()?;
-    let slices = f.next()?.parse().ok()?;
-    Some((delay, slices))
+    use procfs::FromRead;
+    let s = procfs::process::Schedstat::from_read(text.as_bytes()).ok()?;
+    Some((s.run_delay, s.pcount))
 }
 
 #[cfg(test)]
