@@ -26,7 +26,7 @@ use bytes::Bytes;
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 
 use crate::retry::Backoff;
-pub use crate::router::{FileId, Route};
+pub use crate::router::{AtRisk, FileId, Route};
 use crate::router::{ProcId, Router, Server};
 use burst::{burst_pick, Burst};
 pub use error::{BusyStatus, DataError, PartError};
@@ -741,13 +741,12 @@ mod error;
 mod parts;
 /// pNFS: placing parts on data servers.
 mod pnfs;
-/// Write verifiers: a server restart that put UNSTABLE writes at risk.
-mod verifier;
-pub use verifier::AtRisk;
 /// The NFSv3 encoding of the data path's operations.
 mod v3;
 /// The NFSv4.1 encoding of the data path's operations.
 mod v41;
+/// Write verifiers: a server restart that put UNSTABLE writes at risk.
+mod verifier;
 
 #[cfg(test)]
 mod tests;

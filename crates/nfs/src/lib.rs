@@ -65,8 +65,8 @@ pub use dbio_rpc::conn::{
     CallBatch, CallResult, CompletionQueue, ConnStats, ReplyTo, DEFAULT_REPLY_BATCH,
 };
 
-pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
-pub use client_config::ClientConfig;
+pub use client::{DirEntry, Nfs3Client, ReadReply, WriteReply};
+pub use client_config::{ClientConfig, ClientOptions};
 pub use error::NfsError;
 pub use fs::Fs;
 pub use settings::Settings;

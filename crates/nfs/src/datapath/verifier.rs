@@ -9,14 +9,7 @@ use std::collections::HashMap;
 
 use super::{Io, PartReply, Stability};
 use crate::proto::nfs4::Verifier;
-use crate::router::Server;
-
-/// Writes answered UNSTABLE and not committed when their server's verifier changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AtRisk {
-    pub writes: u64,
-    pub bytes: u64,
-}
+use crate::router::{AtRisk, Server};
 
 /// UNSTABLE writes of one file on one server under its current verifier.
 #[derive(Debug)]
