@@ -17,13 +17,14 @@ pub(crate) mod sequence;
 mod session;
 mod slots;
 mod state;
+pub mod table;
 
 pub use data_files::CLOSE_TIMEOUT;
 pub use files::{
     create_verifier, Access, FsSpace, OpenFile, Written, MAX_WRITE, OPEN4_RESULT_CONFIRM,
     OPEN4_RESULT_LOCKTYPE_POSIX, OPEN4_RESULT_PRESERVE_UNLINKED,
 };
-pub use mount::{V41Mount, RELEASE_WAIT, V41};
+pub use mount::{V41Mount, RELEASE_WAIT};
 pub use recover::Renewed;
 pub use session::{Reply, Session, SessionOptions, SlotStats};
 pub use slots::{SlotLease, MAX_SLOTS};
