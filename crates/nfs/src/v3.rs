@@ -8,6 +8,7 @@ use dbio_rpc::conn::ConnConfig;
 
 use crate::client::{nfs3_proc_names, nfs_port, Nfs3Client};
 use crate::client_config::ClientConfig;
+use crate::datapath::v3::Handles;
 use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::fs::Fs;
@@ -84,7 +85,8 @@ impl Version for Mount3 {
         (rsize, wsize): (u32, u32),
         retry: Backoff,
     ) -> Boxed<'a, Result<DataPath, NfsError>> {
-        let path = DataPath::new(router.clone(), depth, rsize, wsize, retry);
+        let seam = Box::<Handles>::default();
+        let path = DataPath::new(router.clone(), seam, depth, (rsize, wsize), retry);
         Box::pin(std::future::ready(Ok(path)))
     }
 }

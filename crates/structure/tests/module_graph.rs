@@ -41,17 +41,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "src/v41/state.rs",
         ],
     ),
-    // The data path and its wire per version.
-    (
-        "dbio-nfs",
-        &[
-            "src/datapath.rs",
-            "src/datapath/pnfs.rs",
-            "src/datapath/v3.rs",
-            "src/datapath/v41.rs",
-            "src/datapath/verifier.rs",
-        ],
-    ),
     // The configuration's types in config/mod.rs, its two parsers and their builder.
     (
         "dbio-nfs",

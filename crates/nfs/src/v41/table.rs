@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::client_config::ClientConfig;
+use crate::datapath::v41::Files;
 use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::fs::Handle;
@@ -152,8 +153,8 @@ impl Version for V41Mount {
                 // Slots on every known data server for this data path.
                 l.reserve_slots(depth).await;
             }
-            let path = DataPath::new_v41(router.clone(), lease, depth, rsize, wsize, retry)
-                .with_recovery(self.state.clone());
+            let seam = Box::new(Files::new(lease, Some(self.state.clone())));
+            let path = DataPath::new(router.clone(), seam, depth, (rsize, wsize), retry);
             Ok(match &self.layouts {
                 Some(l) => path.with_layouts(l.clone()),
                 None => path,
