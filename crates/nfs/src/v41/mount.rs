@@ -65,10 +65,9 @@ impl V41Mount {
         };
         let server = conn.addr().to_string();
         opts.max_message = opts.max_message.max(MAX_MESSAGE);
-        let back = opts
-            .back_channel
-            .get_or_insert_with(BackChannel::new)
-            .clone();
+        // The pool's own handler: the session is told of it as its `Callbacks`.
+        let back = BackChannel::new();
+        opts.back_channel = Some(back.clone());
         let session = Session::establish_on(conn, cred, opts.clone(), Some(router)).await?;
         let client = Arc::new(Client::from_session(session, server));
         let runtime = tokio::runtime::Handle::current();
