@@ -8,8 +8,12 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use crate::client::ClientOptions;
+use dbio_rpc::conn::ConnConfig;
+use dbio_rpc::{AuthSys, Credential};
+
+use crate::error::NfsError;
 use crate::path::PathSpec;
+use crate::retry::Backoff;
 use crate::settings::Settings;
 use crate::url::NfsUrl;
 
@@ -111,6 +115,71 @@ impl ClientConfig {
             sec,
             client,
         }
+    }
+}
+
+/// How each connection of a client identifies itself and behaves: the part of a
+/// [`crate::ClientConfig`] every connection, session and data server gets.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// AUTH_SYS identity.
+    pub uid: u32,
+    pub gid: u32,
+    /// Supplementary groups (at most 16).
+    pub gids: Vec<u32>,
+    pub machine_name: String,
+    /// Timeouts, retransmissions, reserved port, in-flight limit.
+    pub conn: ConnConfig,
+    /// Re-sends of a call answered NFS3ERR_JUKEBOX (or, in a pool, of a data call that
+    /// found every path down).
+    pub retry: Backoff,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        // SAFETY: getuid/getgid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        ClientOptions {
+            uid,
+            gid,
+            gids: Vec::new(),
+            machine_name: hostname(),
+            conn: ConnConfig::default(),
+            retry: Backoff::default(),
+        }
+    }
+}
+
+impl ClientOptions {
+    pub fn credential(&self) -> Result<Credential, NfsError> {
+        Credential::sys(&AuthSys {
+            stamp: std::process::id(),
+            machine_name: self.machine_name.clone(),
+            uid: self.uid,
+            gid: self.gid,
+            gids: self.gids.clone(),
+        })
+        .map_err(|e| NfsError::Invalid {
+            path: "AUTH_SYS credential".into(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates or truncates.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let name = if rc == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    if name.is_empty() {
+        "dbio".into()
+    } else {
+        name
     }
 }
 

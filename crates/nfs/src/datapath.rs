@@ -12,11 +12,12 @@
 //! thread. A READ done in one RPC hands its data on as a slice of the reply record (no
 //! copy); WRITE data is sent from the caller's `Bytes`, never copied.
 //!
-//! The wire format is NFSv3 (module `v3`) or NFSv4.1 (module `v41`: COMPOUNDs on slots
-//! of the data path's own lease of a session, settled as replies come), behind the same
-//! API; `pnfs` places parts on data servers. Those modules depend on this one, never
-//! the other way round: the version modules of the client (`crate::v41`) know nothing
-//! of the data path.
+//! The wire format is the version's table ([`seam`]'s `Seam`): NFSv3 (module `v3`) or
+//! NFSv4.1 (module `v41`: COMPOUNDs on slots of the data path's own lease of a session,
+//! settled as replies come), handed over by the version's set-up table
+//! (`version::Version::data_path`); `pnfs` places parts on data servers. This module
+//! names no version: those modules depend on the table below it, never the other way
+//! round.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -26,10 +27,11 @@ use bytes::Bytes;
 use dbio_rpc::conn::{CallBatch, CallResult, CompletionQueue, ReplyTo};
 
 use crate::retry::Backoff;
-pub use crate::router::{FileId, Route};
+pub use crate::router::{AtRisk, FileId, Route};
 use crate::router::{ProcId, Router, Server};
 use burst::{burst_pick, Burst};
 pub use error::{BusyStatus, DataError, PartError};
+pub(crate) use seam::{Dir, Io, PartReply, Resume, Seam};
 
 /// How durable a WRITE must be when it completes (the file API's stability).
 pub use crate::kinds::Stable as Stability;
@@ -56,24 +58,6 @@ pub struct Outcome {
     pub data: ReadData,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dir {
-    Read,
-    Write,
-}
-
-/// One I/O: a byte range of a file, in one direction.
-#[derive(Clone, Copy, Debug)]
-struct Io {
-    /// The slot it occupies.
-    slot: u32,
-    file: FileId,
-    offset: u64,
-    len: u32,
-    dir: Dir,
-    stable: Stability,
-}
-
 /// One I/O in flight on a slot; it may be split into several RPCs.
 #[derive(Default)]
 struct Op {
@@ -91,41 +75,6 @@ struct Op {
 /// Most slots (I/Os in flight) of a data path: a slot number fits a tag.
 pub const MAX_DEPTH: u32 = 1 << 16;
 
-/// What the server said to one RPC of an I/O, whatever the protocol version.
-pub(crate) enum PartReply {
-    /// Try again later (NFS3ERR_JUKEBOX, NFS4ERR_DELAY, NFS4ERR_GRACE).
-    Busy(BusyStatus),
-    /// Send it again as a new request, now: NFSv4.1's NFS4ERR_RETRY_UNCACHED_REP to a
-    /// re-send after a lost reply (the server kept no reply to replay; READ and WRITE
-    /// of the same data at the same offset may run twice).
-    Resend,
-    /// READ data (at most what was asked).
-    Read(Bytes),
-    /// Bytes a WRITE wrote, how durably the server says they are (pNFS keeps what a
-    /// data server said: it decides on COMMIT and LAYOUTCOMMIT later), and the server
-    /// instance's write verifier.
-    Written(u32, Stability, crate::proto::nfs4::Verifier),
-    /// NFSv4.1: the session or the client's state is lost; the part goes again once
-    /// it is recovered.
-    Lost(crate::proto::nfs4::Nfsstat4),
-}
-
-/// The wire of a data path: its files in the protocol's terms and, for NFSv4.1, the
-/// session slots they go on.
-enum Seam {
-    V3(Vec<v3::Handle>),
-    V41(Vec<v41::File>, v41::Wire),
-}
-
-impl Seam {
-    fn len(&self) -> usize {
-        match self {
-            Seam::V3(f) => f.len(),
-            Seam::V41(f, _) => f.len(),
-        }
-    }
-}
-
 /// What one RPC's reply means for its I/O.
 enum PartResult {
     Done,
@@ -139,7 +88,8 @@ enum PartResult {
 pub struct DataPath {
     router: Arc<Router>,
     queue: Arc<CompletionQueue>,
-    files: Seam,
+    /// The version's table, with the files in its terms (and NFSv4.1's session slots).
+    files: Box<dyn Seam>,
     /// NFSv4.1: the parts waiting for a session slot.
     waiting: std::collections::VecDeque<(u32, u32, Option<usize>)>,
     /// Outcomes found outside a reply (parts failed while waiting for a slot).
@@ -170,13 +120,20 @@ pub struct DataPath {
 }
 
 impl DataPath {
-    /// A data path with `depth` slots on `router`, sending at most `rsize`/`wsize`
-    /// bytes per READ/WRITE, re-sending after `retry`.
-    pub fn new(router: Arc<Router>, depth: u32, rsize: u32, wsize: u32, retry: Backoff) -> Self {
+    /// A data path with `depth` slots on `router` speaking `seam` (the version's),
+    /// sending at most `rsize`/`wsize` bytes per READ/WRITE, re-sending after `retry`.
+    pub(crate) fn new(
+        router: Arc<Router>,
+        seam: Box<dyn Seam>,
+        depth: u32,
+        (rsize, wsize): (u32, u32),
+        retry: Backoff,
+    ) -> Self {
         let depth = depth.clamp(1, MAX_DEPTH) as usize;
+        let (read, write) = seam.procs();
         DataPath {
             queue: Arc::new(CompletionQueue::new()),
-            files: Seam::V3(Vec::new()),
+            files: seam,
             waiting: std::collections::VecDeque::new(),
             ready: Vec::new(),
             pnfs: None,
@@ -185,7 +142,7 @@ impl DataPath {
             wsize: wsize.max(1),
             in_flight: 0,
             retry,
-            procs: (router.proc_id(v3::READ), router.proc_id(v3::WRITE)),
+            procs: (router.proc_id(read), router.proc_id(write)),
             replies: Vec::with_capacity(depth),
             retries: Vec::new(),
             deferred: Vec::new(),
@@ -198,63 +155,27 @@ impl DataPath {
         }
     }
 
-    /// A data path speaking NFSv4.1 on the slots of `lease` (a session of the router's
-    /// server); otherwise like [`DataPath::new`].
-    pub fn new_v41(
-        router: Arc<Router>,
-        lease: crate::v41::SlotLease,
-        depth: u32,
-        rsize: u32,
-        wsize: u32,
-        retry: Backoff,
-    ) -> Self {
-        let mut path = DataPath::new(router, depth, rsize, wsize, retry);
-        path.procs = (
-            path.router.proc_id(v41::READ),
-            path.router.proc_id(v41::WRITE),
-        );
-        path.files = Seam::V41(Vec::new(), v41::Wire::new(lease));
-        path
-    }
-
     /// Adds a file by its handle (as the server gave it); `None` if the handle is not
     /// one of this protocol's.
     pub fn add_file(&mut self, handle: &[u8]) -> Option<FileId> {
-        match &mut self.files {
-            Seam::V3(f) => f.push(v3::handle(handle)?),
-            Seam::V41(f, _) => {
-                let file = v41::File::new(handle)?;
-                if let Some(p) = &mut self.pnfs {
-                    p.add_file(file.fh);
-                }
-                f.push(file);
-            }
+        if !self.files.add_file(handle) {
+            return None;
         }
-        Some(FileId(self.files.len() as u32 - 1))
+        if let (Some(p), Some(fh)) = (&mut self.pnfs, crate::proto::nfs4::Fh4::new(handle)) {
+            p.add_file(fh);
+        }
+        Some(FileId(self.files.files() as u32 - 1))
     }
 
     /// NFSv4.1: the stateid `file`'s I/O carries (an OPEN's); anonymous until set.
     /// False for an NFSv3 data path or an unknown file.
     pub fn set_stateid(&mut self, file: FileId, stateid: crate::proto::nfs4::Stateid) -> bool {
-        match &mut self.files {
-            Seam::V41(f, w) => match f.get_mut(file.0 as usize) {
-                Some(f) => {
-                    // An open from before a recovery carries its stateid of now.
-                    f.stateid = w.current(stateid);
-                    true
-                }
-                None => false,
-            },
-            Seam::V3(_) => false,
-        }
+        self.files.set_stateid(file, stateid)
     }
 
     /// NFSv4.1: session slots this data path holds and can still use.
     pub fn session_slots(&self) -> Option<u32> {
-        match &self.files {
-            Seam::V41(_, w) => Some(w.usable()),
-            Seam::V3(_) => None,
-        }
+        self.files.usable()
     }
 
     pub fn depth(&self) -> u32 {
@@ -314,7 +235,7 @@ impl DataPath {
 
     fn start(&mut self, slot: u32, io: Io, payload: Bytes) -> Result<(), DataError> {
         let depth = self.ops.len();
-        let nfiles = self.files.len();
+        let nfiles = self.files.files();
         let Some(op) = self.ops.get(slot as usize) else {
             return Err(DataError::BadRequest(format!(
                 "slot {slot} out of range (depth {depth})"
@@ -393,62 +314,34 @@ impl DataPath {
             Dir::Read => self.procs.0,
             Dir::Write => self.procs.1,
         };
-        let (call, sslot) = match &mut self.files {
-            Seam::V3(files) => {
-                let fh = &files[io.file.0 as usize];
-                let call = match io.dir {
-                    Dir::Read => v3::read_call(router, fh, offset, len),
-                    Dir::Write => v3::write_call(router, fh, offset, data, io.stable),
-                };
-                (call, 0)
-            }
-            Seam::V41(files, wire) => {
-                let file = &files[io.file.0 as usize];
-                if let (None, Some(p)) = (ch, &mut self.pnfs) {
-                    // pNFS: to the data server the file's layout names, if any.
-                    let part_io = pnfs::Part {
-                        slot,
-                        part,
-                        file: io.file,
-                        dir: io.dir,
-                        stable: io.stable,
-                        offset,
-                        len,
-                    };
-                    let to = (&self.queue, &mut self.batches);
-                    match p.queue(router, to, part_io, &data, proc_) {
-                        pnfs::Queued::Sent => return,
-                        pnfs::Queued::NoSlot => {
-                            self.waiting.push_back((slot, part, ch));
-                            return;
-                        }
-                        pnfs::Queued::ThroughMds => {}
-                    }
-                }
-                let taken = match again {
-                    Some(i) => wire.again(i).map(|(s, q)| (i, s, q)),
-                    None => wire.take(),
-                };
-                let Some((index, sslot, seqid)) = taken else {
+        if let (None, Some(p)) = (ch, &mut self.pnfs) {
+            // pNFS: to the data server the file's layout names, if any.
+            let part_io = pnfs::Part {
+                slot,
+                part,
+                file: io.file,
+                dir: io.dir,
+                stable: io.stable,
+                offset,
+                len,
+            };
+            let to = (&self.queue, &mut self.batches);
+            match p.queue(router, to, part_io, &data, proc_) {
+                pnfs::Queued::Sent => return,
+                pnfs::Queued::NoSlot => {
                     self.waiting.push_back((slot, part, ch));
                     return;
-                };
-                if let Some(p) = &mut self.pnfs {
-                    p.count(io.file, None, len);
                 }
-                let call = wire.call(
-                    router,
-                    (sslot, seqid),
-                    file,
-                    io.dir,
-                    offset,
-                    len,
-                    data,
-                    io.stable,
-                );
-                (call, index)
+                pnfs::Queued::ThroughMds => {}
             }
+        }
+        let Some((call, sslot)) = self.files.call(router, &io, (offset, len), data, again) else {
+            self.waiting.push_back((slot, part, ch));
+            return;
         };
+        if let Some(p) = &mut self.pnfs {
+            p.count(io.file, None, len);
+        }
         let ch = ch.unwrap_or_else(|| {
             burst_pick(&mut self.burst, router, Route::new(io.file, offset), len)
         });
@@ -522,9 +415,7 @@ impl DataPath {
         }
         self.router.done(ch);
         let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
-            if let Some(w) = self.wire41() {
-                w.lost(sslot);
-            }
+            self.files.lost(sslot);
             return None;
         };
         let outcome = match result {
@@ -543,20 +434,18 @@ impl DataPath {
                     None
                 };
                 if let Some(other) = other {
-                    let again = self.wire41().and_then(|w| w.again(sslot).map(|_| sslot));
+                    let again = self.files.busy(sslot).then_some(sslot);
                     self.send_part_on(slot, part, Some(other), again);
                     return None;
                 }
-                if let Some(w) = self.wire41() {
-                    // Not re-sent on it now: the slot's state on the server stays
-                    // unknown, so it is not used again.
-                    w.lost(sslot);
-                    if w.usable() == 0 {
-                        let why = PartError::NoSlot(e);
-                        self.fail_waiting(&why);
-                        let e = self.io_error(io, part, why);
-                        return self.end_part(slot, io, Err(e));
-                    }
+                // Not re-sent on it now: the slot's state on the server stays unknown,
+                // so it is not used again.
+                self.files.lost(sslot);
+                if self.files.usable() == Some(0) {
+                    let why = PartError::NoSlot(e);
+                    self.fail_waiting(&why);
+                    let e = self.io_error(io, part, why);
+                    return self.end_part(slot, io, Err(e));
                 }
                 if reissue && self.router.opened_paths() > 1 {
                     // Every path is down: wait for the probe to bring one back.
@@ -638,10 +527,7 @@ impl DataPath {
         record: Bytes,
     ) -> Result<PartResult, DataError> {
         let (_, want) = self.span(&io, part);
-        let decoded = match &mut self.files {
-            Seam::V3(_) => v3::decode(io.dir, record, want),
-            Seam::V41(_, w) => w.decode(sslot, io.dir, record, want),
-        };
+        let decoded = self.files.decode(sslot, io.dir, record, want);
         if let Ok(reply) = &decoded {
             self.check_verifier(ch, Server::Opened, io, reply);
         }
@@ -712,6 +598,84 @@ impl DataPath {
         }
     }
 
+    /// Part `part` of the I/O on `slot` found the state lost (`status`): it waits for
+    /// the recovery, or fails once it has been re-sent as often as the back-off allows.
+    fn lost_part(
+        &mut self,
+        slot: u32,
+        part: u32,
+        io: Io,
+        status: crate::proto::nfs4::Nfsstat4,
+    ) -> Result<PartResult, DataError> {
+        if !self.may_reissue(tag(slot, part, 0, 0)) {
+            let why = "lost again after every recovery".into();
+            return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
+        }
+        match self.files.park(slot, part, status) {
+            Ok(()) => Ok(PartResult::Sent),
+            Err(why) => Err(self.io_error(io, part, why)),
+        }
+    }
+
+    /// While a recovery runs: once it is done (see `Seam::resume`), sends the parked
+    /// parts again, or fails them if the recovery failed. Returns when to look again.
+    /// Called before each wait for replies, which is also when pNFS I/O counts are
+    /// handed on.
+    fn resume(&mut self) -> Option<Instant> {
+        if let Some(p) = &mut self.pnfs {
+            p.publish();
+        }
+        match self.files.resume() {
+            Resume::Idle => None,
+            Resume::Later(at) => Some(at),
+            Resume::Recovered(parked) => {
+                for (slot, part) in parked {
+                    self.send_part(slot, part, None);
+                }
+                self.send_waiting();
+                None
+            }
+            Resume::Failed(parked, why) => {
+                for (slot, part) in parked {
+                    let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
+                        continue;
+                    };
+                    let e = self.io_error(io, part, why.clone());
+                    if let Some(o) = self.end_part(slot, io, Err(e)) {
+                        self.ready.push(o);
+                    }
+                }
+                self.fail_waiting(&why);
+                None
+            }
+        }
+    }
+
+    /// A WRITE reply's verifier, against the server's earlier ones for the file: a
+    /// restart that put UNSTABLE writes at risk is said on the channel's path, once,
+    /// and counted for the run's result.
+    fn check_verifier(&mut self, ch: usize, server: Server, io: Io, reply: &PartReply) {
+        let PartReply::Written(count, how, verifier) = *reply else {
+            return;
+        };
+        let Some(risk) = self
+            .verifiers
+            .wrote(server, io.file.0, count, how, verifier)
+        else {
+            return;
+        };
+        self.router.unstable_at_risk(risk);
+        self.router.note(
+            ch,
+            format!(
+                "write verifier changed (the server restarted): {} writes ({} bytes) of a \
+                 file it had answered UNSTABLE, never committed, may be lost; \
+                 dbio keeps no copy to send again (sync=1 writes FILE_SYNC)",
+                risk.writes, risk.bytes
+            ),
+        );
+    }
+
     fn io_error(&self, io: Io, part: u32, cause: PartError) -> DataError {
         DataError::Io {
             offset: io.offset + u64::from(self.span(&io, part).0),
@@ -741,13 +705,14 @@ mod error;
 mod parts;
 /// pNFS: placing parts on data servers.
 mod pnfs;
+/// The table a version's data path speaks, and what both sides share.
+mod seam;
+/// NFSv3's table of the data path.
+pub(crate) mod v3;
+/// NFSv4.1's table of the data path.
+pub(crate) mod v41;
 /// Write verifiers: a server restart that put UNSTABLE writes at risk.
 mod verifier;
-pub use verifier::AtRisk;
-/// The NFSv3 encoding of the data path's operations.
-mod v3;
-/// The NFSv4.1 encoding of the data path's operations.
-mod v41;
 
 #[cfg(test)]
 mod tests;

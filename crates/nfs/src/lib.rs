@@ -13,11 +13,14 @@
 //!   `v41::data_files`); [`path`] and [`failover`]: path health, events, probes.
 //! - [`version`]: each version's set-up table (its port, then its mount over the one
 //!   router), as the Linux client's `nfs_subversion`; NFSv3's in [`v3`], NFSv4.1's and
-//!   pNFS's in `v41::mount`. The pool picks the table once and asks nothing else.
+//!   pNFS's in `v41::table`. The pool picks the table once and asks nothing else:
+//!   the table makes the file API, the data paths and the end, so no caller matches a
+//!   version or downcasts.
 //! - [`router`]: the one routing and failover system through which every call goes
 //!   (channels per path, health, calls per procedure, routes by file and offset).
 //! - [`datapath`]: READ/WRITE/COMMIT of byte ranges over the router, many outstanding,
-//!   for engines and copies; the wire is a seam with one encoder per version, and pNFS
+//!   for engines and copies; the wire is the version's `Seam` (one table per version,
+//!   handed over by the version's table), and pNFS
 //!   placement beside them; [`copy`]: whole-file copies over a data path (COMMIT and
 //!   the write-verifier check); [`ping`]: NULL or READ round trips and their latency.
 //! - [`retry`]: the one back-off for "try later" (JUKEBOX, DELAY, GRACE) and dead paths;
@@ -65,8 +68,8 @@ pub use dbio_rpc::conn::{
     CallBatch, CallResult, CompletionQueue, ConnStats, ReplyTo, DEFAULT_REPLY_BATCH,
 };
 
-pub use client::{ClientOptions, DirEntry, Nfs3Client, ReadReply, WriteReply};
-pub use client_config::ClientConfig;
+pub use client::{DirEntry, Nfs3Client, ReadReply, WriteReply};
+pub use client_config::{ClientConfig, ClientOptions};
 pub use error::NfsError;
 pub use fs::Fs;
 pub use settings::Settings;

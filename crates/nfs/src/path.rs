@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::table::Table;
+
 /// One path: an optional local address to bind (used with `dontroute`, so
 /// the traffic leaves through that interface) and the server's address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,5 +155,153 @@ mod tests {
         assert!(!p.is_up());
         assert!(p.mark_up().is_some());
         assert!(p.is_up());
+    }
+}
+
+/// Paths and their events, shared by the pool and its probe task.
+#[derive(Debug)]
+pub struct Health {
+    pub paths: Table<PathState>,
+    events: Mutex<Vec<PathEvent>>,
+    opened: Instant,
+}
+
+impl Health {
+    /// Health of `paths`, with room for `more` added later (pNFS data servers).
+    pub fn new(paths: Vec<PathState>, more: usize) -> Health {
+        Health {
+            paths: Table::new(paths, more),
+            events: Mutex::new(Vec::new()),
+            opened: Instant::now(),
+        }
+    }
+
+    /// Marks `path` down (recording the event once) and counts one request
+    /// moved off it when `moved`.
+    pub fn failed(&self, path: usize, reason: &str, moved: bool) {
+        let Some(p) = self.paths.get(path) else {
+            return;
+        };
+        if p.mark_down() {
+            self.record(path, format!("down: {reason}"), None);
+        }
+        if moved {
+            p.count_moved();
+            if let Ok(mut ev) = self.events.lock() {
+                if let Some(e) = ev
+                    .iter_mut()
+                    .rev()
+                    .find(|e| e.path == path && e.what.starts_with("down"))
+                {
+                    e.moved += 1;
+                }
+            }
+        }
+    }
+
+    /// `path` answered: if it was down, it rejoins and the time it was
+    /// down is recorded.
+    pub fn answered(&self, path: usize) {
+        let Some(p) = self.paths.get(path) else {
+            return;
+        };
+        if let Some(down) = p.mark_up() {
+            self.record(path, "up".into(), Some(down.as_secs_f64()));
+        }
+    }
+
+    /// Records what happened on `path` that is neither down nor up (a new session).
+    pub fn note(&self, path: usize, what: String) {
+        self.record(path, what, None);
+    }
+
+    /// Records an event of `path` ("up" events and state recovered: with how long it
+    /// took to recover).
+    pub(crate) fn record(&self, path: usize, what: String, recovered_after_s: Option<f64>) {
+        self.record_at(path, what, recovered_after_s);
+    }
+
+    /// [`Self::record`], returning the event's index (for [`Self::lengthen`]).
+    pub(crate) fn record_at(
+        &self,
+        path: usize,
+        what: String,
+        recovered_after_s: Option<f64>,
+    ) -> Option<usize> {
+        let mut ev = self.events.lock().ok()?;
+        let unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        ev.push(PathEvent {
+            at_s: self.opened.elapsed().as_secs_f64(),
+            unix_s,
+            path,
+            what,
+            moved: 0,
+            recovered_after_s,
+        });
+        Some(ev.len() - 1)
+    }
+
+    /// Event `index` took at least `secs` to recover for someone: a caller that had
+    /// waited longer came after it was recorded.
+    pub(crate) fn lengthen(&self, index: usize, secs: f64) {
+        if let Some(e) = self
+            .events
+            .lock()
+            .ok()
+            .as_mut()
+            .and_then(|ev| ev.get_mut(index))
+        {
+            if e.recovered_after_s.is_some_and(|s| s < secs) {
+                e.recovered_after_s = Some(secs);
+            }
+        }
+    }
+
+    /// An event of `path` that happened at `when` (recorded elsewhere, such as a
+    /// connection's RPCSEC_GSS contexts), on this table's clock.
+    pub(crate) fn event_at(
+        &self,
+        path: usize,
+        when: std::time::SystemTime,
+        what: String,
+    ) -> PathEvent {
+        let ago = std::time::SystemTime::now()
+            .duration_since(when)
+            .unwrap_or_default();
+        PathEvent {
+            at_s: self.opened.elapsed().saturating_sub(ago).as_secs_f64(),
+            unix_s: when
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            path,
+            what,
+            moved: 0,
+            recovered_after_s: None,
+        }
+    }
+
+    /// Events so far, oldest first.
+    pub fn events(&self) -> Vec<PathEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod lengthen_tests {
+    use super::Health;
+
+    #[test]
+    fn a_recovery_event_takes_the_longest_wait_reported() {
+        let h = Health::new(Vec::new(), 0);
+        let i = h.record_at(0, "state recovered".into(), Some(1.0)).unwrap();
+        h.record(0, "other".into(), None);
+        h.lengthen(i, 3.5);
+        h.lengthen(i, 2.0); // a shorter wait changes nothing
+        h.lengthen(1, 9.0); // nor does an event without a recovery time
+        let ev = h.events();
+        assert_eq!(ev[0].recovered_after_s, Some(3.5));
+        assert_eq!(ev[1].recovered_after_s, None);
     }
 }

@@ -27,7 +27,6 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 
 use crate::channel::CallError;
-use crate::client::Nfs3Client;
 use crate::client_config::ClientConfig;
 pub use crate::client_config::{LAYOUT_REFRESH_S, PATH_TIMEOUT};
 use crate::datapath::DataPath;
@@ -39,7 +38,7 @@ use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
 use crate::url::NfsVersion;
 pub use crate::v41::pnfs::LayoutEvent;
-use crate::v41::{V41Mount, RELEASE_WAIT};
+use crate::v41::V41Mount;
 use crate::version::{MountArgs, SetUp, Version};
 
 /// Default NFS port when the URL gives none and no portmapper is asked.
@@ -72,7 +71,7 @@ pub struct Pool {
 fn table(version: NfsVersion) -> &'static dyn SetUp {
     match version {
         NfsVersion::V3 => &crate::v3::V3,
-        NfsVersion::V41 | NfsVersion::Pnfs => &crate::v41::V41,
+        NfsVersion::V41 | NfsVersion::Pnfs => &crate::v41::table::V41,
     }
 }
 
@@ -224,14 +223,9 @@ impl Pool {
         self.rt.block_on(f)
     }
 
-    /// NFSv3: the mounted export's client (metadata calls over the first path).
-    pub fn v3(&self) -> Option<&Nfs3Client> {
-        self.mounted.as_any().downcast_ref()
-    }
-
     /// NFSv4.1: the sessions and the metadata client.
     pub fn v41(&self) -> Option<&V41Mount> {
-        self.mounted.as_any().downcast_ref()
+        self.mounted.v41()
     }
 
     /// The file API over the pool's metadata client (any version).
@@ -362,27 +356,12 @@ impl Pool {
     /// of at most `max_transfer` bytes (within the server's limits). NFSv4.1: it leases
     /// up to `depth` session slots, from a new session if the others have too few.
     pub fn data_path(&self, depth: u32, max_transfer: u32) -> Result<DataPath, NfsError> {
-        let (rsize, wsize) = (self.read_size(max_transfer), self.write_size(max_transfer));
-        let router = self.router.clone();
+        let sizes = (self.read_size(max_transfer), self.write_size(max_transfer));
         // The data path's wire is the version's own (`datapath/v3.rs`, `v41.rs`).
-        match self.v41() {
-            None => Ok(DataPath::new(router, depth, rsize, wsize, self.retry)),
-            Some(m) => {
-                let ch = router.pick(crate::router::Route::META, None);
-                let conn = router.channels()[ch].conn.clone();
-                let lease = self.rt.block_on(m.lease(depth, conn))?;
-                if let Some(l) = m.layouts() {
-                    // Slots on every known data server for this data path.
-                    self.rt.block_on(l.reserve_slots(depth));
-                }
-                let path = DataPath::new_v41(router, lease, depth, rsize, wsize, self.retry)
-                    .with_recovery(m.state().clone());
-                Ok(match m.layouts() {
-                    Some(l) => path.with_layouts(l.clone()),
-                    None => path,
-                })
-            }
-        }
+        self.rt.block_on(
+            self.mounted
+                .data_path(&self.router, depth, sizes, self.retry),
+        )
     }
 }
 
@@ -404,12 +383,7 @@ impl Drop for Pool {
         if tokio::runtime::Handle::try_current().is_ok() {
             return;
         }
-        self.rt.block_on(self.mounted.close_data_files());
-        if let Some(l) = self.layouts().cloned() {
-            let _ = self
-                .rt
-                .block_on(async { tokio::time::timeout(RELEASE_WAIT, l.release()).await });
-        }
+        self.rt.block_on(self.mounted.release());
     }
 }
 

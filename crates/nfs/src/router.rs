@@ -1,7 +1,7 @@
 //! Routing and failover: which connection a call goes to, for metadata and data alike.
 //!
 //! A [`Router`] holds the connections to one server over its paths (channels), the
-//! paths' health ([`crate::failover::Health`]) and the calls per procedure, counted by
+//! paths' health ([`crate::path::Health`]) and the calls per procedure, counted by
 //! name so that any protocol version can use it. Every call is routed by a [`Route`]
 //! (file and offset): any channel to the server the pool opened, on a path that is up,
 //! serves any route (the one with the fewest outstanding calls, ties rotating).
@@ -28,8 +28,7 @@ use dbio_rpc::conn::{CallBatch, CallBuf, ConnStats, Connection, ReplyTo, Transpo
 use dbio_rpc::Credential;
 
 use crate::channel::{build_call, CallError, Results};
-use crate::failover::Health;
-use crate::path::{PathEvent, PathState};
+use crate::path::{Health, PathEvent, PathState};
 use crate::table::Table;
 
 /// Most pNFS data servers a router takes (each has one channel and one path): more
@@ -160,6 +159,14 @@ impl ProcCounters {
     }
 }
 
+/// Writes answered UNSTABLE and not committed when their server's verifier changed
+/// (found by the data path, `datapath/verifier.rs`; counted here for the whole pool).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtRisk {
+    pub writes: u64,
+    pub bytes: u64,
+}
+
 /// One RPC program and version over connections on one or more paths.
 pub struct Router {
     channels: Table<Channel>,
@@ -276,14 +283,14 @@ impl Router {
     }
 
     /// Counts writes a server's restart put at risk.
-    pub fn unstable_at_risk(&self, risk: crate::datapath::AtRisk) {
+    pub fn unstable_at_risk(&self, risk: AtRisk) {
         self.at_risk.0.fetch_add(risk.writes, Relaxed);
         self.at_risk.1.fetch_add(risk.bytes, Relaxed);
     }
 
     /// Writes answered UNSTABLE that a server's restart put at risk, so far.
-    pub fn at_risk(&self) -> crate::datapath::AtRisk {
-        crate::datapath::AtRisk {
+    pub fn at_risk(&self) -> AtRisk {
+        AtRisk {
             writes: self.at_risk.0.load(Relaxed),
             bytes: self.at_risk.1.load(Relaxed),
         }

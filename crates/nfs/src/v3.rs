@@ -8,10 +8,13 @@ use dbio_rpc::conn::ConnConfig;
 
 use crate::client::{nfs3_proc_names, nfs_port, Nfs3Client};
 use crate::client_config::ClientConfig;
+use crate::datapath::v3::Handles;
+use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::fs::Fs;
 use crate::path::PathSpec;
 use crate::proto::nfs3;
+use crate::retry::Backoff;
 use crate::router::Router;
 use crate::url::NfsVersion;
 use crate::version::{first_answering, Boxed, MountArgs, Mounted, SetUp, Version};
@@ -75,7 +78,15 @@ impl Version for Mount3 {
     fn close<'a>(&'a self, _: &'a Router) -> Boxed<'a, Result<(), NfsError>> {
         Box::pin(self.0.unmount())
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        &*self.0
+    fn data_path<'a>(
+        &'a self,
+        router: &'a Arc<Router>,
+        depth: u32,
+        (rsize, wsize): (u32, u32),
+        retry: Backoff,
+    ) -> Boxed<'a, Result<DataPath, NfsError>> {
+        let seam = Box::<Handles>::default();
+        let path = DataPath::new(router.clone(), seam, depth, (rsize, wsize), retry);
+        Box::pin(std::future::ready(Ok(path)))
     }
 }

@@ -1,9 +1,9 @@
 //! Each version's table, as the Linux client's `nfs_subversion` and `nfs_rpc_ops`:
 //! how a pool sets the version up over its router ([`SetUp`]: what the router needs
 //! before it exists, then the mount over it), and what the pool asks of the version
-//! once mounted ([`Mounted`]). NFSv3's is `v3.rs`, NFSv4.1's (and pNFS's)
-//! `v41/mount.rs`; `pool.rs` picks the table from the URL's version, once, and asks
-//! nothing else of which version it has.
+//! once mounted ([`Version`]: the file API, transfer sizes, data paths, data files, the
+//! end). NFSv3's is `v3.rs`, NFSv4.1's (and pNFS's) `v41/table.rs`; `pool.rs` picks the
+//! table from the URL's version, once, and asks nothing else of which version it has.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,13 +14,16 @@ use dbio_rpc::conn::{ConnConfig, Connection};
 use dbio_rpc::Credential;
 
 use crate::client_config::ClientConfig;
+use crate::datapath::DataPath;
 use crate::error::NfsError;
 use crate::fs::{Fs, Handle};
 use crate::path::PathSpec;
 use crate::proto::nfs4::Stateid;
+use crate::retry::Backoff;
 use crate::router::Router;
 use crate::url::{NfsUrl, NfsVersion};
 use crate::v41::pnfs::Layouts;
+use crate::v41::V41Mount;
 
 /// A future of a version's table (boxed: the tables are objects).
 pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -104,15 +107,27 @@ pub trait Version: Send + Sync {
     fn forget_data_file<'a>(&'a self, _rel: &'a str) -> Boxed<'a, ()> {
         Box::pin(std::future::ready(()))
     }
-    /// The end of the data files: pNFS writes committed, then the opens closed (bounded).
-    fn close_data_files(&self) -> Boxed<'_, ()> {
+    /// What a dropped pool gives back: the data files (pNFS writes committed, then the
+    /// opens closed) and the layouts, each bounded.
+    fn release(&self) -> Boxed<'_, ()> {
         Box::pin(std::future::ready(()))
     }
+    /// A data path with `depth` slots on `router`, READs and WRITEs of at most `sizes`,
+    /// re-sending after `retry`, speaking the version's wire.
+    fn data_path<'a>(
+        &'a self,
+        router: &'a Arc<Router>,
+        depth: u32,
+        sizes: (u32, u32),
+        retry: Backoff,
+    ) -> Boxed<'a, Result<DataPath, NfsError>>;
     /// Ends what the version holds on the server, over `router`.
     fn close<'a>(&'a self, router: &'a Router) -> Boxed<'a, Result<(), NfsError>>;
-    /// The version's own client (`Nfs3Client`, `V41Mount`), for callers that need
-    /// more than the table.
-    fn as_any(&self) -> &dyn std::any::Any;
+    /// NFSv4.1: the mount (sessions, back channel, metadata client), for callers that
+    /// need more than the table.
+    fn v41(&self) -> Option<&V41Mount> {
+        None
+    }
 }
 
 /// The first of `paths` on which `attempt` succeeds, each attempt bounded by `limit`;

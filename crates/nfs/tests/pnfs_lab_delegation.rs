@@ -46,7 +46,8 @@ async fn connect(host: &str, owner: &str, back: Option<Arc<BackChannel>>) -> Cli
     let opts = ClientConfig::new(u.clone()).client;
     let session = SessionOptions {
         owner: owner.to_string(),
-        back_channel: back,
+        // The session sees the handler as its `Callbacks`.
+        back_channel: back.map(|b| b as _),
         ..SessionOptions::default()
     };
     Client::connect(&u, &opts, session).await.unwrap()

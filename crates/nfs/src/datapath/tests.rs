@@ -30,9 +30,9 @@ fn unconnected_path(n: usize, rsize: u32) -> super::DataPath {
     );
     let mut path = super::DataPath::new(
         std::sync::Arc::new(router),
+        Box::<super::v3::Handles>::default(),
         64,
-        rsize,
-        rsize,
+        (rsize, rsize),
         crate::retry::Backoff::default(),
     );
     path.add_file(&[1u8; 32]).unwrap();

@@ -1,14 +1,16 @@
-//! The NFSv3 encoding of the data path's operations: READ and WRITE calls and their
-//! replies.
+//! NFSv3's table for a data path ([`Handles`], a [`Seam`]): READ and WRITE calls and
+//! their replies, on no session slots.
 
 use bytes::Bytes;
 use dbio_rpc::conn::CallBuf;
 use dbio_xdr::XdrEncode;
 
-use super::{BusyStatus, Dir, PartError, PartReply as Reply, Stability};
+use super::error::{BusyStatus, PartError};
+use super::seam::{Dir, Io, PartReply as Reply, Seam, SlotIndex};
 use crate::channel::Results;
 use crate::client::{is_jukebox, read_reply_hint};
 use crate::kinds::LongRead;
+use crate::kinds::Stable as Stability;
 use crate::proto::nfs3::{
     decode_res, Data, FileHandle, Proc, ReadArgs, ReadOk, StableHow, WriteArgs, WriteOk,
 };
@@ -18,8 +20,44 @@ pub type Handle = FileHandle;
 pub const READ: &str = "READ";
 pub const WRITE: &str = "WRITE";
 
-pub fn handle(bytes: &[u8]) -> Option<Handle> {
-    FileHandle::new(bytes)
+/// The files of an NFSv3 data path: their handles.
+#[derive(Default)]
+pub(crate) struct Handles(Vec<Handle>);
+
+impl Seam for Handles {
+    fn procs(&self) -> (&'static str, &'static str) {
+        (READ, WRITE)
+    }
+    fn files(&self) -> usize {
+        self.0.len()
+    }
+    fn add_file(&mut self, handle: &[u8]) -> bool {
+        FileHandle::new(handle).map(|h| self.0.push(h)).is_some()
+    }
+    fn call(
+        &mut self,
+        router: &Router,
+        io: &Io,
+        (offset, len): (u64, u32),
+        data: Bytes,
+        _again: Option<SlotIndex>,
+    ) -> Option<(CallBuf, SlotIndex)> {
+        let fh = &self.0[io.file.0 as usize];
+        let call = match io.dir {
+            Dir::Read => read_call(router, fh, offset, len),
+            Dir::Write => write_call(router, fh, offset, data, io.stable),
+        };
+        Some((call, 0))
+    }
+    fn decode(
+        &mut self,
+        _index: SlotIndex,
+        dir: Dir,
+        record: Bytes,
+        want: u32,
+    ) -> Result<Reply, PartError> {
+        decode(dir, record, want)
+    }
 }
 
 pub fn read_call(router: &Router, fh: &Handle, offset: u64, count: u32) -> CallBuf {
@@ -69,7 +107,7 @@ pub fn decode(dir: Dir, record: Bytes, want: u32) -> Result<Reply, PartError> {
         Dir::Write => match decode_res::<WriteOk>(res.bytes()) {
             Ok(Ok(ok)) => Ok(Reply::Written(
                 ok.count,
-                super::Stability::from_wire(ok.committed as u32),
+                Stability::from_wire(ok.committed as u32),
                 ok.verf,
             )),
             Ok(Err(status)) => Err(PartError::Status3(status)),

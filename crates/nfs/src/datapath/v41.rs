@@ -1,6 +1,7 @@
-//! The NFSv4.1 encoding of the data path's operations: each READ or WRITE is a
+//! NFSv4.1's table for a data path ([`Files`], a [`Seam`]): each READ or WRITE is a
 //! COMPOUND of SEQUENCE, PUTFH and the op, on a slot of the data path's own
-//! [`SlotLease`]; its reply settles the slot here. A part that finds no free slot waits
+//! [`SlotLease`]; its reply settles the slot here. pNFS data servers' links use the
+//! same [`Wire`] on slots of their own sessions. A part that finds no free slot waits
 //! in the data path until a reply frees one (the lease is the in-flight limit the
 //! server granted).
 //!
@@ -15,15 +16,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use dbio_rpc::conn::CallBuf;
 
-use super::Stability;
-use super::{BusyStatus, DataError, DataPath, Dir, Io, PartError, PartReply, PartResult, Seam};
+use super::error::{BusyStatus, PartError};
+use super::seam::{Dir, Io, PartReply, Resume, Seam, SlotIndex};
 use crate::channel::Results;
 use crate::error::NfsError;
 use crate::kinds::LongRead;
+use crate::kinds::Stable as Stability;
 use crate::proto::nfs4::{
     decode_io_reply, Fh4, IoCompound, IoOp, IoResult, Nfsstat4, StableHow, Stateid, PROC_COMPOUND,
 };
-use crate::router::Router;
+use crate::router::{FileId, Router};
 use crate::v41::sequence::{settle_parts, Settled};
 use crate::v41::{SlotLease, StateManager};
 
@@ -67,9 +69,6 @@ impl File {
     }
 }
 
-/// A sent request's slot: its index in the lease.
-pub type SlotIndex = u16;
-
 /// The v4.1 side of a data path: its slots, and the recovery of its session.
 pub struct Wire {
     lease: SlotLease,
@@ -81,7 +80,7 @@ pub struct Wire {
     /// The recovery under way, once the first part was parked.
     recovered: Option<Recovered>,
     /// When the last reply that settled a slot came: I/O waits from then on. Taken
-    /// once per wait for replies ([`DataPath::resume`]), not per reply: a clock read
+    /// once per wait for replies (`Files::resume`), not per reply: a clock read
     /// for every reply was a tenth of decoding it.
     answered_at: Instant,
     /// A reply settled a slot since `answered_at` was taken.
@@ -255,7 +254,7 @@ impl Wire {
                 }),
             ) => Ok(PartReply::Written(
                 count,
-                super::Stability::from_wire(committed as u32),
+                Stability::from_wire(committed as u32),
                 verifier,
             )),
             _ => Err(PartError::Malformed(
@@ -274,55 +273,107 @@ impl Wire {
     }
 }
 
-impl DataPath {
-    /// NFSv4.1: recovers lost session state through `state` (the mount's) instead of
-    /// failing the I/O that found it lost.
-    pub fn with_recovery(mut self, state: Arc<StateManager>) -> Self {
-        if let Some(w) = self.wire41() {
-            w.state = Some(state);
+/// The files of an NFSv4.1 data path and the slots of its lease they go on.
+pub(crate) struct Files {
+    files: Vec<File>,
+    wire: Wire,
+}
+
+impl Files {
+    /// Files on the slots of `lease`; with `state` (the mount's), lost session state is
+    /// recovered instead of failing the I/O that found it lost.
+    pub(crate) fn new(lease: SlotLease, state: Option<Arc<StateManager>>) -> Files {
+        let mut wire = Wire::new(lease);
+        wire.state = state;
+        Files {
+            files: Vec::new(),
+            wire,
         }
-        self
+    }
+}
+
+impl Seam for Files {
+    fn procs(&self) -> (&'static str, &'static str) {
+        (READ, WRITE)
     }
 
-    /// NFSv4.1: the session slots; none for an NFSv3 data path.
-    pub(super) fn wire41(&mut self) -> Option<&mut Wire> {
-        match &mut self.files {
-            Seam::V41(_, w) => Some(w),
-            Seam::V3(_) => None,
+    fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    fn add_file(&mut self, handle: &[u8]) -> bool {
+        File::new(handle).map(|f| self.files.push(f)).is_some()
+    }
+
+    fn set_stateid(&mut self, file: FileId, stateid: Stateid) -> bool {
+        match self.files.get_mut(file.0 as usize) {
+            Some(f) => {
+                // An open from before a recovery carries its stateid of now.
+                f.stateid = self.wire.current(stateid);
+                true
+            }
+            None => false,
         }
     }
 
-    /// Part `part` of the I/O on `slot` found the state lost (`status`): it waits for
-    /// the recovery (started by the first such part), or fails once it has been
-    /// re-sent as often as the back-off allows.
-    pub(super) fn lost_part(
+    fn usable(&self) -> Option<u32> {
+        Some(self.wire.usable())
+    }
+
+    fn call(
         &mut self,
-        slot: u32,
-        part: u32,
-        io: Io,
-        status: Nfsstat4,
-    ) -> Result<PartResult, DataError> {
-        if !self.may_reissue(super::tag(slot, part, 0, 0)) {
-            let why = "lost again after every recovery".into();
-            return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
-        }
-        let Some(w) = self.wire41() else {
-            return Err(self.io_error(
-                io,
-                part,
-                PartError::Status4 {
-                    op: crate::proto::nfs4::Opnum::Sequence,
-                    status,
-                },
-            ));
-        };
+        router: &Router,
+        io: &Io,
+        (offset, len): (u64, u32),
+        data: Bytes,
+        again: Option<SlotIndex>,
+    ) -> Option<(CallBuf, SlotIndex)> {
+        let w = &mut self.wire;
+        let (index, sslot, seqid) = match again {
+            Some(i) => w.again(i).map(|(s, q)| (i, s, q)),
+            None => w.take(),
+        }?;
+        let file = &self.files[io.file.0 as usize];
+        let call = w.call(
+            router,
+            (sslot, seqid),
+            file,
+            io.dir,
+            offset,
+            len,
+            data,
+            io.stable,
+        );
+        Some((call, index))
+    }
+
+    fn decode(
+        &mut self,
+        index: SlotIndex,
+        dir: Dir,
+        record: Bytes,
+        want: u32,
+    ) -> Result<PartReply, PartError> {
+        self.wire.decode(index, dir, record, want)
+    }
+
+    fn busy(&self, index: SlotIndex) -> bool {
+        self.wire.again(index).is_some()
+    }
+
+    fn lost(&mut self, index: SlotIndex) {
+        self.wire.lost(index);
+    }
+
+    fn park(&mut self, slot: u32, part: u32, status: Nfsstat4) -> Result<(), PartError> {
+        let w = &mut self.wire;
         w.parked.push((slot, part));
         if w.recovered.is_none() {
             w.lost = Some(status);
             let (Some(state), Ok(rt)) = (w.state.clone(), tokio::runtime::Handle::try_current())
             else {
                 let why = "no runtime to recover in".into();
-                return Err(self.io_error(io, part, PartError::Unrecovered { status, why }));
+                return Err(PartError::Unrecovered { status, why });
             };
             let out: Recovered = Arc::new(Mutex::new(None));
             w.recovered = Some(out.clone());
@@ -335,24 +386,19 @@ impl DataPath {
                 *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             });
         }
-        Ok(PartResult::Sent)
+        Ok(())
     }
 
-    /// While a recovery runs: once it is done and no request of the old lease is out,
-    /// takes the new lease and the opens' new stateids and sends the parked parts
-    /// again (or fails them if the recovery failed). Returns when to look again. Called
-    /// before each wait for replies, which is also when pNFS I/O counts are handed on.
-    pub(super) fn resume(&mut self) -> Option<Instant> {
-        if let Some(p) = &mut self.pnfs {
-            p.publish();
-        }
-        let Seam::V41(files, w) = &mut self.files else {
-            return None;
-        };
+    /// Once the recovery is done and no request of the old lease is out: the new
+    /// lease, and the opens' new stateids.
+    fn resume(&mut self) -> Resume {
+        let w = &mut self.wire;
         // Before waiting again: the replies just handled came about now.
         w.answered_at();
-        let recovered = w.recovered.as_ref()?;
-        let later = Some(Instant::now() + RECOVERY_POLL);
+        let Some(recovered) = w.recovered.as_ref() else {
+            return Resume::Idle;
+        };
+        let later = Resume::Later(Instant::now() + RECOVERY_POLL);
         if w.lease.in_use() > 0 {
             return later;
         }
@@ -366,33 +412,20 @@ impl DataPath {
             Ok(lease) => {
                 w.lease = lease;
                 if let Some(state) = &w.state {
-                    for f in files.iter_mut() {
+                    for f in self.files.iter_mut() {
                         f.stateid = state.current_stateid(f.stateid);
                     }
                 }
-                for (slot, part) in parked {
-                    self.send_part(slot, part, None);
-                }
-                self.send_waiting();
+                Resume::Recovered(parked)
             }
             Err(e) => {
                 let why = PartError::Unrecovered {
                     status,
                     why: e.to_string(),
                 };
-                for (slot, part) in parked {
-                    let Some(io) = self.ops.get(slot as usize).and_then(|op| op.io) else {
-                        continue;
-                    };
-                    let e = self.io_error(io, part, why.clone());
-                    if let Some(o) = self.end_part(slot, io, Err(e)) {
-                        self.ready.push(o);
-                    }
-                }
-                self.fail_waiting(&why);
+                Resume::Failed(parked, why)
             }
         }
-        None
     }
 }
 

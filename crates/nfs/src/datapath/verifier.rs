@@ -7,16 +7,9 @@
 
 use std::collections::HashMap;
 
-use super::{Io, PartReply, Stability};
+use crate::kinds::Stable as Stability;
 use crate::proto::nfs4::Verifier;
-use crate::router::Server;
-
-/// Writes answered UNSTABLE and not committed when their server's verifier changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AtRisk {
-    pub writes: u64,
-    pub bytes: u64,
-}
+use crate::router::{AtRisk, Server};
 
 /// UNSTABLE writes of one file on one server under its current verifier.
 #[derive(Debug)]
@@ -65,33 +58,6 @@ impl Verifiers {
             t.unstable.bytes += u64::from(bytes);
         }
         risk
-    }
-}
-
-impl super::DataPath {
-    /// A WRITE reply's verifier, against the server's earlier ones for the file: a
-    /// restart that put UNSTABLE writes at risk is said on the channel's path, once,
-    /// and counted for the run's result.
-    pub(super) fn check_verifier(&mut self, ch: usize, server: Server, io: Io, reply: &PartReply) {
-        let PartReply::Written(count, how, verifier) = *reply else {
-            return;
-        };
-        let Some(risk) = self
-            .verifiers
-            .wrote(server, io.file.0, count, how, verifier)
-        else {
-            return;
-        };
-        self.router.unstable_at_risk(risk);
-        self.router.note(
-            ch,
-            format!(
-                "write verifier changed (the server restarted): {} writes ({} bytes) of a \
-                 file it had answered UNSTABLE, never committed, may be lost; \
-                 dbio keeps no copy to send again (sync=1 writes FILE_SYNC)",
-                risk.writes, risk.bytes
-            ),
-        );
     }
 }
 

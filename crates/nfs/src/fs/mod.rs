@@ -4,8 +4,9 @@
 //! ([`Attr`]).
 //!
 //! As in the Linux client's `nfs_rpc_ops`, each version is one table of operations
-//! (`Ops`: `v3.rs` over [`Nfs3Client`], `v41.rs` over [`crate::v41::Client`]) that holds only
-//! what differs on the wire; everything above it is written once, here. That includes
+//! (`Ops`: `v3.rs` over [`crate::Nfs3Client`], `v41.rs` over [`crate::v41::Client`]) that
+//! holds only what differs on the wire; [`Fs`] calls it through a pointer and knows no
+//! version. Everything above it is written once, here. That includes
 //! the hardening no version may miss: a READ never hands on more than was asked, a
 //! whole-file read stops at the size, a listing that makes no progress stops, and every
 //! error names the server's path.
@@ -13,11 +14,12 @@
 mod v3;
 mod v41;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::client::Nfs3Client;
 use crate::error::NfsError;
 use crate::proto::nfs4::Stateid;
 use crate::url::NfsVersion;
@@ -172,58 +174,98 @@ pub struct OpenFile {
 /// What an operation of a version gives.
 pub(crate) type Res<T> = Result<T, NfsError>;
 
+/// An operation of a version under way: boxed, since the table is an object (one
+/// allocation per metadata call; the data path's READs and WRITEs do not come here).
+pub(crate) type Fut<'a, T> = Pin<Box<dyn Future<Output = Res<T>> + Send + 'a>>;
+
 /// The operations one NFS version implements; paths (`rel`) are relative to the root
 /// of [`Fs`] and only name the file in messages.
-#[allow(async_fn_in_trait)]
-pub(crate) trait Ops {
+pub(crate) trait Ops: Send + Sync {
+    /// Which protocol carries the calls (NFSv4.1 also for a pNFS mount).
+    fn version(&self) -> NfsVersion;
     /// The root's handle and attributes.
-    async fn root(&self) -> Res<(Handle, Attr)>;
-    async fn lookup(&self, dir: &Handle, name: &str, rel: &str) -> Res<(Handle, Attr)>;
+    fn root<'a>(&'a self) -> Fut<'a, (Handle, Attr)>;
+    fn lookup<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        rel: &'a str,
+    ) -> Fut<'a, (Handle, Attr)>;
     /// A whole path from the root (in as few calls as the version allows).
-    async fn lookup_path(&self, rel: &str) -> Res<(Handle, Attr)>;
-    async fn getattr(&self, fh: &Handle, rel: &str) -> Res<Attr>;
+    fn lookup_path<'a>(&'a self, rel: &'a str) -> Fut<'a, (Handle, Attr)>;
+    fn getattr<'a>(&'a self, fh: &'a Handle, rel: &'a str) -> Fut<'a, Attr>;
     /// Of the ACCESS bits asked (NFSv3 and NFSv4 number them alike), those granted.
-    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Res<u32>;
-    async fn mkdir(&self, dir: &Handle, name: &str, mode: u32, rel: &str) -> Res<Handle>;
-    async fn create(
-        &self,
-        dir: &Handle,
-        name: &str,
+    fn access<'a>(&'a self, fh: &'a Handle, bits: u32, rel: &'a str) -> Fut<'a, u32>;
+    fn mkdir<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        mode: u32,
+        rel: &'a str,
+    ) -> Fut<'a, Handle>;
+    fn create<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
         mode: u32,
         how: Create,
-        rel: &str,
-    ) -> Res<OpenFile>;
-    async fn open(&self, dir: &Handle, name: &str, access: Access, rel: &str) -> Res<OpenFile>;
-    async fn open_handle(&self, fh: &Handle, access: Access, rel: &str) -> Res<OpenFile>;
-    async fn close(&self, file: &OpenFile) -> Res<()>;
-    async fn set_size(&self, file: &OpenFile, size: u64) -> Res<()>;
+        rel: &'a str,
+    ) -> Fut<'a, OpenFile>;
+    fn open<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        access: Access,
+        rel: &'a str,
+    ) -> Fut<'a, OpenFile>;
+    fn open_handle<'a>(&'a self, fh: &'a Handle, access: Access, rel: &'a str)
+        -> Fut<'a, OpenFile>;
+    fn close<'a>(&'a self, file: &'a OpenFile) -> Fut<'a, ()>;
+    fn set_size<'a>(&'a self, file: &'a OpenFile, size: u64) -> Fut<'a, ()>;
     /// One READ of at most `count` bytes: the data and whether it reached the end.
-    async fn read(
-        &self,
-        fh: &Handle,
+    fn read<'a>(
+        &'a self,
+        fh: &'a Handle,
         stateid: Option<Stateid>,
         offset: u64,
         count: u32,
-        rel: &str,
-    ) -> Res<(Bytes, bool)>;
-    async fn write(
-        &self,
-        file: &OpenFile,
+        rel: &'a str,
+    ) -> Fut<'a, (Bytes, bool)>;
+    fn write<'a>(
+        &'a self,
+        file: &'a OpenFile,
         offset: u64,
-        data: &Bytes,
+        data: &'a Bytes,
         stable: Stable,
-    ) -> Res<Written>;
-    async fn commit(&self, fh: &Handle, offset: u64, count: u32, rel: &str) -> Res<[u8; 8]>;
-    async fn remove(&self, dir: &Handle, name: &str, is_dir: bool, rel: &str) -> Res<()>;
-    async fn rename(&self, from: (&Handle, &str), to: (&Handle, &str), rel: &str) -> Res<()>;
-    async fn space(&self, fh: &Handle, rel: &str) -> Res<Space>;
-    async fn readdir_page(
-        &self,
-        dir: &Handle,
+    ) -> Fut<'a, Written>;
+    fn commit<'a>(
+        &'a self,
+        fh: &'a Handle,
+        offset: u64,
+        count: u32,
+        rel: &'a str,
+    ) -> Fut<'a, [u8; 8]>;
+    fn remove<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        is_dir: bool,
+        rel: &'a str,
+    ) -> Fut<'a, ()>;
+    fn rename<'a>(
+        &'a self,
+        from: (&'a Handle, &'a str),
+        to: (&'a Handle, &'a str),
+        rel: &'a str,
+    ) -> Fut<'a, ()>;
+    fn space<'a>(&'a self, fh: &'a Handle, rel: &'a str) -> Fut<'a, Space>;
+    fn readdir_page<'a>(
+        &'a self,
+        dir: &'a Handle,
         cookie: u64,
         verifier: [u8; 8],
-        rel: &str,
-    ) -> Res<Page>;
+        rel: &'a str,
+    ) -> Fut<'a, Page>;
     /// Largest READ and WRITE in one call.
     fn max_read(&self) -> u32;
     fn max_write(&self) -> u32;
@@ -231,28 +273,12 @@ pub(crate) trait Ops {
     fn display(&self, rel: &str) -> String;
 }
 
-/// The client of one version behind the file API.
-#[derive(Clone)]
-enum Wire {
-    V3(Arc<Nfs3Client>),
-    V41(Arc<crate::v41::Client>),
-}
-
-/// Calls the same operation on whichever version's table.
-macro_rules! on_wire {
-    ($self:expr, $c:ident => $call:expr) => {
-        match &$self.wire {
-            Wire::V3($c) => $call,
-            Wire::V41($c) => $call,
-        }
-    };
-}
-
 /// The file API of one mounted export (NFSv3) or server (NFSv4.1), cheap to clone.
 /// Paths are relative to its root: the export for NFSv3, the server's root for NFSv4.1.
 #[derive(Clone)]
 pub struct Fs {
-    wire: Wire,
+    /// The version's table (`v3.rs`, `v41.rs`).
+    ops: Arc<dyn Ops>,
 }
 
 impl std::fmt::Debug for Fs {
@@ -262,45 +288,33 @@ impl std::fmt::Debug for Fs {
 }
 
 impl Fs {
-    /// The file API over a mounted NFSv3 export.
-    pub fn v3(client: Arc<Nfs3Client>) -> Fs {
-        Fs {
-            wire: Wire::V3(client),
-        }
-    }
-
-    /// The file API over an NFSv4.1 session.
-    pub fn v41(client: Arc<crate::v41::Client>) -> Fs {
-        Fs {
-            wire: Wire::V41(client),
-        }
+    /// The file API over a version's table.
+    pub(crate) fn new(ops: Arc<dyn Ops>) -> Fs {
+        Fs { ops }
     }
 
     /// Which protocol carries the calls (NFSv4.1 also for a pNFS mount).
     pub fn version(&self) -> NfsVersion {
-        match self.wire {
-            Wire::V3(_) => NfsVersion::V3,
-            Wire::V41(_) => NfsVersion::V41,
-        }
+        self.ops.version()
     }
 
     /// `server:/path` of `rel`, for messages.
     pub fn display(&self, rel: &str) -> String {
-        on_wire!(self, c => Ops::display(&**c, rel))
+        self.ops.display(rel)
     }
 
     /// Largest READ in one call.
     pub fn max_read(&self) -> u32 {
-        on_wire!(self, c => Ops::max_read(&**c))
+        self.ops.max_read()
     }
 
     /// Largest WRITE in one call.
     pub fn max_write(&self) -> u32 {
-        on_wire!(self, c => Ops::max_write(&**c))
+        self.ops.max_write()
     }
 
     pub async fn root(&self) -> Result<(Handle, Attr), NfsError> {
-        on_wire!(self, c => Ops::root(&**c).await)
+        self.ops.root().await
     }
 
     /// Looks `name` up in `dir`; `rel` is the path of the result.
@@ -310,7 +324,7 @@ impl Fs {
         name: &str,
         rel: &str,
     ) -> Result<(Handle, Attr), NfsError> {
-        on_wire!(self, c => Ops::lookup(&**c, dir, name, rel).await)
+        self.ops.lookup(dir, name, rel).await
     }
 
     /// Like [`Fs::lookup`], `None` when the name does not exist.
@@ -329,16 +343,16 @@ impl Fs {
 
     /// A path from the root ("" is the root itself).
     pub async fn lookup_path(&self, rel: &str) -> Result<(Handle, Attr), NfsError> {
-        on_wire!(self, c => Ops::lookup_path(&**c, rel.trim_matches('/')).await)
+        self.ops.lookup_path(rel.trim_matches('/')).await
     }
 
     pub async fn getattr(&self, fh: &Handle, rel: &str) -> Result<Attr, NfsError> {
-        on_wire!(self, c => Ops::getattr(&**c, fh, rel).await)
+        self.ops.getattr(fh, rel).await
     }
 
     /// Of the ACCESS bits asked ([`access`]), those the server grants.
     pub async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Result<u32, NfsError> {
-        on_wire!(self, c => Ops::access(&**c, fh, bits, rel).await)
+        self.ops.access(fh, bits, rel).await
     }
 
     pub async fn mkdir(
@@ -348,7 +362,7 @@ impl Fs {
         mode: u32,
         rel: &str,
     ) -> Result<Handle, NfsError> {
-        on_wire!(self, c => Ops::mkdir(&**c, dir, name, mode, rel).await)
+        self.ops.mkdir(dir, name, mode, rel).await
     }
 
     /// Every directory of `rel` from the root, made (with `mode`) where missing: the
@@ -387,7 +401,7 @@ impl Fs {
         how: Create,
         rel: &str,
     ) -> Result<OpenFile, NfsError> {
-        on_wire!(self, c => Ops::create(&**c, dir, name, mode, how, rel).await)
+        self.ops.create(dir, name, mode, how, rel).await
     }
 
     /// Opens the existing file `name` of `dir`.
@@ -398,7 +412,7 @@ impl Fs {
         access: Access,
         rel: &str,
     ) -> Result<OpenFile, NfsError> {
-        on_wire!(self, c => Ops::open(&**c, dir, name, access, rel).await)
+        self.ops.open(dir, name, access, rel).await
     }
 
     /// Opens the file of a handle.
@@ -408,17 +422,17 @@ impl Fs {
         access: Access,
         rel: &str,
     ) -> Result<OpenFile, NfsError> {
-        on_wire!(self, c => Ops::open_handle(&**c, fh, access, rel).await)
+        self.ops.open_handle(fh, access, rel).await
     }
 
     /// Releases an open (nothing to do over NFSv3).
     pub async fn close(&self, file: OpenFile) -> Result<(), NfsError> {
-        on_wire!(self, c => Ops::close(&**c, &file).await)
+        self.ops.close(&file).await
     }
 
     /// Sets the size of an open file (and, over NFSv3, nothing else).
     pub async fn set_size(&self, file: &OpenFile, size: u64) -> Result<(), NfsError> {
-        on_wire!(self, c => Ops::set_size(&**c, file, size).await)
+        self.ops.set_size(file, size).await
     }
 
     /// One READ of at most `count` bytes (and at most [`Fs::max_read`]) at `offset` of
@@ -445,7 +459,7 @@ impl Fs {
     ) -> Result<(Bytes, bool), NfsError> {
         let count = count.min(self.max_read());
         // Each version's READ refuses a reply longer than asked (`kinds::LongRead`).
-        on_wire!(self, c => Ops::read(&**c, fh, stateid, offset, count, rel).await)
+        self.ops.read(fh, stateid, offset, count, rel).await
     }
 
     /// Reads from offset 0 up to `size` bytes (the size from the attributes, or a cap),
@@ -501,7 +515,7 @@ impl Fs {
                 ),
             });
         }
-        let w = on_wire!(self, c => Ops::write(&**c, file, offset, data, stable).await)?;
+        let w = self.ops.write(file, offset, data, stable).await?;
         if w.count as usize > data.len() {
             return Err(NfsError::BadReply {
                 what: "WRITE".into(),
@@ -546,7 +560,7 @@ impl Fs {
         count: u32,
         rel: &str,
     ) -> Result<[u8; 8], NfsError> {
-        on_wire!(self, c => Ops::commit(&**c, fh, offset, count, rel).await)
+        self.ops.commit(fh, offset, count, rel).await
     }
 
     /// Removes `name` from `dir`: a file, or (`is_dir`) an empty directory.
@@ -557,7 +571,7 @@ impl Fs {
         is_dir: bool,
         rel: &str,
     ) -> Result<(), NfsError> {
-        on_wire!(self, c => Ops::remove(&**c, dir, name, is_dir, rel).await)
+        self.ops.remove(dir, name, is_dir, rel).await
     }
 
     /// Renames `from.1` of directory `from.0` to `to.1` of `to.0` (replacing a file
@@ -568,12 +582,12 @@ impl Fs {
         to: (&Handle, &str),
         rel: &str,
     ) -> Result<(), NfsError> {
-        on_wire!(self, c => Ops::rename(&**c, from, to, rel).await)
+        self.ops.rename(from, to, rel).await
     }
 
     /// Size and free space of the file system holding `fh`.
     pub async fn space(&self, fh: &Handle, rel: &str) -> Result<Space, NfsError> {
-        on_wire!(self, c => Ops::space(&**c, fh, rel).await)
+        self.ops.space(fh, rel).await
     }
 
     /// Every entry of a directory, following cookies over as many replies as needed;
@@ -585,8 +599,7 @@ impl Fs {
         let mut seen = std::collections::HashSet::new();
         let mut stalled = 0;
         loop {
-            let page =
-                on_wire!(self, c => Ops::readdir_page(&**c, dir, cookie, verifier, rel).await)?;
+            let page = self.ops.readdir_page(dir, cookie, verifier, rel).await?;
             let mut fresh = false;
             for (next, e) in page.entries {
                 if !seen.insert(next) {

@@ -2,13 +2,16 @@
 //! I/O (READ and WRITE carry the open's stateid when there is one), EXCLUSIVE4_1
 //! create. Paths on the wire are absolute from the server's root.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 use super::{
-    Access, Attr, Create, DirEntry, FileType, Handle, OpenFile, Ops, Page, Res, Space, Stable,
+    Access, Attr, Create, DirEntry, FileType, Fs, Fut, Handle, OpenFile, Ops, Page, Space, Stable,
 };
 use super::{Time, Written};
 use crate::proto::nfs4::{Fh4, Ftype4, Nfstime4, SetAttrs, StableHow, Stateid};
+use crate::url::NfsVersion;
 use crate::v41::{self as v4, Client};
 
 /// `/rel`: the path the NFSv4.1 client names in messages and looks up.
@@ -81,169 +84,250 @@ fn opened(f: v4::OpenFile, rel: &str) -> OpenFile {
     }
 }
 
+impl Fs {
+    /// The file API over an NFSv4.1 session.
+    pub fn v41(client: Arc<Client>) -> Fs {
+        Fs::new(client)
+    }
+}
+
 impl Ops for Client {
-    async fn root(&self) -> Res<(Handle, Attr)> {
-        let (fh, a) = Client::lookup_path(self, "/").await?;
-        Ok((handle(fh), attr(&a)))
+    fn version(&self) -> NfsVersion {
+        NfsVersion::V41
     }
 
-    async fn lookup(&self, dir: &Handle, name: &str, rel: &str) -> Res<(Handle, Attr)> {
-        let (fh, a) = Client::lookup(self, fh4(dir), name, &abs(rel)).await?;
-        Ok((handle(fh), attr(&a)))
+    fn root<'a>(&'a self) -> Fut<'a, (Handle, Attr)> {
+        Box::pin(async move {
+            let (fh, a) = Client::lookup_path(self, "/").await?;
+            Ok((handle(fh), attr(&a)))
+        })
     }
 
-    async fn lookup_path(&self, rel: &str) -> Res<(Handle, Attr)> {
-        let (fh, a) = Client::lookup_path(self, &abs(rel)).await?;
-        Ok((handle(fh), attr(&a)))
+    fn lookup<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        rel: &'a str,
+    ) -> Fut<'a, (Handle, Attr)> {
+        Box::pin(async move {
+            let (fh, a) = Client::lookup(self, fh4(dir), name, &abs(rel)).await?;
+            Ok((handle(fh), attr(&a)))
+        })
     }
 
-    async fn getattr(&self, fh: &Handle, rel: &str) -> Res<Attr> {
-        Ok(attr(&Client::getattr(self, fh4(fh), &abs(rel)).await?))
+    fn lookup_path<'a>(&'a self, rel: &'a str) -> Fut<'a, (Handle, Attr)> {
+        Box::pin(async move {
+            let (fh, a) = Client::lookup_path(self, &abs(rel)).await?;
+            Ok((handle(fh), attr(&a)))
+        })
     }
 
-    async fn access(&self, fh: &Handle, bits: u32, rel: &str) -> Res<u32> {
-        Ok(Client::access(self, fh4(fh), bits, &abs(rel)).await?.1)
+    fn getattr<'a>(&'a self, fh: &'a Handle, rel: &'a str) -> Fut<'a, Attr> {
+        Box::pin(async move { Ok(attr(&Client::getattr(self, fh4(fh), &abs(rel)).await?)) })
     }
 
-    async fn mkdir(&self, dir: &Handle, name: &str, mode: u32, rel: &str) -> Res<Handle> {
-        Ok(handle(
-            Client::mkdir(self, fh4(dir), name, mode, &abs(rel)).await?,
-        ))
+    fn access<'a>(&'a self, fh: &'a Handle, bits: u32, rel: &'a str) -> Fut<'a, u32> {
+        Box::pin(async move { Ok(Client::access(self, fh4(fh), bits, &abs(rel)).await?.1) })
     }
 
-    async fn create(
-        &self,
-        dir: &Handle,
-        name: &str,
+    fn mkdir<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        mode: u32,
+        rel: &'a str,
+    ) -> Fut<'a, Handle> {
+        Box::pin(async move {
+            Ok(handle(
+                Client::mkdir(self, fh4(dir), name, mode, &abs(rel)).await?,
+            ))
+        })
+    }
+
+    fn create<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
         mode: u32,
         how: Create,
-        rel: &str,
-    ) -> Res<OpenFile> {
-        let path = abs(rel);
-        let f = match how {
-            Create::Exclusive(v) => Client::create(self, fh4(dir), name, mode, v, &path).await?,
-            Create::Truncate => self.create_or_truncate(fh4(dir), name, mode, &path).await?,
-        };
-        Ok(opened(f, rel))
+        rel: &'a str,
+    ) -> Fut<'a, OpenFile> {
+        Box::pin(async move {
+            let path = abs(rel);
+            let f = match how {
+                Create::Exclusive(v) => {
+                    Client::create(self, fh4(dir), name, mode, v, &path).await?
+                }
+                Create::Truncate => self.create_or_truncate(fh4(dir), name, mode, &path).await?,
+            };
+            Ok(opened(f, rel))
+        })
     }
 
-    async fn open(&self, dir: &Handle, name: &str, how: Access, rel: &str) -> Res<OpenFile> {
-        let f = Client::open(self, fh4(dir), name, access(how), &abs(rel)).await?;
-        Ok(opened(f, rel))
+    fn open<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        how: Access,
+        rel: &'a str,
+    ) -> Fut<'a, OpenFile> {
+        Box::pin(async move {
+            let f = Client::open(self, fh4(dir), name, access(how), &abs(rel)).await?;
+            Ok(opened(f, rel))
+        })
     }
 
-    async fn open_handle(&self, fh: &Handle, how: Access, rel: &str) -> Res<OpenFile> {
-        let f = Client::open_handle(self, fh4(fh), access(how), &abs(rel)).await?;
-        Ok(opened(f, rel))
+    fn open_handle<'a>(&'a self, fh: &'a Handle, how: Access, rel: &'a str) -> Fut<'a, OpenFile> {
+        Box::pin(async move {
+            let f = Client::open_handle(self, fh4(fh), access(how), &abs(rel)).await?;
+            Ok(opened(f, rel))
+        })
     }
 
-    async fn close(&self, file: &OpenFile) -> Res<()> {
-        match file.stateid {
-            Some(s) => {
-                self.close_stateid(fh4(&file.handle), s, &abs(&file.rel))
-                    .await
+    fn close<'a>(&'a self, file: &'a OpenFile) -> Fut<'a, ()> {
+        Box::pin(async move {
+            match file.stateid {
+                Some(s) => {
+                    self.close_stateid(fh4(&file.handle), s, &abs(&file.rel))
+                        .await
+                }
+                None => Ok(()),
             }
-            None => Ok(()),
-        }
+        })
     }
 
     /// Under the open's stateid: a size change needs an open for writing.
-    async fn set_size(&self, file: &OpenFile, size: u64) -> Res<()> {
-        let set = SetAttrs {
-            size: Some(size),
-            ..SetAttrs::default()
-        };
-        let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
-        self.setattr(fh4(&file.handle), stateid, set, &abs(&file.rel))
-            .await
+    fn set_size<'a>(&'a self, file: &'a OpenFile, size: u64) -> Fut<'a, ()> {
+        Box::pin(async move {
+            let set = SetAttrs {
+                size: Some(size),
+                ..SetAttrs::default()
+            };
+            let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
+            self.setattr(fh4(&file.handle), stateid, set, &abs(&file.rel))
+                .await
+        })
     }
 
-    async fn read(
-        &self,
-        fh: &Handle,
+    fn read<'a>(
+        &'a self,
+        fh: &'a Handle,
         stateid: Option<Stateid>,
         offset: u64,
         count: u32,
-        rel: &str,
-    ) -> Res<(Bytes, bool)> {
-        let stateid = stateid.unwrap_or(Stateid::ANONYMOUS);
-        self.read_stateid(fh4(fh), stateid, offset, count, &abs(rel))
-            .await
-    }
-
-    async fn write(&self, file: &OpenFile, offset: u64, data: &Bytes, how: Stable) -> Res<Written> {
-        let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
-        let w = self
-            .write_stateid(
-                fh4(&file.handle),
-                stateid,
-                offset,
-                data,
-                stable_how(how),
-                &abs(&file.rel),
-            )
-            .await?;
-        Ok(Written {
-            count: w.count,
-            committed: Stable::from_wire(w.committed as u32),
-            verifier: w.verifier,
+        rel: &'a str,
+    ) -> Fut<'a, (Bytes, bool)> {
+        Box::pin(async move {
+            let stateid = stateid.unwrap_or(Stateid::ANONYMOUS);
+            self.read_stateid(fh4(fh), stateid, offset, count, &abs(rel))
+                .await
         })
     }
 
-    async fn commit(&self, fh: &Handle, offset: u64, count: u32, rel: &str) -> Res<[u8; 8]> {
-        Client::commit(self, fh4(fh), offset, count, &abs(rel)).await
+    fn write<'a>(
+        &'a self,
+        file: &'a OpenFile,
+        offset: u64,
+        data: &'a Bytes,
+        how: Stable,
+    ) -> Fut<'a, Written> {
+        Box::pin(async move {
+            let stateid = file.stateid.unwrap_or(Stateid::ANONYMOUS);
+            let w = self
+                .write_stateid(
+                    fh4(&file.handle),
+                    stateid,
+                    offset,
+                    data,
+                    stable_how(how),
+                    &abs(&file.rel),
+                )
+                .await?;
+            Ok(Written {
+                count: w.count,
+                committed: Stable::from_wire(w.committed as u32),
+                verifier: w.verifier,
+            })
+        })
+    }
+
+    fn commit<'a>(
+        &'a self,
+        fh: &'a Handle,
+        offset: u64,
+        count: u32,
+        rel: &'a str,
+    ) -> Fut<'a, [u8; 8]> {
+        Box::pin(async move { Client::commit(self, fh4(fh), offset, count, &abs(rel)).await })
     }
 
     /// REMOVE takes files and directories alike.
-    async fn remove(&self, dir: &Handle, name: &str, _is_dir: bool, rel: &str) -> Res<()> {
-        Client::remove(self, fh4(dir), name, &abs(rel)).await
+    fn remove<'a>(
+        &'a self,
+        dir: &'a Handle,
+        name: &'a str,
+        _is_dir: bool,
+        rel: &'a str,
+    ) -> Fut<'a, ()> {
+        Box::pin(async move { Client::remove(self, fh4(dir), name, &abs(rel)).await })
     }
 
-    async fn rename(&self, from: (&Handle, &str), to: (&Handle, &str), rel: &str) -> Res<()> {
-        Client::rename(self, (fh4(from.0), from.1), (fh4(to.0), to.1), &abs(rel)).await
-    }
-
-    async fn space(&self, fh: &Handle, rel: &str) -> Res<Space> {
-        let s = self.fs_space(fh4(fh), &abs(rel)).await?;
-        Ok(Space {
-            bytes_total: s.space_total,
-            bytes_free: s.space_free,
-            bytes_avail: s.space_avail,
-            files_total: s.files_total,
-            files_free: s.files_free,
-            files_avail: s.files_avail,
-            max_read: s.maxread,
-            max_write: s.maxwrite,
-            max_name: s.maxname,
-            max_link: s.maxlink,
+    fn rename<'a>(
+        &'a self,
+        from: (&'a Handle, &'a str),
+        to: (&'a Handle, &'a str),
+        rel: &'a str,
+    ) -> Fut<'a, ()> {
+        Box::pin(async move {
+            Client::rename(self, (fh4(from.0), from.1), (fh4(to.0), to.1), &abs(rel)).await
         })
     }
 
-    async fn readdir_page(
-        &self,
-        dir: &Handle,
+    fn space<'a>(&'a self, fh: &'a Handle, rel: &'a str) -> Fut<'a, Space> {
+        Box::pin(async move {
+            let s = self.fs_space(fh4(fh), &abs(rel)).await?;
+            Ok(Space {
+                bytes_total: s.space_total,
+                bytes_free: s.space_free,
+                bytes_avail: s.space_avail,
+                files_total: s.files_total,
+                files_free: s.files_free,
+                files_avail: s.files_avail,
+                max_read: s.maxread,
+                max_write: s.maxwrite,
+                max_name: s.maxname,
+                max_link: s.maxlink,
+            })
+        })
+    }
+
+    fn readdir_page<'a>(
+        &'a self,
+        dir: &'a Handle,
         cookie: u64,
         verifier: [u8; 8],
-        rel: &str,
-    ) -> Res<Page> {
-        let (entries, verifier, eof) =
-            Client::readdir_page(self, fh4(dir), cookie, verifier, &abs(rel)).await?;
-        Ok(Page {
-            entries: entries
-                .into_iter()
-                .map(|(cookie, e)| {
-                    (
-                        cookie,
-                        DirEntry {
-                            name: e.name,
-                            attr: Some(attr(&e.attr)),
-                            handle: None,
-                        },
-                    )
-                })
-                .collect(),
-            verifier,
-            eof,
+        rel: &'a str,
+    ) -> Fut<'a, Page> {
+        Box::pin(async move {
+            let (entries, verifier, eof) =
+                Client::readdir_page(self, fh4(dir), cookie, verifier, &abs(rel)).await?;
+            Ok(Page {
+                entries: entries
+                    .into_iter()
+                    .map(|(cookie, e)| {
+                        (
+                            cookie,
+                            DirEntry {
+                                name: e.name,
+                                attr: Some(attr(&e.attr)),
+                                handle: None,
+                            },
+                        )
+                    })
+                    .collect(),
+                verifier,
+                eof,
+            })
         })
     }
 

@@ -33,22 +33,17 @@ use tokio::sync::mpsc;
 
 use crate::proto::nfs4::{
     decode_cb_compound, encode_cb_compound_res, session_flags, ArgOp, CbOp, CbResult, ChannelAttrs,
-    Compound, Fh4, LayoutIomode, LayoutRecall, LayoutReturn, LayoutType, Nfsstat4, RdmaIrd,
-    SessionId, Stateid, CB_PROC_COMPOUND, CB_PROC_NULL, CB_VERSION, MINOR_VERSION,
+    Compound, Fh4, LayoutIomode, LayoutRecall, LayoutReturn, LayoutType, Nfsstat4, SessionId,
+    Stateid, CB_PROC_COMPOUND, CB_PROC_NULL, CB_VERSION, MINOR_VERSION,
 };
 use crate::v41::pnfs::{Layouts, Recall};
+use crate::v41::session::Callbacks;
 use crate::v41::Client;
 
-/// The callback program number CREATE_SESSION names (any number the client likes;
-/// this one is in the range RFC 5531 leaves to local use).
-pub const CB_PROGRAM: u32 = 0x4000_0000;
-/// Back-channel slots offered: callbacks are rare; a few may come at once.
-pub const BACK_SLOTS: u32 = 8;
+pub use crate::v41::session::{BACK_SLOTS, CB_PROGRAM};
 /// Calls waiting for the handler at most; more are refused (SYSTEM_ERR) until it
 /// catches up. The server sends no more than the slots it was granted.
 const QUEUE: usize = 64;
-/// Largest back-channel request and reply offered (a CB_COMPOUND of a few recalls).
-const BACK_MESSAGE: u32 = 16 << 10;
 /// Longest a recall waits for the data paths to let go of the recalled route before
 /// the layout is returned anyway (a path idle now looks again only at its next I/O).
 const DRAIN: Duration = Duration::from_secs(2);
@@ -186,6 +181,18 @@ impl std::fmt::Debug for BackChannel {
     }
 }
 
+impl Callbacks for BackChannel {
+    fn serve(&self, conn: &Connection) {
+        BackChannel::serve(self, conn)
+    }
+    fn created(&self, sessionid: SessionId, flags: u32, back: &ChannelAttrs, server: &str) {
+        BackChannel::created(self, sessionid, flags, back, server)
+    }
+    fn sequenced(&self, status_flags: u32, server: std::net::SocketAddr) {
+        BackChannel::sequenced(self, status_flags, server)
+    }
+}
+
 impl BackChannel {
     /// Starts the handler on the current runtime. It ends when the last connection
     /// serving it and this handle are gone.
@@ -216,19 +223,6 @@ impl BackChannel {
     /// Calls the server sends over `conn` come here from now on.
     pub fn serve(&self, conn: &Connection) {
         conn.serve_calls(self.sink.clone());
-    }
-
-    /// The back channel's attributes CREATE_SESSION asks for.
-    pub fn attrs() -> ChannelAttrs {
-        ChannelAttrs {
-            headerpadsize: 0,
-            maxrequestsize: BACK_MESSAGE,
-            maxresponsesize: BACK_MESSAGE,
-            maxresponsesize_cached: BACK_MESSAGE,
-            maxoperations: 8,
-            maxrequests: BACK_SLOTS,
-            rdma_ird: RdmaIrd(None),
-        }
     }
 
     /// A session was created: its back channel gets the slots the server granted. A

@@ -16,6 +16,7 @@ use crate::proto::nfs4::{
 };
 use crate::ClientOptions;
 
+use super::opens::LAYOUT_OPEN_OWNER;
 use super::{Client, Session, SessionOptions};
 
 /// Largest device address asked for in one GETDEVICEINFO (a device of 256 data servers
@@ -23,8 +24,6 @@ use super::{Client, Session, SessionOptions};
 pub const MAX_DEVICE_INFO: u32 = 256 << 10;
 /// Largest layout asked for in one LAYOUTGET.
 pub const MAX_LAYOUT_REPLY: u32 = 256 << 10;
-/// Open owner of the OPENs that carry layouts.
-pub(crate) const LAYOUT_OPEN_OWNER: &[u8] = b"dbio-layout";
 
 /// Why a server gave no layout: the caller reads and writes through the metadata
 /// server instead.

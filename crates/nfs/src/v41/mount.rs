@@ -13,138 +13,17 @@ use std::time::Duration;
 
 use dbio_rpc::conn::Connection;
 
-use crate::client_config::ClientConfig;
 use crate::error::{call_error, NfsError};
-use crate::fs::Handle;
-use crate::proto::nfs4::{
-    decode_compound, Compound, Fh4, SessionId, Stateid, MINOR_VERSION, PROC_COMPOUND,
-};
+use crate::proto::nfs4::{decode_compound, Compound, SessionId, MINOR_VERSION, PROC_COMPOUND};
 use crate::router::{Route, Router};
-use crate::url::NfsVersion;
 use crate::v41::callback::BackChannel;
 use crate::v41::data_files::DataFiles;
 use crate::v41::pnfs::Layouts;
 use crate::v41::{Client, Session, SessionOptions, SlotLease, StateManager};
-use crate::version::{Boxed, MountArgs, Mounted, SetUp, Version};
 use crate::ClientOptions;
 
-/// The NFSv4 port, when the URL names none.
-const NFS_PORT: u16 = 2049;
 /// pNFS: longest the end of a pool waits to return its layouts.
 pub const RELEASE_WAIT: Duration = Duration::from_secs(2);
-
-/// NFSv4.1's set-up (and pNFS's, `version=pnfs`) for a pool: the URL's port, then a
-/// session over the router (see [`V41Mount::open`]).
-pub struct V41;
-
-impl SetUp for V41 {
-    fn program(&self) -> (u32, u32, Vec<&'static str>) {
-        use crate::proto::nfs4;
-        (nfs4::PROGRAM, nfs4::VERSION, vec!["COMPOUND"])
-    }
-
-    fn port<'a>(
-        &'a self,
-        config: &'a ClientConfig,
-        _: &'a [crate::path::PathSpec],
-        _: &'a dbio_rpc::conn::ConnConfig,
-    ) -> Boxed<'a, Result<u16, NfsError>> {
-        let port = config.url.nfs_port.unwrap_or(NFS_PORT);
-        Box::pin(std::future::ready(Ok(port)))
-    }
-
-    fn mount<'a>(&'a self, a: MountArgs<'a>) -> Boxed<'a, Result<Mounted, NfsError>> {
-        Box::pin(async move {
-            let mut sopts = SessionOptions {
-                slots: crate::v41::MAX_SLOTS,
-                conn: a.conn.clone(),
-                backoff: a.config.client.retry,
-                ..SessionOptions::default()
-            };
-            sopts.conn.siblings = None;
-            let url = &a.config.url;
-            let pnfs = (url.version == NfsVersion::Pnfs)
-                .then(|| (a.config.client.clone(), a.config.layout_refresh));
-            let mount = V41Mount::open(a.router, a.up, a.cred, sopts, pnfs).await?;
-            let rest = url.path.trim_matches('/').to_string();
-            Ok((Box::new(mount) as Box<dyn Version>, rest))
-        })
-    }
-}
-
-impl Version for V41Mount {
-    fn version(&self) -> NfsVersion {
-        match self.layouts {
-            Some(_) => NfsVersion::Pnfs,
-            None => NfsVersion::V41,
-        }
-    }
-    fn fs(&self) -> crate::fs::Fs {
-        crate::fs::Fs::v41(self.client.clone())
-    }
-    /// What one COMPOUND may carry as the session granted it.
-    fn server_limits(&self) -> (u32, u32) {
-        let fore = self.client.session().fore_channel();
-        (fore.maxresponsesize, fore.maxrequestsize)
-    }
-    fn read_size(&self, cap: u32) -> u32 {
-        V41Mount::read_size(self, cap)
-    }
-    fn write_size(&self, cap: u32) -> u32 {
-        V41Mount::write_size(self, cap)
-    }
-    fn sessions(&self) -> Vec<(u32, u32)> {
-        self.state.sessions()
-    }
-    fn layouts(&self) -> Option<&Arc<Layouts>> {
-        self.layouts.as_ref()
-    }
-    /// The back channel's, the data files' that could not be opened, and the pNFS
-    /// data servers' that could not be reached.
-    fn warnings(&self) -> Vec<String> {
-        let mut w = self.back.warnings();
-        w.extend(self.files.warnings());
-        if let Some(l) = &self.layouts {
-            w.extend(l.warnings());
-        }
-        w
-    }
-    fn data_file<'a>(
-        &'a self,
-        fh: Handle,
-        rel: &'a str,
-    ) -> Boxed<'a, Result<Option<Stateid>, NfsError>> {
-        Box::pin(async move {
-            let Some(fh) = Fh4::new(fh.as_bytes()) else {
-                return Err(NfsError::Invalid {
-                    path: rel.to_string(),
-                    reason: "file handle too long for NFSv4".into(),
-                });
-            };
-            self.files.open(fh, &abs(rel)).await
-        })
-    }
-    fn forget_data_file<'a>(&'a self, rel: &'a str) -> Boxed<'a, ()> {
-        Box::pin(async move { self.files.forget(&abs(rel)).await })
-    }
-    fn close_data_files(&self) -> Boxed<'_, ()> {
-        Box::pin(self.files.close_all())
-    }
-    /// The data files closed (pNFS writes committed first) and the layouts returned
-    /// (each bounded), then the sessions and client id destroyed.
-    fn close<'a>(&'a self, router: &'a Router) -> Boxed<'a, Result<(), NfsError>> {
-        Box::pin(async move {
-            self.files.close_all().await;
-            if let Some(l) = &self.layouts {
-                let _ = tokio::time::timeout(RELEASE_WAIT, l.release()).await;
-            }
-            self.destroy(router).await
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
 
 /// Room in a COMPOUND for everything but READ or WRITE data.
 const COMPOUND_OVERHEAD: u32 = 1024;
@@ -152,20 +31,15 @@ const COMPOUND_OVERHEAD: u32 = 1024;
 pub const MAX_MESSAGE: u32 = (1 << 20) + 4096;
 
 pub struct V41Mount {
-    client: Arc<Client>,
+    pub(super) client: Arc<Client>,
     /// pNFS: the files' layouts and the data servers.
-    layouts: Option<Arc<Layouts>>,
+    pub(super) layouts: Option<Arc<Layouts>>,
     /// The sessions, the opens and their recovery.
-    state: Arc<StateManager>,
+    pub(super) state: Arc<StateManager>,
     /// The handler of the server's calls (recalls).
-    back: Arc<BackChannel>,
+    pub(super) back: Arc<BackChannel>,
     /// The pool's opens of its data files.
-    files: DataFiles,
-}
-
-/// A path relative to the server's root, from it.
-fn abs(rel: &str) -> String {
-    format!("/{}", rel.trim_matches('/'))
+    pub(super) files: DataFiles,
 }
 
 impl V41Mount {
@@ -191,10 +65,9 @@ impl V41Mount {
         };
         let server = conn.addr().to_string();
         opts.max_message = opts.max_message.max(MAX_MESSAGE);
-        let back = opts
-            .back_channel
-            .get_or_insert_with(BackChannel::new)
-            .clone();
+        // The pool's own handler: the session is told of it as its `Callbacks`.
+        let back = BackChannel::new();
+        opts.back_channel = Some(back.clone());
         let session = Session::establish_on(conn, cred, opts.clone(), Some(router)).await?;
         let client = Arc::new(Client::from_session(session, server));
         let runtime = tokio::runtime::Handle::current();

@@ -13,6 +13,9 @@ use crate::proto::nfs4::{
     share, ArgOp, Compound, Fh4, OpResult, OpenClaim, OpenHow, Stateid, MINOR_VERSION,
 };
 
+/// Open owner of the OPENs that carry layouts.
+pub(crate) const LAYOUT_OPEN_OWNER: &[u8] = b"dbio-layout";
+
 /// `OPEN_DELEGATE_NONE`: the delegation a reclaimed open had (dbio takes none).
 const NO_DELEGATION: u32 = 0;
 
@@ -128,7 +131,7 @@ impl Client {
     pub(crate) async fn reopen(&self, held: &Held, reclaim: bool) -> Result<Stateid, NfsError> {
         let run_owner = self.open_owner();
         let owner: &[u8] = if held.layout {
-            super::layout::LAYOUT_OPEN_OWNER
+            LAYOUT_OPEN_OWNER
         } else {
             &run_owner
         };
