@@ -36,11 +36,11 @@ use crate::proto::nfs4::{
     Compound, Fh4, LayoutIomode, LayoutRecall, LayoutReturn, LayoutType, Nfsstat4, SessionId,
     Stateid, CB_PROC_COMPOUND, CB_PROC_NULL, CB_VERSION, MINOR_VERSION,
 };
+use crate::v41::back_channel::Callbacks;
 use crate::v41::pnfs::{Layouts, Recall};
-use crate::v41::session::Callbacks;
 use crate::v41::Client;
 
-pub use crate::v41::session::{BACK_SLOTS, CB_PROGRAM};
+pub use crate::v41::back_channel::{BACK_SLOTS, CB_PROGRAM};
 /// Calls waiting for the handler at most; more are refused (SYSTEM_ERR) until it
 /// catches up. The server sends no more than the slots it was granted.
 const QUEUE: usize = 64;

@@ -8,6 +8,7 @@
 //! This file only declares the parts and re-exports them: the client is in
 //! `client.rs`, so that a part using it does not import every other part through here.
 
+mod back_channel;
 pub mod callback;
 mod client;
 mod data_files;
