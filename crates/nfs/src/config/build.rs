@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{
+use super::types::{
     normalize, one_line, ConfigError, ConfigWarning, ExportMount, NetPath, NfsConfig, NfsVersion,
     Security, ServerConfig, DEFAULT_MNT_TIMEOUT, MAX_PATHS,
 };

@@ -4,7 +4,7 @@
 //! taken as is whatever it contains, so IPv6 addresses with their colons need no quoting.
 
 use super::build::Builder;
-use super::{ConfigError, NfsConfig};
+use super::types::{ConfigError, NfsConfig};
 
 /// The keywords of the format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

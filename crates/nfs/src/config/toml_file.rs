@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::build::Builder;
-use super::{one_line, ConfigError, NfsConfig};
+use super::types::{one_line, ConfigError, NfsConfig};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

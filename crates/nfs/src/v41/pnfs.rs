@@ -25,10 +25,10 @@ use crate::router::Router;
 use crate::v41::layout::{
     distinct_tcp, FileLayoutGrant, LayoutReply, NoLayout, StripeError, StripeMap, StripeTarget,
 };
+pub use crate::v41::pending_writes::{LayoutCommitted, PendingWrites};
 use crate::v41::{Client, Session, SessionOptions, SlotLease};
 use crate::ClientOptions;
 use dbio_rpc::conn::Siblings;
-pub use layoutcommit::{LayoutCommitted, PendingWrites};
 
 /// LAYOUTCOMMIT and the COMMITs of data written through data servers.
 #[path = "layoutcommit.rs"]
@@ -497,7 +497,7 @@ impl Layouts {
                     .iter()
                     .map(|(_, i)| self.data_server(&device.multipath_ds_list[*i]))
                     .collect();
-                let reached = servers::join_all(tries).await;
+                let reached = crate::v41::join::join_all(tries).await;
                 let mut servers = Vec::with_capacity(of.len());
                 let mut unreachable = None;
                 for d in of {

@@ -2,12 +2,9 @@
 //! that cannot be reached remembered for a while (with one warning), so that a dead
 //! one costs the fail-fast bound once, not once per file or per address.
 
-use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Instant;
 
 use super::{DataServer, Layouts, DS_RETRY_AFTER, DS_TIMEOUT};
@@ -126,28 +123,4 @@ impl Layouts {
         }));
         Ok(s.len() - 1)
     }
-}
-
-/// Runs `futs` together on the caller's task; their outputs, in order.
-pub(super) async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
-    let mut futs: Vec<Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
-    let mut out: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, o) in futs.iter_mut().zip(out.iter_mut()) {
-            if o.is_none() {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(v) => *o = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    out.into_iter().flatten().collect()
 }
