@@ -7,14 +7,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use dbio_compare::mysql::{
+use dbio_sources::mysql::conn::{self as mysql_conn, Server, ServerNamed};
+use dbio_sources::mysql::{
     model_of, MyCapture, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
 };
-use dbio_compare::pg::Sessions;
+use dbio_sources::pg::Sessions;
 
 use crate::common::{self, duration_arg};
 use crate::db_capture;
-use crate::mysql_conn::{self, ConnArgs, Server};
 
 #[derive(clap::Args)]
 #[command(
@@ -98,8 +98,29 @@ fn warn_missing(s: &MySnapshot) {
     }
 }
 
+/// How to reach the server, as `dbio mysql` takes it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ConnArgs {
+    /// mysql://USER:PASSWORD@HOST:PORT/DATABASE (mariadb:// too; ?socket=PATH for a
+    /// socket). What it leaves out comes from the option files and MYSQL_HOST,
+    /// MYSQL_TCP_PORT, MYSQL_UNIX_PORT and MYSQL_PWD
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+    /// Read the [client] group of this option file only (not ~/.my.cnf)
+    #[arg(long, value_name = "FILE")]
+    pub defaults_file: Option<PathBuf>,
+    /// The server's Unix socket (for localhost)
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<String>,
+}
+
 fn connect(conn: &ConnArgs) -> anyhow::Result<Server> {
-    mysql_conn::connect(&mysql_conn::endpoint(conn)?)
+    let named = ServerNamed {
+        url: conn.url.clone(),
+        defaults_file: conn.defaults_file.clone(),
+        socket: conn.socket.clone(),
+    };
+    mysql_conn::connect(&mysql_conn::endpoint(&named)?)
 }
 
 fn capture(a: CaptureArgs) -> anyhow::Result<i32> {

@@ -6,14 +6,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use dbio_compare::pg::{
+use dbio_sources::pg::conn as pg_conn;
+use dbio_sources::pg::{
     model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
 };
 
 use crate::common;
 use crate::common::duration_arg;
 use crate::db_capture;
-use crate::pg_conn;
 
 #[derive(clap::Args)]
 #[command(
@@ -91,7 +91,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
 }
 
 /// Says once what a capture will lack when the server does not time its I/O.
-fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_compare::pg::PgSetting>) {
+fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_sources::pg::PgSetting>) {
     for (name, what) in [
         ("track_io_timing", "read latency"),
         ("track_wal_io_timing", "WAL flush latency"),

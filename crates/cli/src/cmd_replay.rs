@@ -4,14 +4,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
-use dbio_compare::replay::shape::memory_step;
-use dbio_compare::replay::{judge, Answer, WorkloadModel};
-use dbio_compare::sources::Histograms;
+use dbio_compare::replay::memory::memory_step;
+use dbio_compare::replay::{judge, Answer};
 use dbio_engine::EngineKind;
 use dbio_experiment::plan::DEFAULT_SIZE;
 use dbio_experiment::replay::replay_plan;
 use dbio_experiment::RunOptions;
+use dbio_sources::WorkloadModel;
 use dbio_stats::slo::Slo;
 use dbio_workload::units::format_size;
 use dbio_workload::Arrivals;
@@ -168,37 +167,6 @@ fn arrivals_arg(s: &str) -> Result<Arrivals, String> {
     Arrivals::parse(s).ok_or_else(|| format!("unknown arrivals {s:?} (poisson or fixed)"))
 }
 
-/// Largest report read (AWR reports are a few hundred KiB).
-const REPORT_MAX: u64 = 64 << 20;
-
-fn read_text(path: &PathBuf) -> anyhow::Result<String> {
-    let size = std::fs::metadata(path)
-        .with_context(|| path.display().to_string())?
-        .len();
-    if size > REPORT_MAX {
-        bail!(
-            "{}: {size} bytes, larger than an AWR report",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The model: from the report, or from a saved profile; the report's histograms.
-fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
-    if let Some(path) = &args.model {
-        let text = read_text(path)?;
-        let m = WorkloadModel::from_toml(&text, &path.display().to_string())?;
-        return Ok((m, Histograms::new()));
-    }
-    let Some(path) = &args.report else {
-        bail!("give an AWR report or --model FILE.toml");
-    };
-    let text = read_text(path)?;
-    dbio_compare::sources::model_of_file(&text, path).map_err(anyhow::Error::msg)
-}
-
 /// The page cache the replay reads through: `--page-cache`, else production's where
 /// its reads went through one and dbio can confine its own (root, a local target);
 /// with what the report must say of it.
@@ -249,7 +217,8 @@ fn page_cache(model: &WorkloadModel, args: &Args) -> (Option<u64>, Option<String
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
-    let (mut model, histograms) = model(&args)?;
+    let (mut model, histograms) =
+        dbio_sources::source::model_from(args.report.as_deref(), args.model.as_deref())?;
     let (cache, cache_note) = page_cache(&model, &args);
     let engine = match (args.engine, model.engine.as_deref()) {
         (Some(e), _) => e,

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use dbio_compare::pg::Sessions;
-use dbio_compare::replay::WorkloadModel;
+use dbio_sources::pg::Sessions;
+use dbio_sources::WorkloadModel;
 use dbio_workload::units::format_size;
 
 use crate::common;

@@ -30,11 +30,11 @@ pub enum Saved {
 /// What a file of `kind` is when it is no result, and what takes it.
 fn not_a_result(kind: &str) -> Option<&'static str> {
     Some(match kind {
-        dbio_compare::pg::CAPTURE_KIND => {
+        dbio_sources::pg::CAPTURE_KIND => {
             "a PostgreSQL capture (`dbio pg capture`): replay it with `dbio replay FILE` or set \
              it beside runs with `dbio compare`"
         }
-        dbio_compare::pg::SNAPSHOT_KIND => {
+        dbio_sources::pg::SNAPSHOT_KIND => {
             "a PostgreSQL snapshot (`dbio pg snapshot`): join two into a capture with `dbio \
              pg join`"
         }

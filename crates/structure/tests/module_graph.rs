@@ -80,15 +80,19 @@ const LAYERS: &[(&str, u8)] = &[
     // The engine seam knows no NFS; the NFS client plugs in above it.
     ("dbio-engine", 4),
     ("dbio-workload", 5),
+    // Where workload models come from (AWR, PostgreSQL, MySQL, saved models) and the
+    // model they give; over the stats schema only, so that experiment runs the model
+    // and compare judges it.
+    ("dbio-sources", 5),
     // The NFS client as an engine and the data set over NFS: above engine, workload
     // and nfs (ARCHITECTURE, "Why a crate of its own").
     ("dbio-nfs-engine", 6),
-    // Observations and comparisons, read through the stats schema; experiment and
-    // report use them.
+    // Observations and comparisons, read through the stats schema, production's side
+    // from sources; report uses them.
     ("dbio-compare", 6),
     // A target (local, NFS, oranfstab): uses nfs-engine, nfs, workload, engine.
     ("dbio-storage", 7),
-    // What to measure and when to stop: workload, engine, stats, compare; no NFS crate.
+    // What to measure and when to stop: workload, engine, stats, sources; no NFS crate.
     ("dbio-experiment", 7),
     // Used by the CLI only.
     ("dbio-report", 8),

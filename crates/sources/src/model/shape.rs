@@ -1,15 +1,10 @@
 //! Production's reads in their shape: the relations they spread over, and the page
 //! cache that served part of them. The skew within the relations is fitted so that a
 //! page cache of production's size serves production's share of the reads. The shapes a
-//! model holds are defined with it (`model.rs`), the page cache's outcome and the memory
-//! ramp with the report (`report.rs`); both are re-exported here.
+//! model holds are defined with it (`workload.rs`) and re-exported here; what a replay
+//! made of them is judged in dbio-compare (`replay/memory.rs`).
 
-use dbio_stats::RunResult;
-
-use super::model::WorkloadModel;
-pub use super::model::{PageCacheShape, RelationShare, MAX_SKEW};
-use super::report::ReplayReport;
-pub use super::report::{MemoryEvent, MemoryStep, PageCacheOutcome};
+pub use super::workload::{PageCacheShape, RelationShare, MAX_SKEW};
 
 /// Highest hit share a relation is fitted to.
 const MAX_HIT: f64 = 0.999;
@@ -327,69 +322,6 @@ fn buckets(relations: &[(u64, f64)], s: f64) -> Vec<(f64, f64)> {
         out.extend(groups.into_iter().map(|(c, w)| (c, q * w / norm)));
     }
     out
-}
-
-/// Production's page cache (from the model) beside what `run`'s device saw of the
-/// replay's reads in its measured window.
-pub fn page_cache_outcome(model: &WorkloadModel, run: &RunResult) -> Option<PageCacheOutcome> {
-    let p = model.page_cache.as_ref()?;
-    let mut o = PageCacheOutcome {
-        production_hit_share: p.hit_share,
-        production_device_read_bytes: p.device_read_bytes,
-        production_bytes: p.bytes,
-        ..PageCacheOutcome::default()
-    };
-    let reads = run
-        .classes
-        .iter()
-        .filter(|c| c.class.ends_with("-read"))
-        .map(|c| c.ios)
-        .sum::<u64>();
-    let device = run.devices.as_deref().and_then(|d| {
-        let dev = d.devices.first()?;
-        // The samples inside the measured window (the last elapsed_s of the run).
-        let from = d.elapsed_s - run.elapsed_s - 0.5;
-        let (n, bytes) = dev
-            .samples
-            .iter()
-            .filter(|s| s.t_s > from + d.interval_s)
-            .fold((0u64, 0u64), |(n, b), s| (n + s.reads, b + s.read_bytes));
-        Some((dev.name.clone(), n, bytes))
-    });
-    match device {
-        Some((name, n, bytes)) if reads > 0 => {
-            o.replay_hit_share = Some((1.0 - n as f64 / reads as f64).clamp(0.0, 1.0));
-            o.replay_device_read_bytes = (n > 0).then(|| bytes / n);
-            o.replay_source = format!(
-                "{name}: {n} reads, {bytes} bytes in the measured window (/proc/diskstats, \
-                 every process's), against the replay's {reads} reads"
-            );
-        }
-        Some(_) => o.replay_source = "the replay made no reads".into(),
-        None => {
-            o.replay_source = "not known: the run sampled no block device (an NFS target)".into()
-        }
-    }
-    Some(o)
-}
-
-/// The row of a memory ramp for `r`, the judgement of a step run with a page cache
-/// of `bytes`.
-pub fn memory_step(r: &ReplayReport, bytes: u64) -> MemoryStep {
-    MemoryStep {
-        page_cache_bytes: bytes,
-        hit_share: r.page_cache.as_ref().and_then(|p| p.replay_hit_share),
-        events: r
-            .events
-            .iter()
-            .filter(|e| e.class.ends_with("-read"))
-            .map(|e| MemoryEvent {
-                event: e.event.clone(),
-                production_mean_us: e.production_mean_us,
-                predicted_mean_us: e.predicted_mean_us.or(e.here_mean_us),
-            })
-            .collect(),
-    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::{FileIo, MyServer, MySnapshot, SETTINGS, STATUS};
 use anyhow::{anyhow, bail};
-use dbio_compare::mysql::{FileIo, MyServer, MySnapshot, SETTINGS, STATUS};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 
@@ -17,19 +17,15 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Where Debian's and most distributions' servers put their socket.
 const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
 
-/// How to reach the server, as `dbio mysql` takes it.
-#[derive(clap::Args, Clone, Debug)]
-pub struct ConnArgs {
-    /// mysql://USER:PASSWORD@HOST:PORT/DATABASE (mariadb:// too; ?socket=PATH for a
-    /// socket). What it leaves out comes from the option files and MYSQL_HOST,
-    /// MYSQL_TCP_PORT, MYSQL_UNIX_PORT and MYSQL_PWD
-    #[arg(value_name = "URL")]
+/// How the server was named to reach it (`dbio mysql`'s URL, --defaults-file and
+/// --socket): [`endpoint`] completes it as the server's own clients would.
+#[derive(Clone, Debug, Default)]
+pub struct ServerNamed {
+    /// mysql://USER:PASSWORD@HOST:PORT/DATABASE (mariadb:// too; ?socket=PATH).
     pub url: Option<String>,
-    /// Read the [client] group of this option file only (not ~/.my.cnf)
-    #[arg(long, value_name = "FILE")]
+    /// Read the [client] group of this option file only (not ~/.my.cnf).
     pub defaults_file: Option<PathBuf>,
-    /// The server's Unix socket (for localhost)
-    #[arg(long, value_name = "PATH")]
+    /// The server's Unix socket (for localhost).
     pub socket: Option<String>,
 }
 
@@ -212,7 +208,7 @@ pub fn option_file(text: &str, file: &str) -> anyhow::Result<Endpoint> {
 
 /// The endpoint `a` names: the URL, then `--socket`, then the option file
 /// (`--defaults-file`, else `~/.my.cnf` where it exists), then `MYSQL_*` variables.
-pub fn endpoint(a: &ConnArgs) -> anyhow::Result<Endpoint> {
+pub fn endpoint(a: &ServerNamed) -> anyhow::Result<Endpoint> {
     let mut e = match &a.url {
         Some(u) => parse_url(u)?,
         None => Endpoint::default(),
@@ -529,7 +525,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("my.cnf");
         std::fs::write(&f, "[client]\nuser=file\npassword=fromfile\nhost=h2\n").unwrap();
-        let a = ConnArgs {
+        let a = ServerNamed {
             url: Some("mysql://url@h1/".into()),
             defaults_file: Some(f),
             socket: None,

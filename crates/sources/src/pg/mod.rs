@@ -1,14 +1,19 @@
 //! PostgreSQL as a source of workload models: a capture (two snapshots of the
 //! server's statistics views, taken by `dbio pg capture`) and the model computed from
-//! it, as an AWR report gives one for Oracle. Reading the server is the binary's work;
-//! here the capture is data.
+//! it, as an AWR report gives one for Oracle; and what takes the snapshots: the client
+//! ([`conn`]) and the sampling of the server's processes in /proc ([`sched`], [`host`]),
+//! which stay with the capture they fill.
 
 mod cache;
 mod capture;
+pub mod conn;
 mod cpu;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+pub mod host;
 mod model;
-mod observe;
 mod readings;
+pub mod sched;
 
 pub use cache::{parse_block_stat, parse_proc_io, DeviceReads, HostSnapshot, RelationReads};
 pub use capture::{
@@ -20,7 +25,6 @@ pub use cpu::{
     SchedSnapshot,
 };
 pub use model::{model_of, READ_EVENT, WAL_EVENT, WRITE_EVENT};
-pub use observe::{observation, observe_file};
 
 /// Whether `text` looks like a capture file (JSON naming its kind), without parsing it.
 pub fn is_capture(text: &str) -> bool {

@@ -155,7 +155,7 @@ impl PgCapture {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::pg15;
+    use super::super::fixtures::pg15;
     use super::*;
     use crate::pg::{model_of, READ_EVENT, WAL_EVENT};
 

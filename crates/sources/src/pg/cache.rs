@@ -8,8 +8,8 @@
 
 use super::capture::PgCapture;
 pub use super::readings::{DeviceReads, HostSnapshot, RelationReads};
-use crate::replay::shape::{self, fit, hit_share};
-use crate::replay::{PageCacheShape, RelationShare, WorkloadModel};
+use crate::model::shape::{self, fit, hit_share};
+use crate::model::{PageCacheShape, RelationShare, WorkloadModel};
 
 /// Field `name` of `/proc/PID/io` ("read_bytes", "rchar").
 pub fn parse_proc_io(text: &str, name: &str) -> Option<u64> {
@@ -441,7 +441,7 @@ fn fit_skew(
 #[cfg(test)]
 mod tests {
     use super::super::cpu::{ProcessSched, SchedSnapshot};
-    use super::super::tests::pg15;
+    use super::super::fixtures::pg15;
     use super::*;
     use crate::pg::model_of;
 
@@ -539,7 +539,7 @@ mod tests {
             .iter()
             .map(|r| ((r.bytes / 8192).max(1), r.share))
             .collect();
-        let back = crate::replay::shape::hit_share(&rels, s, (64 << 20) as f64 / 8192.0);
+        let back = crate::model::shape::hit_share(&rels, s, (64 << 20) as f64 / 8192.0);
         assert!((back - 0.95).abs() < 0.005, "{back}");
     }
 
@@ -595,10 +595,10 @@ mod tests {
                 (n.max(1), r.share, r.skew.unwrap())
             })
             .collect();
-        let back = crate::replay::shape::hit_shares_each(&rels, 2048.0);
+        let back = crate::model::shape::hit_shares_each(&rels, 2048.0);
         for (b, r) in back.iter().zip(&m.relations) {
             // The steepest exponent bounds what a small, cold "rest" can reach.
-            if r.skew.unwrap() < crate::replay::shape::MAX_SKEW {
+            if r.skew.unwrap() < crate::model::shape::MAX_SKEW {
                 assert!(
                     (b - r.hit_share.unwrap()).abs() < 0.01,
                     "{back:?} {:?}",

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::{PgSetting, PgSnapshot, RelationReads, OLDEST_VERSION_NUM, SETTINGS, VIEWS};
 use anyhow::{anyhow, bail};
-use dbio_compare::pg::{PgSetting, PgSnapshot, RelationReads, OLDEST_VERSION_NUM, SETTINGS, VIEWS};
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
 
-use crate::pg_sched;
+use super::sched;
 
 /// How long to wait for the server to answer the connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -314,7 +314,7 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
         relations: Vec::new(),
     };
     // The server's processes, whose CPU waits are read from /proc beside the views.
-    let listed: Vec<pg_sched::Listed> = tx
+    let listed: Vec<sched::Listed> = tx
         .query(
             "SELECT pid, coalesce(backend_type, ''), \
                     extract(epoch FROM backend_start)::float8 \
@@ -324,7 +324,7 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
         )
         .map_err(|e| err("pg_stat_activity", e))?
         .iter()
-        .map(|r| pg_sched::Listed {
+        .map(|r| sched::Listed {
             pid: r.get::<_, i32>(0).max(0) as u32,
             backend_type: r.get(1),
             started: r.get(2),
@@ -355,10 +355,10 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
     let data_directory: Option<String> = place.get(0);
     let own_pid = place.get::<_, i32>(1).max(0) as u32;
     tx.commit().map_err(|e| err("COMMIT", e))?;
-    let sched = pg_sched::read(&listed);
+    let sched = sched::read(&listed);
     // Only a server whose processes are this host's has its device and memory here.
     if !sched.processes.is_empty() {
-        snap.host = Some(crate::pg_host::read(
+        snap.host = Some(super::host::read(
             data_directory.as_deref(),
             parent_of(own_pid),
         ));

@@ -6,7 +6,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use dbio_compare::pg::{parse_block_stat, DeviceReads, HostSnapshot};
+use super::{parse_block_stat, DeviceReads, HostSnapshot};
 
 /// Reads the device under `data_directory` and the page cache of the server whose
 /// postmaster is `postmaster`; what cannot be read is said in `unread`.

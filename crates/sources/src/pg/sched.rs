@@ -4,7 +4,7 @@
 //! started: a remote server, or one in another pid namespace, gives no figure, and the
 //! snapshot says why.
 
-use dbio_compare::pg::{
+use super::{
     parse_proc_io, parse_schedstat, parse_stat_minor_faults, parse_stat_start, ProcessSched,
     SchedSnapshot,
 };

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::capture::{CaptureError, PgCapture};
-use crate::replay::{ModelClass, WorkloadModel};
+use crate::model::{ModelClass, WorkloadModel};
 
 /// PostgreSQL's wait events for the classes it replays.
 pub const READ_EVENT: &str = "DataFileRead";

@@ -1,6 +1,6 @@
 //! Oracle AWR reports (`awrrpt.sql`, 11.2 to 19c, text or HTML) read into a model of the
-//! storage work they record ([`AwrReport`]), and into observations, so that runs already
-//! made with a database compare like dbio's own.
+//! storage work they record ([`AwrReport`]), and that into the workload model a replay
+//! runs ([`model_of`], `workload.rs`). dbio-compare makes observations of them.
 //!
 //! Read: the header, the Load Profile (completed from the Instance Activity Stats), the
 //! Top events and the Foreground and Background Wait Events (each event's mean wait from
@@ -10,19 +10,19 @@
 
 mod doc;
 mod events;
+mod figures;
 mod fileio;
 mod header;
 mod histogram;
 mod html;
-mod import;
 mod iostat;
 mod load;
 mod model;
 mod read;
 mod table;
 mod text;
+mod workload;
 
-pub use import::{import, Import};
 pub use model::{
     AwrReport, FileIo, IoStat, Layout, LoadProfile, MeanSource, WaitBucket, WaitEvent,
     WaitHistogram,
@@ -30,6 +30,7 @@ pub use model::{
 
 pub use doc::AwrError;
 pub use read::{parameters, parse};
+pub use workload::model_of;
 
 #[cfg(test)]
 mod tests;

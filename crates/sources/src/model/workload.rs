@@ -1,6 +1,6 @@
 //! The workload model a replay runs: per I/O class, the rate and size production asked
 //! of its storage, where each figure came from, and the latency production saw. Built
-//! from an AWR report ([`super::from_awr`]) or read from a TOML profile a user edited.
+//! from an AWR report ([`crate::awr::model_of`]) or read from a TOML profile a user edited.
 
 use serde::{Deserialize, Serialize};
 
@@ -420,7 +420,7 @@ mod tests {
             io_workers: Some(3),
             service_time: true,
             data_buffered: true,
-            page_cache: Some(crate::replay::PageCacheShape {
+            page_cache: Some(crate::model::PageCacheShape {
                 bytes: Some(512 << 20),
                 bytes_source: "memory cgroup".into(),
                 hit_share: Some(0.95),
@@ -435,7 +435,7 @@ mod tests {
                 span: None,
                 skew_source: "fitted".into(),
             }),
-            relations: vec![crate::replay::RelationShare {
+            relations: vec![crate::model::RelationShare {
                 name: "public.pgbench_accounts".into(),
                 bytes: 1 << 30,
                 share: 0.6,

@@ -2,8 +2,6 @@
 //! printed are read in `tests_real.rs`, and reports with every section in
 //! `tests_full.rs`.
 
-use regex::Regex;
-
 use super::*;
 
 fn report(name: &str) -> String {
@@ -234,8 +232,6 @@ fn reads_a_19c_report_with_units_and_histograms() {
     );
     assert_eq!(h.buckets[5].pct, 0.0);
     assert_eq!(h.buckets[0].pct, 70.4);
-    let o = r.observation("X", 1, None, "19c.txt");
-    assert_eq!(o.histograms["db file sequential read"][0], (0, 1024, 9610));
 }
 
 #[test]
@@ -281,44 +277,6 @@ fn crlf_and_a_byte_order_mark_read_alike() {
     }
     let html = "\u{feff}<html><body><table><tr><td>1</td></tr></table></body></html>";
     assert!(parse(html).unwrap_err().html);
-}
-
-#[test]
-fn a_directory_of_reports_becomes_observations() {
-    let dir = tempfile::tempdir().unwrap();
-    for (config, text) in [("NFS", "11g.txt"), ("DNFS", "12c.txt")] {
-        std::fs::create_dir_all(dir.path().join(config)).unwrap();
-        for (users, repeat) in [(1, 1), (1, 2), (4, 1)] {
-            std::fs::write(
-                dir.path()
-                    .join(format!("{config}/awr_{users}_{repeat}.txt")),
-                report(text),
-            )
-            .unwrap();
-        }
-    }
-    std::fs::write(dir.path().join("NFS/awr_8_1.txt"), report("truncated.txt")).unwrap();
-    std::fs::write(dir.path().join("notes.md"), "not a report").unwrap();
-    let group = Regex::new(r"(?P<config>[A-Z]+)/awr_(?P<users>\d+)_(?P<repeat>\d+)\.txt").unwrap();
-    let got = import(dir.path(), &group).unwrap();
-    assert_eq!(got.observations.len(), 6);
-    assert_eq!(got.reports.len(), 6);
-    assert_eq!(got.unmatched, ["notes.md"]);
-    assert_eq!(got.problems.len(), 1);
-    assert!(
-        got.problems[0].contains("awr_8_1.txt: line 19:"),
-        "{:?}",
-        got.problems
-    );
-    let o = got
-        .observations
-        .iter()
-        .find(|o| o.config == "DNFS" && o.load == 4)
-        .unwrap();
-    assert_eq!(o.repeat, Some(1));
-    assert!(close(o.metrics["iops"], 27_999.7, 1e-6));
-    let e = import(dir.path(), &Regex::new("(?P<users>\\d+)").unwrap()).unwrap_err();
-    assert!(e.to_string().contains("(?P<config>"), "{e}");
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! wait counts where a section is missing (19c text reports have no IOStat by Function
 //! and no Background Wait Events), and naming the source of every figure.
 
-use super::model::{ModelClass, WorkloadModel};
-use crate::awr::{AwrReport, IoStat, WaitEvent};
+use super::model::{AwrReport, IoStat, WaitEvent};
+use crate::model::{ModelClass, WorkloadModel};
 
 /// Oracle's default multiblock read (db_file_multiblock_read_count 128 of 8 KiB).
 const DEFAULT_EXTENT: u32 = 1 << 20;
@@ -427,3 +427,7 @@ fn redo(r: &AwrReport, w: &Waits, t: f64) -> Option<ModelClass> {
         ..ModelClass::default()
     })
 }
+
+#[cfg(test)]
+#[path = "workload_tests.rs"]
+mod tests;

@@ -3,7 +3,7 @@
 //! counter or `performance_schema` table and column it came from.
 
 use super::capture::{CaptureError, FileIo, MyCapture};
-use crate::replay::{ModelClass, WorkloadModel};
+use crate::model::{ModelClass, WorkloadModel};
 
 /// `performance_schema` events of InnoDB's files: the wait events a class is judged by.
 pub const DATA_FILE: &str = "wait/io/file/innodb/innodb_data_file";
