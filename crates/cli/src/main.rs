@@ -25,6 +25,7 @@ mod nfs_target;
 mod provenance;
 #[cfg(test)]
 mod readme_examples;
+mod run_flags;
 mod slob_conf;
 
 use clap::{Parser, Subcommand};
