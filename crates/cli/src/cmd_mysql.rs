@@ -11,7 +11,7 @@ use dbio_sources::mysql::conn::{self as mysql_conn, Server, ServerNamed};
 use dbio_sources::mysql::{
     model_of, MyCapture, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
 };
-use dbio_sources::pg::Sessions;
+use dbio_sources::pg::{SessionSampler, Sessions};
 
 use crate::common::{self, duration_arg};
 use crate::db_capture;
@@ -136,7 +136,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         s.version, s.target, a.time
     );
     let start = Instant::now();
-    let mut seen = db_capture::SessionSampler::default();
+    let mut seen = SessionSampler::default();
     let mut next_progress = Duration::from_secs(10);
     let interval = a.interval.max(Duration::from_millis(100));
     let mut lost: Option<String> = None;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use dbio_sources::pg::conn as pg_conn;
 use dbio_sources::pg::{
-    model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
+    model_of, PgCapture, PgSnapshotFile, SessionSampler, Sessions, CAPTURE_FORMAT, CAPTURE_KIND,
+    SNAPSHOT_KIND,
 };
 
 use crate::common;
@@ -121,7 +122,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         a.time
     );
     let start = Instant::now();
-    let mut seen = db_capture::SessionSampler::default();
+    let mut seen = SessionSampler::default();
     let mut next_progress = Duration::from_secs(10);
     let interval = a.interval.max(Duration::from_millis(100));
     while start.elapsed() < a.time && !stop.load(Ordering::SeqCst) {

@@ -77,6 +77,30 @@ impl Source {
     }
 }
 
+/// What a file of `kind` written by a source's own commands is, and what takes it:
+/// `dbio report` names these instead of rendering them. None for any other kind.
+pub fn file_of_kind(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        crate::pg::CAPTURE_KIND => {
+            "a PostgreSQL capture (`dbio pg capture`): replay it with `dbio replay FILE` or set \
+             it beside runs with `dbio compare`"
+        }
+        crate::pg::SNAPSHOT_KIND => {
+            "a PostgreSQL snapshot (`dbio pg snapshot`): join two into a capture with `dbio \
+             pg join`"
+        }
+        crate::mysql::CAPTURE_KIND => {
+            "a MySQL or MariaDB capture (`dbio mysql capture`): replay it with `dbio replay \
+             FILE` or set it beside runs with `dbio compare`"
+        }
+        crate::mysql::SNAPSHOT_KIND => {
+            "a MySQL or MariaDB snapshot (`dbio mysql snapshot`): join two into a capture \
+             with `dbio mysql join`"
+        }
+        _ => return None,
+    })
+}
+
 /// A capture's model and the most client sessions the capture saw.
 #[derive(Debug, Clone)]
 pub struct Captured {
@@ -163,4 +187,27 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
     }
     let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_of_each_capture_command_are_named() {
+        for kind in [
+            crate::pg::CAPTURE_KIND,
+            crate::pg::SNAPSHOT_KIND,
+            crate::mysql::CAPTURE_KIND,
+            crate::mysql::SNAPSHOT_KIND,
+        ] {
+            assert!(file_of_kind(kind).is_some(), "{kind}");
+        }
+        assert_eq!(file_of_kind("run"), None);
+        assert_eq!(
+            Source::of_kind(crate::mysql::CAPTURE_KIND),
+            Some(Source::Mysql)
+        );
+        assert_eq!(Source::of_kind(crate::pg::SNAPSHOT_KIND), None);
+    }
 }

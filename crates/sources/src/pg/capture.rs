@@ -116,6 +116,37 @@ impl Sessions {
     }
 }
 
+/// Client sessions seen, sample by sample, while a capture runs: its [`Sessions`].
+#[derive(Default)]
+pub struct SessionSampler {
+    max: u32,
+    max_active: u32,
+    sum: u64,
+    samples: u32,
+    /// The last sample's sessions, for progress lines.
+    pub last: u32,
+}
+
+impl SessionSampler {
+    /// One sample: sessions, and of them those running a statement.
+    pub fn add(&mut self, (n, active): (u32, u32)) {
+        self.max = self.max.max(n);
+        self.max_active = self.max_active.max(active);
+        self.sum += u64::from(n);
+        self.samples += 1;
+        self.last = n;
+    }
+
+    pub fn sessions(&self) -> Sessions {
+        Sessions {
+            max: self.max,
+            mean: self.sum as f64 / f64::from(self.samples.max(1)),
+            max_active: self.max_active,
+            samples: self.samples,
+        }
+    }
+}
+
 /// A capture file: two snapshots of one server, and what the model needs besides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PgCapture {

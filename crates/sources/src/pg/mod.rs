@@ -17,8 +17,8 @@ pub mod sched;
 
 pub use cache::{parse_block_stat, parse_proc_io, DeviceReads, HostSnapshot, RelationReads};
 pub use capture::{
-    number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, Sessions,
-    CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
+    number, CaptureError, PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, SessionSampler,
+    Sessions, CAPTURE_FORMAT, CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
 };
 pub use cpu::{
     parse_schedstat, parse_stat_minor_faults, parse_stat_start, CpuWait, ProcessSched,
