@@ -4,6 +4,7 @@
 //! give theirs; and the client that takes the snapshots ([`conn`]).
 
 mod capture;
+#[cfg(feature = "clients")]
 pub mod conn;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;

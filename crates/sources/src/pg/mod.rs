@@ -6,6 +6,7 @@
 
 mod cache;
 mod capture;
+#[cfg(feature = "clients")]
 pub mod conn;
 mod cpu;
 #[cfg(any(test, feature = "fixtures"))]
