@@ -1,6 +1,8 @@
 //! Where dbio's workload models come from: an Oracle AWR report, a PostgreSQL capture, a
 //! MySQL or MariaDB capture, or a model saved before. Each source gives the one
-//! [`WorkloadModel`] that `dbio replay` runs and `dbio compare` sets beside a run.
+//! [`WorkloadModel`] that `dbio replay` runs and `dbio compare` sets beside a run. SLOB's
+//! slob.conf ([`slob`]) is here too: it gives a run's knobs (and a replay's sessions,
+//! time and size) rather than a model.
 //!
 //! Each source is a module of its own ([`awr`], [`pg`], [`mysql`]), with what reads the
 //! live server where there is one (`pg::conn`, `mysql::conn`). Which source a file is,
@@ -11,6 +13,8 @@ pub mod awr;
 pub mod model;
 pub mod mysql;
 pub mod pg;
+#[cfg(feature = "slob")]
+pub mod slob;
 pub mod source;
 
 #[cfg(test)]

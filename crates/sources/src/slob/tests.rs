@@ -352,7 +352,7 @@ fn any_bytes_give_a_conf_or_an_error_never_a_panic() {
         b"\xa9",
         b"x",
     ];
-    let mut rng = crate::content::Rng::new(22);
+    let mut rng = dbio_workload::content::Rng::new(22);
     for _ in 0..20_000 {
         let mut text = Vec::new();
         for _ in 0..rng.between(1, 40) {

@@ -1,7 +1,8 @@
-//! SLOB 2.5's `slob.conf`, read as it is written, as a dbio workload.
+//! SLOB 2.5's `slob.conf`, read as it is written, as a dbio workload: the source of a
+//! run's knobs rather than of a workload model, kept with the other sources.
 //!
 //! runit.sh sources slob.conf with bash, so the file is read as bash would
-//! ([`crate::slob_shell`]): assignments, `export`, quotes, comments and
+//! ([`shell`]): assignments, `export`, quotes, comments and
 //! `${VAR:-default}` values. Each variable then falls in one of three groups:
 //!
 //! - **shapes I/O**: becomes a [`Knob`] in dbio's terms ([`SlobConf::settings`]);
@@ -40,14 +41,17 @@
 //! any command whose `Args` name options as `dbio run` does (it finds which
 //! ones the command line gave).
 
+pub mod shell;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::class::IoClass;
-use crate::generator::{RedoStress, Think};
-use crate::slob_shell::{assignments, Value};
-use crate::units::format_size;
+use dbio_workload::generator::{RedoStress, Think};
+use dbio_workload::units::format_size;
+use dbio_workload::IoClass;
+
+use shell::{assignments, Value};
 
 /// Variables SLOB 2.5 reads that shape the run's I/O.
 const IO_VARS: [&str; 18] = [
@@ -678,5 +682,4 @@ impl Reader {
 }
 
 #[cfg(test)]
-#[path = "slob_tests.rs"]
 mod tests;
