@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use dbio_sources::mysql::conn::{self as mysql_conn, Server, ServerNamed};
-use dbio_sources::mysql::{
-    model_of, MyCapture, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
-};
-use dbio_sources::pg::{SessionSampler, Sessions};
+use dbio_sources::mysql::{model_of, MyCapture, MySnapshot, MySnapshotFile};
+use dbio_sources::pg::SessionSampler;
 
 use crate::common::{self, duration_arg};
 use crate::db_capture;
@@ -178,14 +176,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         seen.add(n);
     }
     common::finishing();
-    let c = MyCapture {
-        kind: CAPTURE_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.server()?,
-        sessions: seen.sessions(),
-        begin,
-        end,
-    };
+    let c = s.capture(begin, end, seen.sessions())?;
     c.check()
         .map_err(|e| anyhow!("MySQL at {}: {e}", s.target))?;
     db_capture::write_json(&a.out, &c)?;
@@ -205,19 +196,7 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
     let mut s = connect(&a.conn)?;
     let snapshot = s.snapshot()?;
     warn_missing(&snapshot);
-    let (n, active) = s.sessions()?;
-    let f = MySnapshotFile {
-        kind: SNAPSHOT_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.server()?,
-        sessions: Sessions {
-            max: n,
-            mean: f64::from(n),
-            max_active: active,
-            samples: 1,
-        },
-        snapshot,
-    };
+    let f = s.snapshot_file(snapshot)?;
     db_capture::write_json(&a.out, &f)?;
     common::wrote(vec![a.out]);
     Ok(0)

@@ -7,10 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use dbio_sources::pg::conn as pg_conn;
-use dbio_sources::pg::{
-    model_of, PgCapture, PgSnapshotFile, SessionSampler, Sessions, CAPTURE_FORMAT, CAPTURE_KIND,
-    SNAPSHOT_KIND,
-};
+use dbio_sources::pg::{model_of, PgCapture, PgSnapshotFile, SessionSampler};
 
 use crate::common;
 use crate::common::duration_arg;
@@ -143,18 +140,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
     seen.add(pg_conn::sessions(&mut s)?);
     let end = pg_conn::snapshot(&mut s)?;
     common::finishing();
-    let c = PgCapture {
-        kind: CAPTURE_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.version.clone(),
-        server_version_num: s.version_num,
-        target: s.target.clone(),
-        database_bytes: pg_conn::database_sizes(&mut s)?,
-        settings: pg_conn::settings(&mut s)?,
-        sessions: seen.sessions(),
-        begin,
-        end,
-    };
+    let c = pg_conn::capture(&mut s, begin, end, seen.sessions())?;
     c.check()
         .map_err(|e| anyhow!("PostgreSQL at {}: {e}", s.target))?;
     db_capture::write_json(&a.out, &c)?;
@@ -174,23 +160,7 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
     let mut s = pg_conn::connect(&a.conninfo)?;
     let settings = pg_conn::settings(&mut s)?;
     warn_timing(&settings);
-    let (n, active) = pg_conn::sessions(&mut s)?;
-    let f = PgSnapshotFile {
-        kind: SNAPSHOT_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.version.clone(),
-        server_version_num: s.version_num,
-        target: s.target.clone(),
-        database_bytes: pg_conn::database_sizes(&mut s)?,
-        settings,
-        sessions: Sessions {
-            max: n,
-            mean: f64::from(n),
-            max_active: active,
-            samples: 1,
-        },
-        snapshot: pg_conn::snapshot(&mut s)?,
-    };
+    let f = pg_conn::snapshot_file(&mut s, settings)?;
     db_capture::write_json(&a.out, &f)?;
     common::wrote(vec![a.out]);
     Ok(0)

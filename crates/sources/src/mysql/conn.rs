@@ -6,7 +6,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{FileIo, MyServer, MySnapshot, SETTINGS, STATUS};
+use super::{
+    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND,
+    SETTINGS, SNAPSHOT_KIND, STATUS,
+};
+use crate::pg::Sessions;
 use anyhow::{anyhow, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
@@ -444,6 +448,41 @@ impl Server {
             events.into_iter().map(|r| io(r, None)).collect(),
             instances.into_iter().map(|(f, r)| io(r, Some(f))).collect(),
         ))
+    }
+
+    /// The capture of `begin` and `end` with `sessions` seen between, the server as
+    /// it is at the end.
+    pub fn capture(
+        &mut self,
+        begin: MySnapshot,
+        end: MySnapshot,
+        sessions: Sessions,
+    ) -> anyhow::Result<MyCapture> {
+        Ok(MyCapture {
+            kind: CAPTURE_KIND.into(),
+            format: CAPTURE_FORMAT,
+            server: self.server()?,
+            sessions,
+            begin,
+            end,
+        })
+    }
+
+    /// `snapshot`, taken now, as a file of its own to be joined with a later one.
+    pub fn snapshot_file(&mut self, snapshot: MySnapshot) -> anyhow::Result<MySnapshotFile> {
+        let (n, active) = self.sessions()?;
+        Ok(MySnapshotFile {
+            kind: SNAPSHOT_KIND.into(),
+            format: CAPTURE_FORMAT,
+            server: self.server()?,
+            sessions: Sessions {
+                max: n,
+                mean: f64::from(n),
+                max_active: active,
+                samples: 1,
+            },
+            snapshot,
+        })
     }
 
     /// Client sessions now, and of them those running a statement (the capture's own

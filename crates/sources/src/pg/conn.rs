@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{PgSetting, PgSnapshot, RelationReads, OLDEST_VERSION_NUM, SETTINGS, VIEWS};
+use super::{
+    PgCapture, PgSetting, PgSnapshot, PgSnapshotFile, RelationReads, Sessions, CAPTURE_FORMAT,
+    CAPTURE_KIND, OLDEST_VERSION_NUM, SETTINGS, SNAPSHOT_KIND, VIEWS,
+};
 use anyhow::{anyhow, bail};
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
@@ -365,6 +368,53 @@ pub fn snapshot(s: &mut Server) -> anyhow::Result<PgSnapshot> {
     }
     snap.sched = Some(sched);
     Ok(snap)
+}
+
+/// The capture of `begin` and `end`, taken from `s` with `sessions` seen between:
+/// what the server says of itself (its databases' sizes, its settings) read at the end.
+pub fn capture(
+    s: &mut Server,
+    begin: PgSnapshot,
+    end: PgSnapshot,
+    sessions: Sessions,
+) -> anyhow::Result<PgCapture> {
+    Ok(PgCapture {
+        kind: CAPTURE_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: s.version.clone(),
+        server_version_num: s.version_num,
+        target: s.target.clone(),
+        database_bytes: database_sizes(s)?,
+        settings: settings(s)?,
+        sessions,
+        begin,
+        end,
+    })
+}
+
+/// One snapshot now as a file of its own, to be joined with a later one; `settings`
+/// are the server's, read already.
+pub fn snapshot_file(
+    s: &mut Server,
+    settings: BTreeMap<String, PgSetting>,
+) -> anyhow::Result<PgSnapshotFile> {
+    let (n, active) = sessions(s)?;
+    Ok(PgSnapshotFile {
+        kind: SNAPSHOT_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: s.version.clone(),
+        server_version_num: s.version_num,
+        target: s.target.clone(),
+        database_bytes: database_sizes(s)?,
+        settings,
+        sessions: Sessions {
+            max: n,
+            mean: f64::from(n),
+            max_active: active,
+            samples: 1,
+        },
+        snapshot: snapshot(s)?,
+    })
 }
 
 /// Reads per relation of the database connected to, largest first (at most 1000).
