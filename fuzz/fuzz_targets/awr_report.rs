@@ -2,7 +2,7 @@
 //! promises: histograms contiguous from 0 with shares of 0 to 100 %, finite figures.
 #![no_main]
 
-use dbio_compare::awr::{parameters, parse};
+use dbio_sources::awr::{parameters, parse};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use dbio_compare::awr::{import, AwrReport};
+use dbio_compare::awr_import::import;
 use dbio_compare::inputs::{ObservationFile, OBSERVATIONS_KIND};
+use dbio_sources::awr::AwrReport;
 
 #[derive(clap::Args)]
 #[command(
@@ -197,7 +198,7 @@ fn detail(source: &str, r: &AwrReport) -> String {
         "+-",
         "<mean from",
     ]);
-    let io = |e: &&dbio_compare::awr::WaitEvent| {
+    let io = |e: &&dbio_sources::awr::WaitEvent| {
         matches!(e.wait_class.as_str(), "User I/O" | "System I/O" | "Commit")
     };
     let rows = r.events.iter().filter(io).map(|e| (e, ""));

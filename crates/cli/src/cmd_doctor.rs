@@ -57,7 +57,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                 .with_context(|| format!("--init-ora {}", p.display()))?;
             // An AWR report carries the parameters in its "init.ora Parameters" section.
             Some(if text.contains("WORKLOAD REPOSITORY") {
-                dbio_compare::awr::parameters(&text)
+                dbio_sources::awr::parameters(&text)
             } else {
                 parse_init_ora(&text)
             })

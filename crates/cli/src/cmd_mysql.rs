@@ -7,14 +7,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use dbio_compare::mysql::{
-    model_of, MyCapture, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
-};
-use dbio_compare::pg::Sessions;
+use dbio_sources::mysql::conn::{self as mysql_conn, Server, ServerNamed};
+use dbio_sources::mysql::{model_of, MyCapture, MySnapshot, MySnapshotFile};
+use dbio_sources::pg::SessionSampler;
 
 use crate::common::{self, duration_arg};
 use crate::db_capture;
-use crate::mysql_conn::{self, ConnArgs, Server};
 
 #[derive(clap::Args)]
 #[command(
@@ -98,8 +96,29 @@ fn warn_missing(s: &MySnapshot) {
     }
 }
 
+/// How to reach the server, as `dbio mysql` takes it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ConnArgs {
+    /// mysql://USER:PASSWORD@HOST:PORT/DATABASE (mariadb:// too; ?socket=PATH for a
+    /// socket). What it leaves out comes from the option files and MYSQL_HOST,
+    /// MYSQL_TCP_PORT, MYSQL_UNIX_PORT and MYSQL_PWD
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+    /// Read the [client] group of this option file only (not ~/.my.cnf)
+    #[arg(long, value_name = "FILE")]
+    pub defaults_file: Option<PathBuf>,
+    /// The server's Unix socket (for localhost)
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<String>,
+}
+
 fn connect(conn: &ConnArgs) -> anyhow::Result<Server> {
-    mysql_conn::connect(&mysql_conn::endpoint(conn)?)
+    let named = ServerNamed {
+        url: conn.url.clone(),
+        defaults_file: conn.defaults_file.clone(),
+        socket: conn.socket.clone(),
+    };
+    mysql_conn::connect(&mysql_conn::endpoint(&named)?)
 }
 
 fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
@@ -115,7 +134,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         s.version, s.target, a.time
     );
     let start = Instant::now();
-    let mut seen = db_capture::SessionSampler::default();
+    let mut seen = SessionSampler::default();
     let mut next_progress = Duration::from_secs(10);
     let interval = a.interval.max(Duration::from_millis(100));
     let mut lost: Option<String> = None;
@@ -157,14 +176,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         seen.add(n);
     }
     common::finishing();
-    let c = MyCapture {
-        kind: CAPTURE_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.server()?,
-        sessions: seen.sessions(),
-        begin,
-        end,
-    };
+    let c = s.capture(begin, end, seen.sessions())?;
     c.check()
         .map_err(|e| anyhow!("MySQL at {}: {e}", s.target))?;
     db_capture::write_json(&a.out, &c)?;
@@ -184,19 +196,7 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
     let mut s = connect(&a.conn)?;
     let snapshot = s.snapshot()?;
     warn_missing(&snapshot);
-    let (n, active) = s.sessions()?;
-    let f = MySnapshotFile {
-        kind: SNAPSHOT_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.server()?,
-        sessions: Sessions {
-            max: n,
-            mean: f64::from(n),
-            max_active: active,
-            samples: 1,
-        },
-        snapshot,
-    };
+    let f = s.snapshot_file(snapshot)?;
     db_capture::write_json(&a.out, &f)?;
     common::wrote(vec![a.out]);
     Ok(0)

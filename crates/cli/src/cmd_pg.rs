@@ -6,14 +6,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use dbio_compare::pg::{
-    model_of, PgCapture, PgSnapshotFile, Sessions, CAPTURE_FORMAT, CAPTURE_KIND, SNAPSHOT_KIND,
-};
+use dbio_sources::pg::conn as pg_conn;
+use dbio_sources::pg::{model_of, PgCapture, PgSnapshotFile, SessionSampler};
 
 use crate::common;
 use crate::common::duration_arg;
 use crate::db_capture;
-use crate::pg_conn;
 
 #[derive(clap::Args)]
 #[command(
@@ -91,7 +89,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
 }
 
 /// Says once what a capture will lack when the server does not time its I/O.
-fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_compare::pg::PgSetting>) {
+fn warn_timing(settings: &std::collections::BTreeMap<String, dbio_sources::pg::PgSetting>) {
     for (name, what) in [
         ("track_io_timing", "read latency"),
         ("track_wal_io_timing", "WAL flush latency"),
@@ -121,7 +119,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
         a.time
     );
     let start = Instant::now();
-    let mut seen = db_capture::SessionSampler::default();
+    let mut seen = SessionSampler::default();
     let mut next_progress = Duration::from_secs(10);
     let interval = a.interval.max(Duration::from_millis(100));
     while start.elapsed() < a.time && !stop.load(Ordering::SeqCst) {
@@ -142,18 +140,7 @@ fn capture(a: CaptureArgs) -> anyhow::Result<i32> {
     seen.add(pg_conn::sessions(&mut s)?);
     let end = pg_conn::snapshot(&mut s)?;
     common::finishing();
-    let c = PgCapture {
-        kind: CAPTURE_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.version.clone(),
-        server_version_num: s.version_num,
-        target: s.target.clone(),
-        database_bytes: pg_conn::database_sizes(&mut s)?,
-        settings: pg_conn::settings(&mut s)?,
-        sessions: seen.sessions(),
-        begin,
-        end,
-    };
+    let c = pg_conn::capture(&mut s, begin, end, seen.sessions())?;
     c.check()
         .map_err(|e| anyhow!("PostgreSQL at {}: {e}", s.target))?;
     db_capture::write_json(&a.out, &c)?;
@@ -173,23 +160,7 @@ fn snapshot(a: SnapshotArgs) -> anyhow::Result<i32> {
     let mut s = pg_conn::connect(&a.conninfo)?;
     let settings = pg_conn::settings(&mut s)?;
     warn_timing(&settings);
-    let (n, active) = pg_conn::sessions(&mut s)?;
-    let f = PgSnapshotFile {
-        kind: SNAPSHOT_KIND.into(),
-        format: CAPTURE_FORMAT,
-        server: s.version.clone(),
-        server_version_num: s.version_num,
-        target: s.target.clone(),
-        database_bytes: pg_conn::database_sizes(&mut s)?,
-        settings,
-        sessions: Sessions {
-            max: n,
-            mean: f64::from(n),
-            max_active: active,
-            samples: 1,
-        },
-        snapshot: pg_conn::snapshot(&mut s)?,
-    };
+    let f = pg_conn::snapshot_file(&mut s, settings)?;
     db_capture::write_json(&a.out, &f)?;
     common::wrote(vec![a.out]);
     Ok(0)

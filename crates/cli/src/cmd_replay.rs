@@ -4,20 +4,19 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
-use dbio_compare::replay::shape::memory_step;
-use dbio_compare::replay::{judge, Answer, WorkloadModel};
-use dbio_compare::sources::Histograms;
+use dbio_compare::replay::memory::memory_step;
+use dbio_compare::replay::{judge, Answer};
 use dbio_engine::EngineKind;
 use dbio_experiment::plan::DEFAULT_SIZE;
 use dbio_experiment::replay::replay_plan;
 use dbio_experiment::RunOptions;
-use dbio_stats::slo::Slo;
+use dbio_sources::WorkloadModel;
 use dbio_workload::units::format_size;
 use dbio_workload::Arrivals;
 
-use crate::cmd_run::{measure, slo_arg, Setup};
-use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
+use crate::cmd_run::measure;
+use crate::common::{self, duration_arg, engine_arg, size_arg};
+use crate::run_flags::RunFlags;
 
 #[derive(clap::Args)]
 #[command(
@@ -66,6 +65,8 @@ use crate::common::{self, duration_arg, engine_arg, size_arg, LabelArgs};
         dbio replay prod.json --target /data/dbio --time 60s --html replay.html"
 )]
 pub struct Args {
+    #[command(flatten)]
+    flags: RunFlags,
     /// The AWR report (awrrpt.sql output, text or HTML), a PostgreSQL capture (`dbio pg
     /// capture`) or a MySQL or MariaDB capture (`dbio mysql capture`)
     #[arg(
@@ -83,21 +84,12 @@ pub struct Args {
     /// Show (and save) the model, run nothing
     #[arg(long)]
     dry_run: bool,
-    /// Directory of the data set, or an nfs:// URL as `dbio run` takes [default:
-    /// /var/tmp/dbio-<uid>]
-    #[arg(long, value_name = "PATH")]
-    target: Option<PathBuf>,
-    #[command(flatten)]
-    nfs: crate::nfs_target::NfsArgs,
     /// Times production's rates, one step or a ramp: 1.5, or 1,1.5,2,3
     #[arg(long, value_name = "X[,X...]", value_delimiter = ',', default_value = "1", value_parser = scale_arg)]
     scale: Vec<f64>,
     /// How long each step runs
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
     time: Duration,
-    /// Load before each step's measurement, not recorded
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration_arg)]
-    warmup: Duration,
     /// I/O engine: io_uring, psync, null [default: the model's (psync for PostgreSQL),
     /// else io_uring]
     #[arg(long, value_name = "ENGINE", value_parser = engine_arg)]
@@ -106,19 +98,12 @@ pub struct Args {
     /// model's sessions, else 4]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     users: Option<u32>,
-    /// The most I/Os each user has in flight; arrivals beyond wait, and the wait counts
-    /// [default: the model's (1 for PostgreSQL), else 32]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
-    outstanding: Option<u32>,
     /// How arrivals are spaced: poisson or fixed
     #[arg(long, value_name = "KIND", default_value = "poisson", value_parser = arrivals_arg)]
     arrivals: Arrivals,
     /// Data-set size (AWR reports do not give the database's)
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     size: Option<u64>,
-    /// Go through the page cache instead of O_DIRECT
-    #[arg(long)]
-    buffered: bool,
     /// Read through a page cache of SIZE, as a server with that much page cache does
     /// (implies --buffered): dbio runs in a memory cgroup of its own whose limit is SIZE
     /// above its own memory, and drops the data set's pages before each step. The log
@@ -129,21 +114,6 @@ pub struct Args {
     /// shows load: each size is run at the reference scale, the first judged.
     #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = size_arg)]
     page_cache: Vec<u64>,
-    /// Let dbio overwrite files in --target that it did not create
-    #[arg(long)]
-    force_overwrite: bool,
-    /// Seed of the arrivals and offsets (the same seed, the same I/O)
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// Objective per class, CLASS=LATENCY[@pXX] (e.g. single-block-read=1ms@p99,
-    /// redo-write=500us), over the default (production's own mean per class)
-    #[arg(long, value_name = "CLASS=LATENCY[@pXX]", value_delimiter = ',', value_parser = slo_arg)]
-    slo: Vec<Slo>,
-    /// Sessions, RUN_TIME, SCALE and hot spot from a SLOB 2.5 slob.conf (the model
-    /// decides the mix: UPDATE_PCT, SCAN_PCT and the like are named and not taken);
-    /// --users counts SLOB schemas, options given here win
-    #[arg(long, value_name = "FILE")]
-    slob_conf: Option<PathBuf>,
     /// Write the replay as JSON to FILE
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -153,8 +123,6 @@ pub struct Args {
     /// Write the replay as one HTML page to FILE
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    #[command(flatten)]
-    label: LabelArgs,
 }
 
 fn scale_arg(s: &str) -> Result<f64, String> {
@@ -166,37 +134,6 @@ fn scale_arg(s: &str) -> Result<f64, String> {
 
 fn arrivals_arg(s: &str) -> Result<Arrivals, String> {
     Arrivals::parse(s).ok_or_else(|| format!("unknown arrivals {s:?} (poisson or fixed)"))
-}
-
-/// Largest report read (AWR reports are a few hundred KiB).
-const REPORT_MAX: u64 = 64 << 20;
-
-fn read_text(path: &PathBuf) -> anyhow::Result<String> {
-    let size = std::fs::metadata(path)
-        .with_context(|| path.display().to_string())?
-        .len();
-    if size > REPORT_MAX {
-        bail!(
-            "{}: {size} bytes, larger than an AWR report",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The model: from the report, or from a saved profile; the report's histograms.
-fn model(args: &Args) -> anyhow::Result<(WorkloadModel, Histograms)> {
-    if let Some(path) = &args.model {
-        let text = read_text(path)?;
-        let m = WorkloadModel::from_toml(&text, &path.display().to_string())?;
-        return Ok((m, Histograms::new()));
-    }
-    let Some(path) = &args.report else {
-        bail!("give an AWR report or --model FILE.toml");
-    };
-    let text = read_text(path)?;
-    dbio_compare::sources::model_of_file(&text, path).map_err(anyhow::Error::msg)
 }
 
 /// The page cache the replay reads through: `--page-cache`, else production's where
@@ -215,11 +152,12 @@ fn page_cache(model: &WorkloadModel, args: &Args) -> (Option<u64>, Option<String
     if let Some(&bytes) = args.page_cache.first() {
         return (Some(bytes), Some(said(bytes, "--page-cache")));
     }
-    if !model.data_buffered || args.buffered {
+    if !model.data_buffered || args.flags.buffered {
         return (None, None);
     }
     let production = model.page_cache.as_ref().and_then(|p| p.bytes);
     let nfs = args
+        .flags
         .target
         .as_ref()
         .is_some_and(|t| t.to_string_lossy().starts_with("nfs://"));
@@ -249,7 +187,8 @@ fn page_cache(model: &WorkloadModel, args: &Args) -> (Option<u64>, Option<String
 }
 
 pub fn main(args: Args) -> anyhow::Result<i32> {
-    let (mut model, histograms) = model(&args)?;
+    let (mut model, histograms) =
+        dbio_sources::source::model_from(args.report.as_deref(), args.model.as_deref())?;
     let (cache, cache_note) = page_cache(&model, &args);
     let engine = match (args.engine, model.engine.as_deref()) {
         (Some(e), _) => e,
@@ -258,11 +197,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     };
     let mut base = RunOptions {
         users: args.users.or(model.users).unwrap_or(4),
-        outstanding: args.outstanding.or(model.outstanding).unwrap_or(32),
+        outstanding: args.flags.outstanding.or(model.outstanding).unwrap_or(32),
         time: Some(args.time),
-        warmup: args.warmup,
-        seed: args.seed,
-        direct: !(args.buffered || cache.is_some()),
+        warmup: args.flags.warmup,
+        seed: args.flags.seed,
+        direct: !(args.flags.buffered || cache.is_some()),
         // The log around the cache: in a memory cgroup the size of the cache,
         // reclaim waits on the writeback each fdatasync starts, and reads and
         // flushes stalled behind it for milliseconds that the server did not see.
@@ -273,7 +212,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         block_size: u64::from(model.block_size),
         ..RunOptions::default()
     };
-    if let Some(conf) = &args.slob_conf {
+    if let Some(conf) = &args.flags.slob_conf {
         crate::slob_conf::apply_to_replay::<Args>(conf, &mut base, true)?;
     }
     let (size, size_from) = match (args.size, base.size, model.dataset_bytes) {
@@ -311,18 +250,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     }
     model.dataset_bytes = Some(size);
     model.dataset_source = Some(size_from);
-    let setup = Setup {
-        nfs: args.nfs.options(),
-        engine,
-        labels: args.label.labels(),
-        force_overwrite: args.force_overwrite,
-        views: false,
-        page_cache: cache,
-    };
+    let setup = args.flags.setup(engine, false, cache);
     if let Some(note) = cache_note {
         model.notes.push(note);
     }
-    let name = args.target.clone().unwrap_or_else(common::default_target);
+    let name = args.flags.target_or_default();
     let mut runs = Vec::new();
     for (i, (scale, plan)) in plans.iter().enumerate() {
         eprintln!(
@@ -349,7 +281,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
         return Ok(common::EXIT_INTERRUPTED);
     }
     let steps: Vec<(f64, &dbio_stats::RunResult)> = runs.iter().map(|(s, r)| (*s, r)).collect();
-    let mut replay = judge(&model, &histograms, &steps, &args.slo);
+    let mut replay = judge(&model, &histograms, &steps, &args.flags.slo);
     if let Some(p) = replay.page_cache.as_mut() {
         p.replay_bytes = cache;
     }
@@ -370,7 +302,7 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                 format_size(bytes),
                 step_time
             );
-            let setup = Setup {
+            let setup = crate::run_flags::Setup {
                 page_cache: Some(bytes),
                 ..setup.clone()
             };
@@ -380,7 +312,12 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
                 break;
             }
             let interrupted = m.result.interrupted;
-            let mut one = judge(&model, &histograms, &[(reference, &m.result)], &args.slo);
+            let mut one = judge(
+                &model,
+                &histograms,
+                &[(reference, &m.result)],
+                &args.flags.slo,
+            );
             if let Some(p) = one.page_cache.as_mut() {
                 p.replay_bytes = Some(bytes);
             }

@@ -1,6 +1,6 @@
 //! `dbio run`: database-shaped I/O, SLOB-style, for a time or a number of loops.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -8,15 +8,14 @@ use dbio_engine::EngineKind;
 use dbio_experiment::verify_map::prepare_map;
 use dbio_experiment::{run, ExperimentError, RunOptions, RunPlan};
 use dbio_report::AnyResult;
-use dbio_stats::slo::{evaluate, Slo};
+use dbio_stats::slo::evaluate;
 use dbio_stats::RunResult;
 use dbio_storage::Target;
 use dbio_workload::{Arrivals, IoClass, Profile, Rates, RedoFlush, RedoStress};
 
-use crate::common::{
-    self, duration_arg, engine_arg, size_arg, LabelArgs, OutputArgs, EXIT_INTERRUPTED,
-};
+use crate::common::{self, duration_arg, engine_arg, size_arg, OutputArgs, EXIT_INTERRUPTED};
 use crate::nfs_target::views_printer;
+use crate::run_flags::{RunFlags, Setup};
 
 #[derive(clap::Args)]
 #[command(
@@ -45,34 +44,14 @@ use crate::nfs_target::views_printer;
         all.json"
 )]
 pub struct Args {
-    /// Directory of the data set; created if its parent exists [default: /var/tmp/dbio-<uid>].
-    /// An nfs://server/export/dir?version=3&mountport=M&nfsport=N URL drives the server
-    /// through dbio's own NFS client (engine "nfs"), the data set being created through NFS;
-    /// `version=4.1` speaks NFSv4.1 (sessions, port 2049), `version=pnfs` sends each
-    /// file's I/O to the data server its layout names (`layout_refresh=SECONDS`, default
-    /// 10: how often layouts are fetched again, so that I/O follows data that moved);
-    /// `sec=krb5|krb5i|krb5p` reaches a Kerberos export with the ticket of `kinit` (or
-    /// of the client keytab named by KRB5_CLIENT_KTNAME)
-    #[arg(long, value_name = "PATH")]
-    pub target: Option<PathBuf>,
     #[command(flatten)]
-    pub nfs: crate::nfs_target::NfsArgs,
+    pub flags: RunFlags,
     /// With an nfs:// target: show the dNFS views (channels, calls, events) under the
     /// progress line, refreshed every second. With a target on a kernel NFS mount: the
     /// kernel client's last second there (calls, round trip, backlog), from
     /// /proc/self/mountstats; its views are in the result either way
     #[arg(long)]
     views: bool,
-    /// Take the workload from a SLOB 2.5 slob.conf, read as it is: UPDATE_PCT, SCAN_PCT,
-    /// RUN_TIME, WORK_LOOP, SCALE, SCAN_TABLE_SZ, WORK_UNIT, REDO_STRESS, THREADS_PER_SCHEMA,
-    /// DO_HOTSPOT and HOTSPOT_*, THINK_TM_*. A table shows what each became before the run.
-    /// Options given on the command line win over the file. --users then counts SLOB
-    /// schemas (runit.sh's argument), each running THREADS_PER_SCHEMA sessions on SCALE of
-    /// data; WORK_LOOP and THINK_TM_FREQUENCY count statements of WORK_UNIT blocks (I/Os).
-    /// Variables about connectivity or statistics are named as ignored, unknown ones in a
-    /// warning
-    #[arg(long, value_name = "FILE")]
-    pub slob_conf: Option<PathBuf>,
     /// Workload shortcut: oltp (single-block reads, 25% updates: DBWR and redo writes), olap
     /// (multiblock and direct-path reads), redo (heavy redo writes only), mixed (every class but
     /// direct-write, 25% updates, 10% scans) [default: oltp, or custom with --workload]
@@ -90,12 +69,6 @@ pub struct Args {
     /// mpirun this is per rank: `mpirun -n 4 dbio run --users 2` runs 8 users in all
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     users: u32,
-    /// I/Os each user keeps in flight (1 = a session waiting on each I/O, like a foreground
-    /// process; more = asynchronous I/O like DBWR or parallel query). With --rate, the most
-    /// each user may have in flight: arrivals beyond it wait, and the wait counts
-    /// [default: 1; 32 with --rate]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
-    outstanding: Option<u32>,
     /// Open loop: I/Os per second for the whole run, split by the workload's mix (e.g. 5000),
     /// or per class (e.g. single-block-read=800,redo-write=120: only those classes run),
     /// spread evenly over the users. Latency then counts from each I/O's intended start
@@ -109,10 +82,6 @@ pub struct Args {
     /// How long to run, e.g. 30s, 2m, 500ms (SLOB RUN_TIME) [default: 30s unless --loops]
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     time: Option<Duration>,
-    /// Run this long first without recording (caches, connections and queues settle), e.g.
-    /// 5s; --time counts from its end
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "0s")]
-    warmup: Duration,
     /// Stop after this many I/Os per user (SLOB WORK_LOOP); with --time, whichever comes first
     #[arg(long, value_name = "N", value_parser = common::count_arg)]
     loops: Option<u64>,
@@ -166,21 +135,12 @@ pub struct Args {
     /// Data per user, the data set being --scale x --users (SLOB SCALE)
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     scale: Option<u64>,
-    /// Go through the page cache instead of O_DIRECT (figures then show memory, not storage)
-    #[arg(long)]
-    buffered: bool,
     /// Go through a page cache of SIZE (implies --buffered): dbio runs in a memory cgroup
     /// of its own whose limit is SIZE above its own memory, and drops the data set's
     /// pages first, so reads miss as on a server with that much page cache and pay what a miss
     /// costs there. Needs root (or a delegated cgroup); local targets only
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     page_cache: Option<u64>,
-    /// Let dbio overwrite files in --target that it did not create
-    #[arg(long)]
-    force_overwrite: bool,
-    /// Seed of the I/O generators (the same seed replays the same offsets)
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
     /// Verify the data: every written block carries its data set, file, block number, write
     /// generation and a checksum; every read checks them, and a final pass reads back every
     /// block. The result counts lost, torn and misdirected blocks and checksum failures
@@ -196,20 +156,8 @@ pub struct Args {
     /// JSON result; without it, results of several runs cannot be merged exactly
     #[arg(long)]
     pub no_raw: bool,
-    /// Service-level objective, repeatable or comma-separated: CLASS=LATENCY[@pXX], e.g.
-    /// single-block-read=1ms@p99 or redo-write=500us (the mean without @). Each is judged
-    /// pass or fail in the output and the JSON; exit code 3 when any fails
-    #[arg(long, value_name = "CLASS=LATENCY[@pXX]", value_delimiter = ',', value_parser = slo_arg)]
-    pub slo: Vec<Slo>,
     #[command(flatten)]
     pub output: OutputArgs,
-    #[command(flatten)]
-    label: LabelArgs,
-}
-
-pub fn slo_arg(s: &str) -> Result<Slo, String> {
-    let names: Vec<&str> = IoClass::ALL.iter().map(|c| c.name()).collect();
-    Slo::parse(s, &names).map_err(|e| e.to_string())
 }
 
 fn profile_arg(s: &str) -> Result<Profile, String> {
@@ -266,16 +214,16 @@ impl Args {
             size: self.size,
             scale: self.scale,
             users: self.users,
-            outstanding: self.outstanding.unwrap_or(if self.rate.is_some() {
+            outstanding: self.flags.outstanding.unwrap_or(if self.rate.is_some() {
                 OPEN_LOOP_OUTSTANDING
             } else {
                 1
             }),
             time: self.time,
-            warmup: self.warmup,
+            warmup: self.flags.warmup,
             loops: self.loops,
-            seed: self.seed,
-            direct: !(self.buffered || self.page_cache.is_some()),
+            seed: self.flags.seed,
+            direct: !(self.flags.buffered || self.page_cache.is_some()),
             verify: self.verify,
             verify_sync: self.verify_sync,
             raw: !self.no_raw,
@@ -296,11 +244,11 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     args.output.check()?;
     // Every option is checked before the target is opened or anything written.
     let mut options = args.options();
-    if let Some(conf) = &args.slob_conf {
+    if let Some(conf) = &args.flags.slob_conf {
         crate::slob_conf::apply::<Args>(conf, &mut options, true)?;
     }
     let plan = RunPlan::new(&options)?;
-    let name = args.target.clone().unwrap_or_else(common::default_target);
+    let name = args.flags.target_or_default();
     let outputs = args.output.outputs();
     {
         // Written if a signal comes while a step that cannot be stopped (a server
@@ -316,12 +264,12 @@ pub fn main(args: Args) -> anyhow::Result<i32> {
     if m.before_start {
         return common::exit_interrupted(m.result, &outputs);
     }
-    m.result.slo = evaluate(&args.slo, &m.result.classes);
+    m.result.slo = evaluate(&args.flags.slo, &m.result.classes);
     let code = match exit_code(&m.result) {
         0 => dbio_stats::slo::exit_code(&m.result.slo),
         c => c,
     };
-    let keeps = (args.target.is_none() && m.result.config.engine != EngineKind::Null.name())
+    let keeps = (args.flags.target.is_none() && m.result.config.engine != EngineKind::Null.name())
         .then_some(m.result.config.dataset_bytes);
     let result = AnyResult::Run(m.result);
     print!("{}", dbio_report::terminal(&result));
@@ -359,29 +307,9 @@ pub struct Measured {
     pub before_start: bool,
 }
 
-/// Where and how a plan runs: what `measure` takes of the command line
-/// (`dbio run`'s or `dbio replay`'s).
-#[derive(Clone)]
-pub struct Setup {
-    pub nfs: dbio_storage::NfsOptions,
-    pub engine: EngineKind,
-    pub labels: dbio_stats::Labels,
-    pub force_overwrite: bool,
-    pub views: bool,
-    /// Buffered I/O through a page cache of this many bytes (`--page-cache`).
-    pub page_cache: Option<u64>,
-}
-
 impl Args {
     pub fn setup(&self) -> Setup {
-        Setup {
-            nfs: self.nfs.options(),
-            engine: self.engine,
-            labels: self.label.labels(),
-            force_overwrite: self.force_overwrite,
-            views: self.views,
-            page_cache: self.page_cache,
-        }
+        self.flags.setup(self.engine, self.views, self.page_cache)
     }
 }
 

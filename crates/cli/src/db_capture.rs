@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use dbio_compare::pg::Sessions;
-use dbio_compare::replay::WorkloadModel;
+use dbio_sources::WorkloadModel;
 use dbio_workload::units::format_size;
 
 use crate::common;
@@ -71,36 +70,5 @@ pub fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
             break;
         }
         std::thread::sleep((end - now).min(Duration::from_millis(100)));
-    }
-}
-
-/// Client sessions seen, sample by sample.
-#[derive(Default)]
-pub struct SessionSampler {
-    max: u32,
-    max_active: u32,
-    sum: u64,
-    samples: u32,
-    /// The last sample's sessions, for progress lines.
-    pub last: u32,
-}
-
-impl SessionSampler {
-    /// One sample: sessions, and of them those running a statement.
-    pub fn add(&mut self, (n, active): (u32, u32)) {
-        self.max = self.max.max(n);
-        self.max_active = self.max_active.max(active);
-        self.sum += u64::from(n);
-        self.samples += 1;
-        self.last = n;
-    }
-
-    pub fn sessions(&self) -> Sessions {
-        Sessions {
-            max: self.max,
-            mean: self.sum as f64 / f64::from(self.samples.max(1)),
-            max_active: self.max_active,
-            samples: self.samples,
-        }
     }
 }

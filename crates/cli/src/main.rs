@@ -21,14 +21,11 @@ mod db_capture;
 mod kernel_views;
 mod mpi_calibrate;
 mod mpi_run;
-mod mysql_conn;
 mod nfs_target;
-mod pg_conn;
-mod pg_host;
-mod pg_sched;
 mod provenance;
 #[cfg(test)]
 mod readme_examples;
+mod run_flags;
 mod slob_conf;
 
 use clap::{Parser, Subcommand};

@@ -43,13 +43,13 @@ fn rank_part(args: &Args, world: &World) -> anyhow::Result<i32> {
     // The ranks' recorders are always gathered raw (exact merge); --no-raw
     // leaves the raw form out of the merged result only.
     let mut options = args.options();
-    if let Some(conf) = &args.slob_conf {
+    if let Some(conf) = &args.flags.slob_conf {
         crate::slob_conf::apply::<Args>(conf, &mut options, world.is_root())?;
     }
     options.raw = true;
     let plan = RunPlan::new(&options)?;
-    let base = args.target.clone().unwrap_or_else(common::default_target);
-    let name = rank_target(&base, rank, args.nfs.oranfstab.as_deref())?;
+    let base = args.flags.target_or_default();
+    let name = rank_target(&base, rank, args.flags.nfs.oranfstab.as_deref())?;
     let host = dbio_mpi::host_name();
     // All ranks meet once their data sets are ready, and stop together
     // when any was stopped while preparing.

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use dbio_experiment::{RunOptions, SlobRow};
-use dbio_workload::SlobConf;
+use dbio_sources::slob::SlobConf;
 
 /// Sets `options` from the slob.conf at `path`, leaving alone the options of
 /// `A` (the command's arguments) that the command line gave; with `show`,

@@ -1,6 +1,6 @@
 //! `dbio sweep`, `dbio compare` and `dbio awr` end to end, against local files.
 
-#[path = "../../compare/src/shared_data.rs"]
+#[path = "../../sources/src/shared_data.rs"]
 mod shared_data;
 mod support;
 
@@ -345,7 +345,7 @@ fn compare_takes_sets_and_names_bad_input() {
 fn awr_reports_become_a_comparison() {
     let _one_at_a_time = serial();
     let dir = scratch();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sources/testdata/awr");
     let reports = dir.path().join("reports");
     for (config, fixture) in [("NFS", "11g.txt"), ("DNFS", "19c.txt")] {
         std::fs::create_dir_all(reports.join(config)).unwrap();
@@ -416,7 +416,7 @@ fn awr_reads_html_reports_and_shows_their_sections() {
 
 #[test]
 fn awr_reads_the_19c_html_fixture_and_shows_its_sections() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr/19c.html");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sources/testdata/awr/19c.html");
     let text = std::fs::read_to_string(&fixture).unwrap();
     // 2,469 s over 2,000,000 waits, where the Avg column says 1.23 ms.
     awr_html(&text, "1.23 ms", 2469.0 / 2e6 * 1e6);

@@ -4,7 +4,7 @@ mod support;
 
 use std::path::Path;
 
-use dbio_compare::pg::PgCapture;
+use dbio_sources::pg::PgCapture;
 use serde_json::{json, Value};
 use support::{dbio, json, pair, s, scratch};
 

@@ -501,7 +501,7 @@ fn doctor_is_clean_where_nothing_is_wrong_and_reads_init_ora() {
     assert!(text.contains("80 on 2 cores"), "{text}");
     // The same parameters read from an AWR report's "init.ora Parameters" section.
     let awr =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../compare/testdata/awr/19c.txt");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sources/testdata/awr/19c.txt");
     let (code, checks, text) =
         doctor(&["--target", s(&dir), "--init-ora", s(&awr), "--cores", "2"]);
     assert_eq!(code, 1, "{text}");

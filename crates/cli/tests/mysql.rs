@@ -21,8 +21,8 @@ fn ok(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn read_capture(path: &std::path::Path) -> dbio_compare::mysql::MyCapture {
-    dbio_compare::mysql::read(&std::fs::read_to_string(path).unwrap(), "cap").unwrap()
+fn read_capture(path: &std::path::Path) -> dbio_sources::mysql::MyCapture {
+    dbio_sources::mysql::read(&std::fs::read_to_string(path).unwrap(), "cap").unwrap()
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn a_cold_scan_reads_the_tables_pages() {
     ]));
     assert!(out.contains("single-block-read"), "{out}");
     let c = read_capture(&p("cap.json"));
-    let m = dbio_compare::mysql::model_of(&c, "cap").unwrap();
+    let m = dbio_sources::mysql::model_of(&c, "cap").unwrap();
     // Pages read, whether by a session or read ahead, against the table's file.
     let pages: f64 = m
         .classes
@@ -134,7 +134,7 @@ fn a_capture_while_sysbench_runs() {
     ok(&o);
     let c = read_capture(&cap);
     assert!(c.sessions.max >= 2, "{:?}", c.sessions);
-    let m = dbio_compare::mysql::model_of(&c, "cap").unwrap();
+    let m = dbio_sources::mysql::model_of(&c, "cap").unwrap();
     let r = m
         .classes
         .iter()
@@ -213,7 +213,7 @@ fn bad_servers_get_one_line() {
     assert!(err.contains("performance_schema was OFF"), "{err}");
     let c = read_capture(&out);
     assert!(!c.has_file_io());
-    let m = dbio_compare::mysql::model_of(&c, "cap").unwrap();
+    let m = dbio_sources::mysql::model_of(&c, "cap").unwrap();
     assert!(
         m.classes.iter().all(|k| k.production_mean_us.is_none()),
         "{:?}",

@@ -64,8 +64,8 @@ fn relation_reads_equal_explain(srv: &Server) {
     let o = dbio(&["pg", "join", s(&begin), s(&end), "--out", s(&cap)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&cap).unwrap();
-    let c = dbio_compare::pg::read(&text, "cap.json").unwrap();
-    let m = dbio_compare::pg::model_of(&c, "cap.json").unwrap();
+    let c = dbio_sources::pg::read(&text, "cap.json").unwrap();
+    let m = dbio_sources::pg::model_of(&c, "cap.json").unwrap();
     // PostgreSQL 18 combines a scan's blocks into larger reads and counts their
     // bytes; before it, each block is a read.
     let rel = |r: &Value| r["object"] == "relation";
@@ -241,8 +241,8 @@ fn pg18_capture_replayed_on_its_own_storage() {
     ]);
     let _ = load.wait();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let c = dbio_compare::pg::read(&std::fs::read_to_string(&cap).unwrap(), "cap").unwrap();
-    let m = dbio_compare::pg::model_of(&c, "cap").unwrap();
+    let c = dbio_sources::pg::read(&std::fs::read_to_string(&cap).unwrap(), "cap").unwrap();
+    let m = dbio_sources::pg::model_of(&c, "cap").unwrap();
     assert_eq!(m.users, Some(2), "pgbench's two sessions: {:?}", m.notes);
     // pgbench's two backends ran through the capture on this host: the time they
     // waited for a CPU per timeslice is known, and is the reads' and WAL's CPU term.

@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use dbio_compare::pg::PgCapture;
+use dbio_sources::pg::PgCapture;
 use support::pg_lab::{lab, Server};
 use support::{dbio, s};
 
@@ -103,7 +103,7 @@ fn evict(srv: &Server, rel: &str) {
 fn capture(begin: &Path, end: &Path, out: &Path) -> PgCapture {
     let o = dbio(&["pg", "join", s(begin), s(end), "--out", s(out)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    dbio_compare::pg::read(&std::fs::read_to_string(out).unwrap(), "cap").unwrap()
+    dbio_sources::pg::read(&std::fs::read_to_string(out).unwrap(), "cap").unwrap()
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn pg18_page_cache_share_of_a_hot_and_a_cold_table() {
     let e = snap("e.json");
 
     let hot = capture(&b, &m1, &tmp.path().join("hot.json"));
-    let model = dbio_compare::pg::model_of(&hot, "hot").unwrap();
+    let model = dbio_sources::pg::model_of(&hot, "hot").unwrap();
     let reads = model
         .class("single-block-read")
         .or(model.class("multiblock-read"));
@@ -179,7 +179,7 @@ fn pg18_page_cache_share_of_a_hot_and_a_cold_table() {
     assert!(top.hit_share.is_some_and(|h| h < 0.9), "{top:?}");
 
     let cold = capture(&m1, &e, &tmp.path().join("cold.json"));
-    let model = dbio_compare::pg::model_of(&cold, "cold").unwrap();
+    let model = dbio_sources::pg::model_of(&cold, "cold").unwrap();
     let p = model.page_cache.as_ref().expect("page cache figures");
     // Every byte came from the device, in reads the read-ahead made larger than
     // PostgreSQL's (so that most of its reads found their blocks already there).

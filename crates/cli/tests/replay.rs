@@ -1,9 +1,9 @@
 //! `dbio replay` of AWR reports against a local target, and `--slo` on `dbio run` and
 //! `dbio replay`. Each replay runs on a report written for the tests
-//! (`../compare/testdata/awr`) and on a real report of `../shared/awr-real/` (see its
+//! (`../sources/testdata/awr`) and on a real report of `../shared/awr-real/` (see its
 //! SOURCES.md); without `../shared` the latter say they are skipped.
 
-#[path = "../../compare/src/shared_data.rs"]
+#[path = "../../sources/src/shared_data.rs"]
 mod shared_data;
 mod support;
 
@@ -25,10 +25,10 @@ fn real(name: &str, what: &str) -> Option<PathBuf> {
     Some(p)
 }
 
-/// A report of `../compare/testdata/awr`, written for the tests.
+/// A report of `../sources/testdata/awr`, written for the tests.
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../compare/testdata/awr")
+        .join("../sources/testdata/awr")
         .join(name)
 }
 

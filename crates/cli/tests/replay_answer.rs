@@ -6,7 +6,7 @@ mod support;
 
 use std::path::Path;
 
-use dbio_compare::pg::PgCapture;
+use dbio_sources::pg::PgCapture;
 use serde_json::json;
 use support::{dbio, json, s, scratch};
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::observation::{self, Observation, ResultView};
-use crate::sources::{observe_capture, Source};
+use dbio_sources::Source;
+
+use crate::captures::observe_capture;
 use crate::CompareError;
 
 /// `kind` of a file that holds observations rather than one result.

@@ -61,7 +61,7 @@ impl Observation {
     /// as storage latency; totals `iops` and `mbps` over the classes. So production
     /// and a run of its replay sit side by side under the same figure names.
     pub fn of_model(
-        m: &crate::replay::WorkloadModel,
+        m: &dbio_sources::WorkloadModel,
         config: &str,
         load: u32,
         repeat: Option<u32>,

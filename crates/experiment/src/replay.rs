@@ -1,7 +1,7 @@
 //! Replay: a workload model's rates and sizes as the plan of an open-loop run, at a
 //! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
 
-use dbio_compare::replay::WorkloadModel;
+use dbio_sources::WorkloadModel;
 use dbio_workload::{IoClass, Rates, ReadSkew, RedoFlush, RedoStress, SharedPool};
 
 use crate::{ExperimentError, RunOptions, RunPlan};
@@ -133,7 +133,7 @@ fn read_skew(model: &WorkloadModel) -> Option<ReadSkew> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbio_compare::replay::ModelClass;
+    use dbio_sources::ModelClass;
 
     fn class(name: &str, rate: f64, size: u32) -> ModelClass {
         ModelClass {
@@ -211,7 +211,7 @@ mod tests {
         // The kernel reads ahead only where production's device read more than asked.
         assert!(!w.workload.no_read_ahead);
         let mut one_block = workers.clone();
-        one_block.page_cache = Some(dbio_compare::replay::PageCacheShape {
+        one_block.page_cache = Some(dbio_sources::model::PageCacheShape {
             device_read_bytes: Some(7_300),
             ..Default::default()
         });

@@ -1,8 +1,8 @@
 //! A run's options from a slob.conf (`dbio run --slob-conf`; `dbio replay
 //! --slob-conf` the same way). The reading and mapping are
-//! [`dbio_workload::slob`]'s; this sets [`RunOptions`] from them.
+//! [`dbio_sources::slob`]'s; this sets [`RunOptions`] from them.
 
-use dbio_workload::slob::{self, Knob, SlobConf, MAX_SESSIONS};
+use dbio_sources::slob::{self, Knob, SlobConf, MAX_SESSIONS};
 
 use crate::{ExperimentError, RunOptions};
 

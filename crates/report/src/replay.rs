@@ -6,7 +6,8 @@
 
 use std::fmt::Write;
 
-use dbio_compare::replay::{EventComparison, ReplayReport, WorkloadModel};
+use dbio_compare::replay::{EventComparison, ReplayReport};
+use dbio_sources::WorkloadModel;
 
 use crate::comparison_view::size_text;
 use crate::fmt::{bytes, md_escape, Table};

@@ -1,7 +1,8 @@
 //! The replay's renderings: the answer first in every form, events too rare to judge,
 //! the CPU term, and the page's charts.
 
-use dbio_compare::replay::{Answer, ModelClass, ReplayReport, WorkloadModel};
+use dbio_compare::replay::{Answer, ReplayReport};
+use dbio_sources::{ModelClass, WorkloadModel};
 
 use super::*;
 use crate::comparison_view::{BETTER, WORSE};
@@ -71,7 +72,8 @@ fn report(events: Vec<EventComparison>) -> ReplayReport {
 
 #[test]
 fn production_s_page_cache_stands_beside_the_replay_s_in_every_form() {
-    use dbio_compare::replay::{PageCacheOutcome, PageCacheShape};
+    use dbio_compare::replay::PageCacheOutcome;
+    use dbio_sources::model::PageCacheShape;
     let mut r = report(Vec::new());
     r.model.page_cache = Some(PageCacheShape {
         bytes: Some(512 << 20),
@@ -107,7 +109,7 @@ fn production_s_page_cache_stands_beside_the_replay_s_in_every_form() {
     }
     assert!(model_text(&r.model, "1 GiB").contains("Zipf exponent 1.050"));
     // A memory ramp: each size's hit share and prediction beside production's.
-    use dbio_compare::replay::shape::{MemoryEvent, MemoryStep};
+    use dbio_compare::replay::{MemoryEvent, MemoryStep};
     let step = |bytes: u64, hit: f64, us: f64| MemoryStep {
         page_cache_bytes: bytes,
         hit_share: Some(hit),

@@ -27,17 +27,13 @@ pub enum Saved {
     Replay(ReplayReport),
 }
 
-/// What a file of `kind` is when it is no result, and what takes it.
+/// What a file of `kind` is when it is no result, and what takes it; the files of the
+/// workload sources (captures, snapshots) are named by dbio-sources.
 fn not_a_result(kind: &str) -> Option<&'static str> {
+    if let Some(what) = dbio_sources::source::file_of_kind(kind) {
+        return Some(what);
+    }
     Some(match kind {
-        dbio_compare::pg::CAPTURE_KIND => {
-            "a PostgreSQL capture (`dbio pg capture`): replay it with `dbio replay FILE` or set \
-             it beside runs with `dbio compare`"
-        }
-        dbio_compare::pg::SNAPSHOT_KIND => {
-            "a PostgreSQL snapshot (`dbio pg snapshot`): join two into a capture with `dbio \
-             pg join`"
-        }
         dbio_compare::inputs::OBSERVATIONS_KIND => {
             "AWR observations (`dbio awr --json`): set them beside runs with `dbio compare`"
         }

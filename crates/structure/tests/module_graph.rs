@@ -40,12 +40,16 @@ const LAYERS: &[(&str, u8)] = &[
     // The NFS client as an engine and the data set over NFS: above engine, workload
     // and nfs (ARCHITECTURE, "Why a crate of its own").
     ("dbio-nfs-engine", 6),
-    // Observations and comparisons, read through the stats schema; experiment and
-    // report use them.
-    ("dbio-compare", 6),
+    // Where workload models come from (AWR, PostgreSQL, MySQL, saved models) and the
+    // model they give, and SLOB's slob.conf in the workload's knobs: over stats and
+    // workload, so that experiment runs the model and compare judges it.
+    ("dbio-sources", 6),
+    // Observations and comparisons, read through the stats schema, production's side
+    // from sources; report uses them.
+    ("dbio-compare", 7),
     // A target (local, NFS, oranfstab): uses nfs-engine, nfs, workload, engine.
     ("dbio-storage", 7),
-    // What to measure and when to stop: workload, engine, stats, compare; no NFS crate.
+    // What to measure and when to stop: workload, engine, stats, sources; no NFS crate.
     ("dbio-experiment", 7),
     // Used by the CLI only.
     ("dbio-report", 8),

@@ -10,9 +10,6 @@
 //! - [`generator`]: per-user generator that yields the next I/O cheaply.
 //! - [`rate`]: open-loop load: rates asked ([`Rates`]) and arrival
 //!   schedules (fixed or Poisson).
-//! - [`slob`]: SLOB 2.5's slob.conf read as it is written (bash
-//!   assignments, [`slob_shell`]) and mapped onto these knobs, every
-//!   variable accounted for.
 //! - [`units`]: sizes (`1GiB`, `8k`) and durations (`30s`, `2m`).
 //! - [`verify`], [`verify_scan`]: verified block content, the generation
 //!   map, and the pass that checks every block.
@@ -26,8 +23,6 @@ pub mod namespace;
 pub mod prepare;
 pub mod rate;
 pub mod skew;
-pub mod slob;
-pub mod slob_shell;
 mod steady;
 pub mod units;
 pub mod verify;
@@ -41,4 +36,3 @@ pub use generator::{
 };
 pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
 pub use skew::{ReadSkew, SharedPool};
-pub use slob::{SlobConf, SlobError};

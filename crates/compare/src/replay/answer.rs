@@ -5,8 +5,8 @@
 
 use dbio_stats::slo::{Slo, SloOutcome};
 
-use super::model::{ModelClass, WorkloadModel};
 use super::report::{Answer, EventComparison, ReplayStep};
+use dbio_sources::model::{ModelClass, WorkloadModel};
 
 /// I/Os an event must count in production's window and in the replay's step before
 /// its mean is judged: below that, one slow I/O moves the mean by more than the

@@ -7,7 +7,8 @@ use dbio_stats::open_loop::{OpenLoopClass, OpenLoopSection};
 use dbio_stats::{ClassResult, RunResult, Slo};
 
 use super::*;
-use crate::replay::{judge, ModelClass, ReplayReport, WorkloadModel, CLASSES};
+use crate::replay::{judge, ReplayReport};
+use dbio_sources::model::{ModelClass, WorkloadModel, CLASSES};
 
 const WINDOW_S: f64 = 30.0;
 const READ_US: f64 = 47.0;

@@ -9,11 +9,11 @@ use dbio_stats::slo::{evaluate, latency_text, Slo, SloOutcome, SloStat};
 use dbio_stats::RunResult;
 
 use super::answer::{self, enough, too_few};
-use super::model::{ModelClass, WorkloadModel};
 use super::report::{
     EventComparison, HistogramRow, ReplayReport, ReplayStep, StepClass, REPLAY_FORMAT, REPLAY_KIND,
 };
-use crate::awr::WaitHistogram;
+use dbio_sources::awr::WaitHistogram;
+use dbio_sources::model::{ModelClass, WorkloadModel};
 
 /// A class keeps its asked rate when it achieves at least this share of it (or its
 /// Poisson spread, for a class too rare to be held to 2% in a short step).
@@ -105,7 +105,7 @@ pub fn judge(
         slo,
         page_cache: steps
             .get(reference)
-            .and_then(|(_, run)| super::shape::page_cache_outcome(model, run)),
+            .and_then(|(_, run)| super::memory::page_cache_outcome(model, run)),
         memory: Vec::new(),
     }
 }

@@ -5,7 +5,7 @@
 use dbio_stats::slo::SloOutcome;
 use serde::{Deserialize, Serialize};
 
-use super::model::WorkloadModel;
+use dbio_sources::model::WorkloadModel;
 
 /// `kind` of a replay's JSON.
 pub const REPLAY_KIND: &str = "replay";

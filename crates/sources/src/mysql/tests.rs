@@ -1,0 +1,263 @@
+//! Captures of MariaDB 10.11, MySQL 8.0 and MySQL 8.4 written here, with round
+//! figures whose model is known.
+
+use super::fixtures::{io, mariadb};
+use super::*;
+use crate::pg::Sessions;
+
+/// The same I/O as MySQL 8.0.40 counts it: 5,000 log flushes (write + fsync) of the
+/// 10,000 writes, taking 1.5 s of writes and 1 s of fsyncs (500 us a flush), the log
+/// through the page cache (no innodb_log_file_buffering), the doublewrite buffer in
+/// files of its own.
+fn mysql80() -> MyCapture {
+    let mut c = mariadb();
+    c.begin.status.insert("Innodb_os_log_fsyncs".into(), 100);
+    c.end.status.insert("Innodb_os_log_fsyncs".into(), 5100);
+    c.end
+        .status
+        .insert("Innodb_data_fsyncs".into(), 150 + 5000 + 300);
+    c.begin
+        .file_events
+        .push(io(LOG_FILE, [0, 200, 100], [0, 0, 0], [0, 1 << 20]));
+    c.end.file_events.push(io(
+        LOG_FILE,
+        [0, 10_200, 5100],
+        [0, 1_500_000_000_000, 1_000_000_000_000],
+        [0, (1 << 20) + 2_560_000],
+    ));
+    c.server.version = "8.0.40".into();
+    c.server.comment = "MySQL Community Server - GPL".into();
+    c.server.settings.remove("innodb_log_file_buffering");
+    c.server
+        .settings
+        .insert("innodb_flush_method".into(), "fsync".into());
+    c.server.settings.insert("log_bin".into(), "ON".into());
+    for (s, n) in [(&mut c.begin, 5u64), (&mut c.end, 130)] {
+        s.file_events
+            .push(io(DBLWR_FILE, [0, n, 0], [0, 0, 0], [0, n * 64 * 16384]));
+    }
+    c
+}
+
+fn class<'a>(m: &'a crate::model::WorkloadModel, name: &str) -> &'a crate::model::ModelClass {
+    m.classes
+        .iter()
+        .find(|k| k.class == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", m.classes))
+}
+
+#[test]
+fn mariadb_reads_flushes_and_writes() {
+    let m = model_of(&mariadb(), "c.json").unwrap();
+    assert_eq!(m.block_size, 16384);
+    assert_eq!(m.users, Some(8));
+    assert_eq!(m.dataset_bytes, Some((1 << 30) + (1 << 20)));
+    assert!(!m.data_buffered, "O_DIRECT");
+    assert!(m.source.contains("MariaDB 10.11.19"), "{}", m.source);
+    let r = class(&m, "single-block-read");
+    assert_eq!((r.rate, r.size), (200.0, 16384));
+    assert_eq!(r.event, DATA_FILE);
+    assert!((r.production_mean_us.unwrap() - 100.0).abs() < 1e-9);
+    let w = class(&m, "redo-write");
+    assert_eq!(w.rate, 100.0);
+    // 2,560,000 bytes over 10,000 flushes: 256 a flush, in one 512-byte log block.
+    assert_eq!(w.size, 512);
+    assert_eq!(w.flush.as_deref(), Some("fdatasync"));
+    assert_eq!(w.buffered, Some(false));
+    assert_eq!(w.production_mean_us, None);
+    assert!(
+        w.mean_source
+            .as_deref()
+            .unwrap()
+            .contains("times no redo log I/O"),
+        "{:?}",
+        w.mean_source
+    );
+    let d = class(&m, "dbwr-write");
+    assert_eq!((d.rate, d.size, d.production_mean_us), (80.0, 16384, None));
+    let b = class(&m, "direct-write");
+    assert_eq!((b.rate, b.size), (1.25, 64 * 16384));
+    assert_eq!(b.event, format!("{DATA_FILE} (doublewrite)"));
+    assert!(
+        m.not_replayed
+            .iter()
+            .any(|n| n.starts_with("data file fsyncs: 3.00/s")),
+        "{:?}",
+        m.not_replayed
+    );
+}
+
+#[test]
+fn mysql_80_and_84_name_their_own_files() {
+    let m = model_of(&mysql80(), "c.json").unwrap();
+    assert!(m.source.contains("MySQL 8.0.40"), "{}", m.source);
+    let w = class(&m, "redo-write");
+    assert_eq!((w.rate, w.size), (50.0, 512));
+    assert!((w.production_mean_us.unwrap() - 500.0).abs() < 1e-9);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("2.00 log writes per flush")));
+    assert!(
+        m.not_replayed
+            .iter()
+            .any(|n| n.starts_with("data file fsyncs: 3.00/s")),
+        "{:?}",
+        m.not_replayed
+    );
+    assert!(
+        m.data_buffered,
+        "innodb_flush_method fsync reads through the page cache"
+    );
+    assert_eq!(class(&m, "redo-write").buffered, Some(true));
+    assert_eq!(class(&m, "direct-write").event, DBLWR_FILE);
+    assert!(m.not_replayed.iter().any(|n| n.contains("binary log")));
+    let mut c84 = mysql80();
+    c84.server.version = "8.4.3".into();
+    c84.server
+        .settings
+        .insert("innodb_flush_method".into(), "O_DIRECT".into());
+    let m = model_of(&c84, "c.json").unwrap();
+    assert!(!m.data_buffered);
+    assert_eq!(class(&m, "single-block-read").rate, 200.0);
+}
+
+#[test]
+fn without_performance_schema_rates_and_sizes_but_no_latency() {
+    let mut c = mariadb();
+    for s in [&mut c.begin, &mut c.end] {
+        s.file_events.clear();
+        s.performance_schema_missing = Some("performance_schema was OFF".into());
+    }
+    let m = model_of(&c, "c.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!((r.rate, r.size, r.production_mean_us), (200.0, 16384, None));
+    assert!(r.mean_source.as_deref().unwrap().starts_with("missing"));
+    assert_eq!(class(&m, "redo-write").production_mean_us, None);
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("latency: performance_schema was OFF")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
+fn read_ahead_is_read_by_extents_and_not_judged_with_the_waits() {
+    let mut c = mariadb();
+    c.end
+        .status
+        .insert("Innodb_buffer_pool_read_ahead".into(), 6400);
+    let m = model_of(&c, "c.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!(r.rate, (20_000.0 - 6400.0) / 100.0);
+    assert_eq!(r.production_mean_us, None, "times mixed with read-ahead's");
+    let mb = class(&m, "multiblock-read");
+    assert_eq!((mb.rate, mb.size), (1.0, 1 << 20));
+}
+
+#[test]
+fn a_restart_a_reset_and_old_servers_are_refused() {
+    let mut c = mariadb();
+    c.end.status.insert("Uptime".into(), 30);
+    let e = c.check().unwrap_err().to_string();
+    assert!(
+        e.starts_with("the server restarted between the snapshots"),
+        "{e}"
+    );
+    let mut c = mariadb();
+    c.end.file_events[0].count_read = 5;
+    let e = c.check().unwrap_err().to_string();
+    assert!(e.contains("innodb_data_file COUNT_READ went down"), "{e}");
+    for old in ["5.6.51-log", "10.1.48-MariaDB"] {
+        let mut c = mariadb();
+        c.server.version = old.into();
+        let e = c.check().unwrap_err().to_string();
+        assert!(e.contains("older than MySQL 5.7 and MariaDB 10.2"), "{e}");
+    }
+    let mut c = mariadb();
+    c.end.taken_at = c.begin.taken_at;
+    assert!(matches!(c.check(), Err(CaptureError::Order { .. })));
+}
+
+#[test]
+fn snapshots_join_into_the_capture() {
+    let c = mariadb();
+    let file = |snapshot: MySnapshot| MySnapshotFile {
+        kind: SNAPSHOT_KIND.into(),
+        format: CAPTURE_FORMAT,
+        server: c.server.clone(),
+        sessions: Sessions {
+            max: 3,
+            mean: 3.0,
+            max_active: 1,
+            samples: 1,
+        },
+        snapshot,
+    };
+    let joined = file(c.begin.clone()).join(file(c.end.clone())).unwrap();
+    assert_eq!(joined.elapsed_s(), 100.0);
+    assert_eq!(joined.sessions.samples, 2);
+    let mut other = file(c.end.clone());
+    other.server.target = "db2:3306 as dbio".into();
+    let e = file(c.begin.clone()).join(other).unwrap_err();
+    assert!(matches!(e, CaptureError::Servers(..)), "{e}");
+}
+
+#[test]
+fn a_capture_is_known_by_its_kind_and_read_back() {
+    let text = serde_json::to_string_pretty(&mariadb()).unwrap();
+    assert!(is_capture(&text));
+    assert!(!crate::pg::is_capture(&text));
+    assert_eq!(
+        crate::source::Source::of(&text),
+        crate::source::Source::Mysql
+    );
+    assert_eq!(read(&text, "c.json").unwrap(), mariadb());
+    let bad = read("{\"kind\": \"dbio-mysql-capture\"}", "c.json").unwrap_err();
+    assert!(bad.starts_with("c.json: missing field"), "{bad}");
+}
+
+#[test]
+fn the_buffer_pool_hit_share_gives_the_skew_of_the_accesses() {
+    // 64 MiB of pool over 1 GiB that served 94% of 320,000 page accesses: far more
+    // than uniform accesses would hit (about 6%), so a steep Zipf law fitted to it.
+    let mut c = mariadb();
+    c.server
+        .settings
+        .insert("innodb_buffer_pool_size".into(), (64u64 << 20).to_string());
+    c.begin
+        .status
+        .insert("Innodb_buffer_pool_read_requests".into(), 10_000);
+    c.end
+        .status
+        .insert("Innodb_buffer_pool_read_requests".into(), 330_000);
+    c.begin
+        .status
+        .insert("Innodb_buffer_pool_reads".into(), 1000);
+    c.end
+        .status
+        .insert("Innodb_buffer_pool_reads".into(), 20_200);
+    let m = model_of(&c, "x.json").unwrap();
+    let p = m.page_cache.as_ref().expect("the buffer pool's shape");
+    assert_eq!(p.buffer_pool_bytes, Some(64 << 20));
+    assert_eq!(p.buffer_pool_hit_share, Some(0.94));
+    let s = p.skew.expect("a fitted skew");
+    assert!(s > 0.5 && s < 3.0, "{s}: {}", p.skew_source);
+    // The fitted law gives the hit share back in a pool of that many pages.
+    let blocks = [((m.dataset_bytes.unwrap() / 16384), 1.0)];
+    let got = crate::replay::shape::hit_share(&blocks, s, 4096.0);
+    assert!((got - 0.94).abs() < 0.005, "{got}");
+    assert!(
+        p.skew_source.contains("Innodb_buffer_pool_reads"),
+        "{}",
+        p.skew_source
+    );
+    assert!(p.bytes_source.contains("O_DIRECT"), "{}", p.bytes_source);
+    // Without the pool's size, or its counters, there is no shape.
+    let mut bare = c.clone();
+    bare.server.settings.remove("innodb_buffer_pool_size");
+    assert!(model_of(&bare, "x.json").unwrap().page_cache.is_none());
+    assert!(model_of(&mariadb(), "x.json").unwrap().page_cache.is_none());
+}
