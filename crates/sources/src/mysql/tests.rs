@@ -247,7 +247,7 @@ fn the_buffer_pool_hit_share_gives_the_skew_of_the_accesses() {
     assert!(s > 0.5 && s < 3.0, "{s}: {}", p.skew_source);
     // The fitted law gives the hit share back in a pool of that many pages.
     let blocks = [((m.dataset_bytes.unwrap() / 16384), 1.0)];
-    let got = crate::replay::shape::hit_share(&blocks, s, 4096.0);
+    let got = crate::model::shape::hit_share(&blocks, s, 4096.0);
     assert!((got - 0.94).abs() < 0.005, "{got}");
     assert!(
         p.skew_source.contains("Innodb_buffer_pool_reads"),
