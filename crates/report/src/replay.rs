@@ -169,6 +169,14 @@ pub fn shape_lines(m: &WorkloadModel) -> Vec<String> {
 /// Production's page cache beside the replay's, in one line.
 pub fn page_cache_line(r: &ReplayReport) -> Option<String> {
     let p = r.page_cache.as_ref()?;
+    // Nothing of production's cache known and none in the replay (a server that read
+    // O_DIRECT, as InnoDB does): nothing to set side by side.
+    let known = p.production_hit_share.is_some()
+        || p.production_bytes.is_some()
+        || p.production_device_read_bytes.is_some();
+    if !known && p.replay_bytes.is_none() {
+        return None;
+    }
     let share = |h: Option<f64>| h.map_or("an unknown share".into(), |h| format!("{h:.3}"));
     let size = |b: Option<u64>| b.map_or("unknown size".into(), bytes);
     Some(format!(
