@@ -2,7 +2,7 @@
 //! scale of production's load. The run is `dbio run --rate`'s, one rate per class.
 
 use dbio_sources::WorkloadModel;
-use dbio_workload::{IoClass, Rates, ReadSkew, RedoFlush, RedoStress, SharedPool};
+use dbio_workload::{Burst, IoClass, Rates, ReadSkew, RedoFlush, RedoStress, SharedPool};
 
 use crate::{ExperimentError, RunOptions, RunPlan};
 
@@ -27,7 +27,18 @@ pub fn replay_plan(
             .ok_or_else(|| bad(format!("model: unknown class {:?}", c.class)))?;
         rates.push((class, c.rate * scale));
     }
-    let rates = Rates::per_class(&rates).map_err(|e| bad(format!("--scale {scale}: {e}")))?;
+    let mut rates = Rates::per_class(&rates).map_err(|e| bad(format!("--scale {scale}: {e}")))?;
+    // Reads in production's bursts: a scale of the load scales how many transactions
+    // come, not how a transaction reads.
+    for c in &model.classes {
+        let burst = c
+            .burst_reads
+            .zip(c.burst_gap_us)
+            .and_then(|(n, g)| Burst::new(n, g * 1e3));
+        if let (Some(b), Some(class)) = (burst, IoClass::parse(&c.class)) {
+            rates = rates.with_burst(class, b);
+        }
+    }
     // The log's durability and path as production made them (PostgreSQL: written
     // through the page cache, then fdatasync'd); the run's own otherwise.
     let redo = model.class("redo-write");
@@ -235,6 +246,27 @@ mod tests {
             replay_plan(&pg, 1.0, &RunOptions::default())
                 .unwrap()
                 .count_sleeps
+        );
+        // Reads in production's bursts, at any scale; none unless the model has them.
+        assert_eq!(
+            p.open_loop
+                .as_ref()
+                .unwrap()
+                .rates
+                .burst(IoClass::SingleBlockRead),
+            None
+        );
+        let mut bursty = model.clone();
+        bursty.classes[0].burst_reads = Some(4.2);
+        bursty.classes[0].burst_gap_us = Some(350.0);
+        let b = replay_plan(&bursty, 2.0, &RunOptions::default()).unwrap();
+        assert_eq!(
+            b.open_loop
+                .as_ref()
+                .unwrap()
+                .rates
+                .burst(IoClass::SingleBlockRead),
+            dbio_workload::Burst::new(4.2, 350_000.0)
         );
         pg.classes[2].unmapped_pages = Some(0.5);
         let e = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap_err();

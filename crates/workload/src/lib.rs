@@ -34,5 +34,5 @@ pub use generator::{
     Generator, GeneratorError, Hotspot, Layout, Op, Profile, RedoFlush, RedoStress, Think,
     WorkloadConfig,
 };
-pub use rate::{Arrival, Arrivals, RateError, Rates, Schedule};
+pub use rate::{Arrival, Arrivals, Burst, RateError, Rates, Schedule, MAX_BURST};
 pub use skew::{ReadSkew, SharedPool};

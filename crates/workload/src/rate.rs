@@ -6,6 +6,8 @@
 //! latencies; arrivals that keep coming, as a database's sessions do, show
 //! it.
 
+use std::collections::VecDeque;
+
 use crate::class::{IoClass, COUNT};
 use crate::content::Rng;
 use crate::generator::WorkloadConfig;
@@ -58,6 +60,29 @@ fn bad(part: &str, why: impl Into<String>) -> RateError {
     }
 }
 
+/// A class's arrivals in bursts, as the reads of a database's transactions come: the
+/// bursts start as a Poisson process, each of a Poisson number of I/Os of mean `mean`
+/// spaced `gap_ns` apart, so that the class's rate stays the one asked. A storage path
+/// that has just served an I/O serves the next one faster (caches, a device awake):
+/// the same rate spread evenly is slower per I/O than in production's bursts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Burst {
+    pub mean: f64,
+    pub gap_ns: f64,
+}
+
+/// The most I/Os a burst has on average.
+pub const MAX_BURST: f64 = 10_000.0;
+
+impl Burst {
+    /// A burst of `mean` I/Os `gap_ns` apart; None unless both are finite, the mean at
+    /// least 1 and at most [`MAX_BURST`], the gap not negative.
+    pub fn new(mean: f64, gap_ns: f64) -> Option<Burst> {
+        ((1.0..=MAX_BURST).contains(&mean) && gap_ns.is_finite() && gap_ns >= 0.0)
+            .then_some(Burst { mean, gap_ns })
+    }
+}
+
 /// I/Os per second asked of a run: for the whole mix (split as the
 /// workload draws its classes) or per class (only those classes run).
 /// `dbio run --rate` parses one; a caller that derives rates (from an AWR
@@ -67,6 +92,8 @@ pub struct Rates {
     total: Option<f64>,
     /// Per class, indexed by [`IoClass::index`]; 0: not asked.
     classes: [f64; COUNT],
+    /// Per class: its arrivals in bursts (Poisson arrivals only).
+    bursts: [Option<Burst>; COUNT],
 }
 
 impl Rates {
@@ -76,6 +103,7 @@ impl Rates {
         Ok(Rates {
             total: Some(iops),
             classes: [0.0; COUNT],
+            bursts: [None; COUNT],
         })
     }
 
@@ -95,6 +123,7 @@ impl Rates {
         Ok(Rates {
             total: None,
             classes,
+            bursts: [None; COUNT],
         })
     }
 
@@ -120,6 +149,17 @@ impl Rates {
             rates.push((class, number(part, value)?));
         }
         Rates::per_class(&rates)
+    }
+
+    /// `class`'s arrivals in bursts (a class given its own rate; Poisson arrivals).
+    pub fn with_burst(mut self, class: IoClass, burst: Burst) -> Rates {
+        self.bursts[class.index()] = Some(burst);
+        self
+    }
+
+    /// How `class`'s arrivals are grouped, where they are.
+    pub fn burst(&self, class: IoClass) -> Option<Burst> {
+        self.bursts[class.index()]
     }
 
     /// True for one rate over the whole mix.
@@ -209,34 +249,83 @@ struct Stream {
     /// that rounding never accumulates.
     phase_ns: f64,
     count: u64,
-    /// Poisson: the time of the next arrival.
+    /// Poisson: the time of the next arrival (with bursts: of the next burst's start).
     next_ns: f64,
     rng: Rng,
+    /// Poisson arrivals in bursts: the bursts' shape, and the arrivals of the bursts
+    /// begun, in time order.
+    burst: Option<Burst>,
+    pending: VecDeque<f64>,
 }
 
 impl Stream {
     #[inline]
-    fn next_ns(&self, arrivals: Arrivals) -> f64 {
-        match arrivals {
-            Arrivals::Fixed => self.phase_ns + self.count as f64 * self.gap_ns,
-            Arrivals::Poisson => self.next_ns,
+    fn next_ns(&mut self, arrivals: Arrivals) -> f64 {
+        match (arrivals, self.burst) {
+            (Arrivals::Fixed, _) => self.phase_ns + self.count as f64 * self.gap_ns,
+            (Arrivals::Poisson, None) => self.next_ns,
+            (Arrivals::Poisson, Some(b)) => {
+                self.begin_bursts(b);
+                self.pending.front().copied().unwrap_or(f64::INFINITY)
+            }
         }
     }
 
     #[inline]
     fn advance(&mut self, arrivals: Arrivals) {
         self.count += 1;
-        if arrivals == Arrivals::Poisson {
+        match (arrivals, self.burst) {
+            (Arrivals::Fixed, _) => {}
+            (Arrivals::Poisson, None) => self.next_ns += self.exponential(),
+            (Arrivals::Poisson, Some(_)) => {
+                self.pending.pop_front();
+            }
+        }
+    }
+
+    /// Begins every burst that starts before the earliest arrival pending (at least
+    /// one that has arrivals), so that arrivals leave in time order when bursts
+    /// overlap. `gap_ns` is then the mean gap between bursts' starts.
+    fn begin_bursts(&mut self, b: Burst) {
+        while self.pending.front().is_none_or(|&f| self.next_ns <= f) {
+            let start = self.next_ns;
+            for i in 0..self.poisson(b.mean) {
+                let at = start + f64::from(i) * b.gap_ns;
+                let k = self.pending.partition_point(|&p| p <= at);
+                self.pending.insert(k, at);
+            }
             self.next_ns += self.exponential();
         }
+    }
+
+    /// A Poisson count of mean `mean` (Knuth's product of uniforms; a large mean,
+    /// whose spread matters little beside it, rounded).
+    fn poisson(&mut self, mean: f64) -> u32 {
+        if mean > 30.0 {
+            return mean.round() as u32;
+        }
+        let limit = (-mean).exp();
+        let (mut k, mut p) = (0u32, 1.0);
+        loop {
+            p *= self.uniform();
+            if p <= limit {
+                return k;
+            }
+            k += 1;
+        }
+    }
+
+    /// A uniform draw in (0, 1).
+    #[inline]
+    fn uniform(&mut self) -> f64 {
+        ((self.rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
     /// An exponential gap of mean `gap_ns`, by inversion (53 random bits,
     /// never ln(0)).
     #[inline]
     fn exponential(&mut self) -> f64 {
-        let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
-        -u.ln() * self.gap_ns
+        -self.uniform().ln() * self.gap_ns
     }
 }
 
@@ -262,7 +351,11 @@ impl Schedule {
             .into_iter()
             .enumerate()
             .map(|(i, (class, rate))| {
-                let gap_ns = 1e9 * f64::from(users) / rate;
+                let burst = class
+                    .and_then(|c| rates.burst(c))
+                    .filter(|_| arrivals == Arrivals::Poisson);
+                // With bursts, the gap is between bursts' starts.
+                let gap_ns = 1e9 * f64::from(users) / rate * burst.map_or(1.0, |b| b.mean);
                 let mut s = Stream {
                     class,
                     gap_ns,
@@ -270,6 +363,8 @@ impl Schedule {
                     count: 0,
                     next_ns: 0.0,
                     rng: Rng::new(seed ^ 0x7261_7465 ^ (u64::from(user) << 32) ^ (i as u64) << 8),
+                    burst,
+                    pending: VecDeque::new(),
                 };
                 s.next_ns = s.exponential();
                 s
@@ -308,7 +403,7 @@ impl Schedule {
             // A handful of streams at most: a scan beats a heap.
             let mut best = 0;
             let mut at = f64::INFINITY;
-            for (i, s) in self.streams.iter().enumerate() {
+            for (i, s) in self.streams.iter_mut().enumerate() {
                 let t = s.next_ns(kind);
                 if t < at {
                     (best, at) = (i, t);

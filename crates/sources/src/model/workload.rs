@@ -132,6 +132,18 @@ pub struct ModelClass {
     /// Where `unmapped_pages` came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmapped_source: Option<String>,
+    /// Reads only: production's reads came in bursts, a transaction's one after
+    /// another: this many per burst on average (at least 1), ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_reads: Option<f64>,
+    /// ... this many microseconds apart (the transaction's statement time over its
+    /// reads). The replay issues them so; a storage path serves a read that follows
+    /// another sooner than one alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_gap_us: Option<f64>,
+    /// Where the bursts' figures came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_source: Option<String>,
 }
 
 /// A model that cannot be used: the file, the line where known, and what is wrong.
@@ -146,6 +158,9 @@ pub struct ModelError {
 /// How a redo-write class's writes are made durable.
 pub const FLUSHES: [&str; 2] = ["dsync", "fdatasync"];
 
+/// The most reads a burst may have on average (as the replay's arrivals take it).
+const MAX_BURST: f64 = 10_000.0;
+
 /// Largest single I/O a model may ask (dbio's largest multiblock read).
 const MAX_SIZE: u32 = 64 << 20;
 
@@ -159,7 +174,8 @@ impl WorkloadModel {
              # Oracle wait event it is compared with, production_mean_us = the latency\n\
              # production saw (the default objective), source = where the figures came from,\n\
              # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's;\n\
-             # unmapped_pages = share of a read's buffer pages production had to fault in.\n\
+             # unmapped_pages = share of a read's buffer pages production had to fault in;\n\
+             # burst_reads, burst_gap_us = reads per transaction and the time between them.\n\
              {body}"
         )
     }
@@ -269,6 +285,23 @@ impl WorkloadModel {
                 if !(0.0..=1.0).contains(&u) {
                     return at(format!("unmapped_pages {u}: a share from 0 to 1"));
                 }
+            }
+            match (c.burst_reads, c.burst_gap_us) {
+                (None, None) => {}
+                (Some(n), Some(g)) => {
+                    if !c.class.ends_with("-read") {
+                        return at("burst_reads and burst_gap_us apply to reads only".into());
+                    }
+                    if !(1.0..=MAX_BURST).contains(&n) {
+                        return at(format!("burst_reads {n}: from 1 to {MAX_BURST}"));
+                    }
+                    if !(g.is_finite() && g >= 0.0) {
+                        return at(format!(
+                            "burst_gap_us {g}: a time in microseconds, 0 or more"
+                        ));
+                    }
+                }
+                _ => return at("burst_reads and burst_gap_us go together".into()),
             }
             if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {
                 return at(format!("flush {f:?}: one of {}", FLUSHES.join(", ")));

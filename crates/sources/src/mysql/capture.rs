@@ -17,7 +17,7 @@ pub const SNAPSHOT_KIND: &str = "dbio-mysql-snapshot";
 pub const CAPTURE_FORMAT: u32 = 1;
 
 /// The global status counters a snapshot keeps: InnoDB's I/O and the server's uptime.
-pub const STATUS: [&str; 18] = [
+pub const STATUS: [&str; 20] = [
     "Uptime",
     "Innodb_data_reads",
     "Innodb_data_read",
@@ -36,6 +36,8 @@ pub const STATUS: [&str; 18] = [
     "Innodb_dblwr_pages_written",
     "Innodb_dblwr_writes",
     "Com_commit",
+    "Com_rollback",
+    "Questions",
 ];
 
 /// The settings that decide how InnoDB does its I/O (`SHOW GLOBAL VARIABLES`).
@@ -76,6 +78,15 @@ pub struct FileIo {
     pub bytes_written: u64,
 }
 
+/// The server's statements so far, from `performance_schema`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatementTime {
+    /// SUM(COUNT_STAR).
+    pub count: u64,
+    /// SUM(SUM_TIMER_WAIT), picoseconds.
+    pub sum_timer_wait: u64,
+}
+
 /// One snapshot of the server's counters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MySnapshot {
@@ -91,6 +102,10 @@ pub struct MySnapshot {
     /// `performance_schema`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_instances: Vec<FileIo>,
+    /// `events_statements_summary_global_by_event_name` summed over every statement:
+    /// how many, and their time (picoseconds); none without `performance_schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<StatementTime>,
     /// Why `performance_schema` gave nothing, where it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance_schema_missing: Option<String>,
@@ -307,6 +322,15 @@ impl MyCapture {
         let e = *self.end.status.get(name)?;
         let b = self.begin.status.get(name).copied().unwrap_or(0);
         Some(e.saturating_sub(b) as f64)
+    }
+
+    /// The statements run between the snapshots and their time (picoseconds); None
+    /// where either snapshot has no statement summary.
+    pub fn statements_delta(&self) -> Option<(f64, f64)> {
+        let (b, e) = (self.begin.statements?, self.end.statements?);
+        let n = e.count.checked_sub(b.count)?;
+        let t = e.sum_timer_wait.checked_sub(b.sum_timer_wait)?;
+        Some((n as f64, t as f64))
     }
 
     /// The growth of an event's file summary (`file_summary_by_event_name`); None

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, CAPTURE_FORMAT, CAPTURE_KIND,
-    SETTINGS, SNAPSHOT_KIND, STATUS,
+    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, StatementTime, CAPTURE_FORMAT,
+    CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
 };
 use crate::pg::Sessions;
 use anyhow::{anyhow, bail};
@@ -399,10 +399,27 @@ impl Server {
                 }
                 Err(e) => s.performance_schema_missing = Some(format!("performance_schema: {e}")),
             }
+            // The statements' time, for how a transaction's reads are spaced; a server
+            // whose statement instruments are off just gives none.
+            s.statements = self.statement_time().ok().flatten();
         } else {
             s.performance_schema_missing = Some("performance_schema was OFF".into());
         }
         Ok(s)
+    }
+
+    fn statement_time(&mut self) -> Result<Option<StatementTime>, mysql::Error> {
+        let row: Option<(Option<u64>, Option<u64>)> = self.conn.query_first(
+            "SELECT CAST(SUM(COUNT_STAR) AS UNSIGNED), CAST(SUM(SUM_TIMER_WAIT) AS UNSIGNED) \
+             FROM performance_schema.events_statements_summary_global_by_event_name",
+        )?;
+        Ok(match row {
+            Some((Some(count), Some(sum_timer_wait))) if count > 0 => Some(StatementTime {
+                count,
+                sum_timer_wait,
+            }),
+            _ => None,
+        })
     }
 
     fn file_io(&mut self) -> Result<(Vec<FileIo>, Vec<FileIo>), mysql::Error> {

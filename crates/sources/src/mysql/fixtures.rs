@@ -72,6 +72,7 @@ pub fn mariadb() -> MyCapture {
             [1000 * 16384, 400 * 16384],
         )],
         file_instances: vec![],
+        statements: None,
         performance_schema_missing: None,
     };
     let mut end = begin.clone();

@@ -12,8 +12,8 @@ mod model;
 mod shape;
 
 pub use capture::{
-    CaptureError, FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, CAPTURE_FORMAT,
-    CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
+    CaptureError, FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, StatementTime,
+    CAPTURE_FORMAT, CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
 };
 pub use model::{model_of, DATA_FILE, DBLWR_FILE, LOG_FILE};
 

@@ -154,6 +154,7 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
         mean_source: Some(mean_source),
         ..ModelClass::default()
     });
+    bursts(c, single, m);
     if ahead > 0.0 {
         // An extent is 64 pages of up to 16 KiB, 1 MiB; larger pages, larger extents.
         let extent = if page <= 16384 { 1 << 20 } else { 64 * page };
@@ -174,6 +175,54 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
             ..ModelClass::default()
         });
     }
+}
+
+/// How the sessions' page reads were grouped: a transaction's misses come one after
+/// another while its statements run, so the read that follows another meets a storage
+/// path just used. Per transaction (`Com_commit` + `Com_rollback`; each statement where
+/// nothing was committed): the reads, and the statements' time spread over them.
+fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
+    let Some(class) = m
+        .classes
+        .iter_mut()
+        .find(|k| k.class == "single-block-read")
+    else {
+        return;
+    };
+    let commits = c.status_delta("Com_commit").unwrap_or(0.0);
+    let rollbacks = c.status_delta("Com_rollback").unwrap_or(0.0);
+    let stmts = c.statements_delta();
+    let (units, per) = if commits + rollbacks > 0.0 {
+        (
+            commits + rollbacks,
+            format!("Com_commit {commits:.0} + Com_rollback {rollbacks:.0} transactions"),
+        )
+    } else if let Some((n, _)) = stmts.filter(|s| s.0 > 0.0) {
+        (n, format!("{n:.0} statements, none in a transaction"))
+    } else {
+        return;
+    };
+    let per_unit = reads / units;
+    let Some((_, time_ps)) = stmts else {
+        m.notes.push(format!(
+            "reads: {per_unit:.2} per transaction ({per}), but not how far apart              (performance_schema's statement summaries are off): replayed spread evenly"
+        ));
+        return;
+    };
+    let span_us = time_ps / PS_PER_US / units;
+    if per_unit < 1.0 {
+        return;
+    }
+    let gap_us = span_us / per_unit;
+    class.burst_reads = Some(per_unit);
+    class.burst_gap_us = Some(gap_us);
+    class.burst_source = Some(format!(
+        "Innodb_buffer_pool_reads {reads:.0} over {per} = {per_unit:.2} reads each;          performance_schema.events_statements_summary_global_by_event_name SUM_TIMER_WAIT          {span_us:.0} us per transaction over its reads = {gap_us:.0} us apart"
+    ));
+    m.notes.push(format!(
+        "reads: in bursts as production's transactions read, {per_unit:.1} each,          {gap_us:.0} us apart ({})",
+        class.burst_source.as_deref().unwrap_or_default()
+    ));
 }
 
 /// Redo log flushes: a write of the log buffer, then an fsync, or a write made durable

@@ -261,3 +261,48 @@ fn the_buffer_pool_hit_share_gives_the_skew_of_the_accesses() {
     assert!(model_of(&bare, "x.json").unwrap().page_cache.is_none());
     assert!(model_of(&mariadb(), "x.json").unwrap().page_cache.is_none());
 }
+
+#[test]
+fn a_transactions_reads_come_in_a_burst_spaced_by_its_statements_time() {
+    // 20,000 page reads (the fixture's) in 5,000 commits: 4 each; the statements took
+    // 7.5 s, 1,500 us per transaction, so its reads come 375 us apart.
+    let mut c = mariadb();
+    c.begin.status.insert("Com_commit".into(), 1000);
+    c.end.status.insert("Com_commit".into(), 6000);
+    c.begin.statements = Some(StatementTime {
+        count: 10,
+        sum_timer_wait: 1_000_000,
+    });
+    c.end.statements = Some(StatementTime {
+        count: 70_010,
+        sum_timer_wait: 1_000_000 + 7_500_000_000_000,
+    });
+    let m = model_of(&c, "x.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!(r.burst_reads, Some(4.0));
+    let gap = r.burst_gap_us.unwrap();
+    assert!((gap - 375.0).abs() < 1e-6, "{gap}");
+    let src = r.burst_source.as_deref().unwrap();
+    assert!(
+        src.contains("Com_commit 5000") && src.contains("SUM_TIMER_WAIT"),
+        "{src}"
+    );
+    assert!(m.check().is_ok());
+    // The replay's plan takes it from the saved model.
+    let back = crate::model::WorkloadModel::from_toml(&m.to_toml(), "m.toml").unwrap();
+    assert_eq!(class(&back, "single-block-read").burst_reads, Some(4.0));
+    // Commits but no statement time: said, and no bursts.
+    let mut untimed = c.clone();
+    untimed.end.statements = None;
+    let m = model_of(&untimed, "x.json").unwrap();
+    assert_eq!(class(&m, "single-block-read").burst_reads, None);
+    assert!(
+        m.notes.iter().any(|n| n.contains("not how far apart")),
+        "{:?}",
+        m.notes
+    );
+    // Neither commits nor statements (an old capture): nothing claimed.
+    let m = model_of(&mariadb(), "x.json").unwrap();
+    assert_eq!(class(&m, "single-block-read").burst_reads, None);
+    assert!(!m.notes.iter().any(|n| n.starts_with("reads: in bursts")));
+}
