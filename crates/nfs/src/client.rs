@@ -23,7 +23,7 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
-use crate::retry::BusyStatus;
+use crate::retry::{Attempt, BusyStatus};
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
@@ -260,19 +260,22 @@ impl Nfs3Client {
         rel: &str,
         make: impl Fn() -> CallBuf,
     ) -> Result<Results, NfsError> {
-        let mut retry = self.options.retry.retrying();
         let id = self.router.proc_id(proc_.name());
-        loop {
+        let make = &make;
+        let attempt = move || async move {
             let res = self
                 .router
-                .call(Route::META, id, &make)
+                .call(Route::META, id, make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
-            // Still busy after the last re-send: the JUKEBOX status is the reply.
-            if !is_jukebox(res.bytes()) || !retry.again(BusyStatus::Jukebox).await {
-                return Ok(res);
-            }
-        }
+            Ok(match is_jukebox(res.bytes()) {
+                true => Attempt::Busy(BusyStatus::Jukebox, res),
+                false => Attempt::Done(res),
+            })
+        };
+        // Still busy after the last re-send: the JUKEBOX status is the reply.
+        let spent = |res, _: &_| Ok(res);
+        self.options.retry.retrying().run(attempt, spent).await
     }
 
     /// Decodes `res` as the result of `proc_`; an error status names the path.
