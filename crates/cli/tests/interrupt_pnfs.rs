@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use support::stall;
+use support::{pnfs_lab, stall};
 
 const WITHIN: Duration = Duration::from_secs(2);
 
@@ -68,9 +68,9 @@ fn stalled_metadata_and_data_servers_end_within_bounds() {
     };
     let tmp = support::scratch();
     let out = tmp.path().join("r.json");
-    let url = |host: &str| format!("nfs://{host}/gv0/dbio?version=pnfs&layout_refresh=0");
+    let url = |host: &str| pnfs_lab::url(host, 0);
     let base = |host: &str| -> Vec<String> {
-        ["run", "--target", &url(host), "--size", "16MiB"]
+        ["run", "--target", &url(host), "--size", pnfs_lab::SIZE]
             .map(String::from)
             .to_vec()
     };
@@ -82,20 +82,8 @@ fn stalled_metadata_and_data_servers_end_within_bounds() {
     };
     let mds = lab.host("1");
     // The data set first, its file's data on host 2 (a data server only).
-    let prep = args(
-        &base(&mds),
-        &["--workload", "single-block-read", "--loops", "10"],
-    );
-    let st = support::dbio(&prep.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let file = "dbio/dbio-data-01.dbf";
-    if lab.holder(file) != lab.host("2") {
-        lab.run(&["move", file]);
-    }
+    pnfs_lab::prepare(&url(&mds), &[]);
+    lab.place(pnfs_lab::DATA_FILE, &lab.host("2"));
 
     // The metadata server holds LAYOUTGET, then GETDEVICEINFO.
     let upstream: SocketAddr = format!("{mds}:2049").parse().unwrap();
@@ -107,10 +95,7 @@ fn stalled_metadata_and_data_servers_end_within_bounds() {
         };
         let host = format!("127.0.0.1:{}", p.port());
         let mut a = base(&host);
-        a[2] = format!(
-            "nfs://{host}/gv0/dbio?version=pnfs&layout_refresh=0&nfsport={}",
-            p.port()
-        );
+        a[2] = format!("{}&nfsport={}", url(&host), p.port());
         let a = args(&a, &["--time", "3s", "--json", support::s(&out)]);
         let child = support::spawn(&a.iter().map(String::as_str).collect::<Vec<_>>());
         held.recv_timeout(Duration::from_secs(60))
@@ -173,23 +158,7 @@ fn a_device_of_32_addresses_that_never_answer_costs_one_bounded_wait() {
     let tmp = support::scratch();
     let out = tmp.path().join("r.json");
     let mds = lab.host("1");
-    let prep = format!("nfs://{mds}/gv0/dbio?version=pnfs&layout_refresh=0");
-    let st = support::dbio(&[
-        "run",
-        "--target",
-        &prep,
-        "--size",
-        "16MiB",
-        "--workload",
-        "single-block-read",
-        "--loops",
-        "10",
-    ]);
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    pnfs_lab::prepare(&pnfs_lab::url(&mds, 0), &[]);
 
     // Every stripe's data server: 32 addresses, two distinct servers that accept and
     // never answer, taking turns.
@@ -200,17 +169,15 @@ fn a_device_of_32_addresses_that_never_answer_costs_one_bounded_wait() {
     let device: Vec<SocketAddr> = (0..32).map(|i| silent[i % 2]).collect();
     let upstream: SocketAddr = format!("{mds}:2049").parse().unwrap();
     let (p, rewritten) = support::device_proxy::proxy(upstream, device);
-    let url = format!(
-        "nfs://127.0.0.1:{0}/gv0/dbio?version=pnfs&layout_refresh=0&nfsport={0}",
-        p.port()
-    );
+    let proxied = format!("127.0.0.1:{}", p.port());
+    let url = format!("{}&nfsport={}", pnfs_lab::url(&proxied, 0), p.port());
     let t = Instant::now();
     let done = support::dbio(&[
         "run",
         "--target",
         &url,
         "--size",
-        "16MiB",
+        pnfs_lab::SIZE,
         "--time",
         "3s",
         "--json",

@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::pnfs_lab;
 
 fn json(path: &str) -> Value {
     support::json(std::path::Path::new(path))
@@ -46,27 +47,9 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("pnfs.json").display().to_string();
-    let url = format!(
-        "nfs://{}/gv0/dbio?version=pnfs&layout_refresh=1",
-        lab.host("1")
-    );
+    let url = pnfs_lab::url(&lab.host("1"), 1);
     // The data set first (one data file), so that the run's time is all I/O.
-    let st = support::dbio(&[
-        "run",
-        "--target",
-        &url,
-        "--size",
-        "16MiB",
-        "--workload",
-        "single-block-read",
-        "--loops",
-        "10",
-    ]);
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    pnfs_lab::prepare(&url, &[]);
     // Several users, each with more outstanding I/O than a data server session has
     // slots for half of: every one still reaches the data servers (more sessions).
     let many = tmp.path().join("many.json").display().to_string();
@@ -74,7 +57,7 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
         "--target",
         &url,
         "--size",
-        "16MiB",
+        pnfs_lab::SIZE,
         "--workload",
         "single-block-read",
         "--users",
@@ -93,17 +76,21 @@ fn io_goes_to_the_data_server_and_follows_moved_data() {
         "I/O through the metadata server: {rows:?}"
     );
 
-    let file = "dbio/dbio-data-01.dbf";
+    let file = pnfs_lab::DATA_FILE;
     // Every file on one host, so that the run meets the other only when the data
     // file moves there: a data server first named by a later layout.
-    let redo = lab.holder("dbio/dbio-redo-01.log");
-    if lab.holder(file) != redo {
-        lab.run(&["move", file]);
-    }
+    lab.place(file, &lab.holder("dbio/dbio-redo-01.log"));
     let before = lab.holder(file);
 
     let mut run = Command::new(env!("CARGO_BIN_EXE_dbio"))
-        .args(["run", "--target", &url, "--size", "16MiB", "--workload"])
+        .args([
+            "run",
+            "--target",
+            &url,
+            "--size",
+            pnfs_lab::SIZE,
+            "--workload",
+        ])
         .args(["single-block-read", "--users", "2", "--outstanding", "48"])
         .args(["--time", "30s", "--json", &out])
         .stdout(Stdio::null())
@@ -231,32 +218,14 @@ fn a_data_server_that_restarts_mid_run_loses_no_io_and_gets_it_back() {
     let out = tmp.path().join("restart.json").display().to_string();
     // Layouts are fetched once: the I/O comes back to the data server by its path
     // rejoining, not by a refresh.
-    let url = format!(
-        "nfs://{}/gv0/dbio?version=pnfs&layout_refresh=0",
-        lab.host("1")
-    );
-    let base = ["--target", &url, "--size", "16MiB"];
+    let url = pnfs_lab::url(&lab.host("1"), 0);
+    let base = ["--target", &url, "--size", pnfs_lab::SIZE];
     // Written verifiable now, so that the timed run starts its I/O at once and the
     // restart falls in it.
-    let prepare = [
-        "--workload",
-        "single-block-read",
-        "--verify",
-        "--loops",
-        "10",
-    ];
-    let st = support::dbio(&[&["run"], &base[..], &prepare[..]].concat());
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    pnfs_lab::prepare(&url, &["--verify"]);
     // The file's data on host 2, which is only a data server (host 1 is the metadata
     // server too, whose restart is another matter).
-    let file = "dbio/dbio-data-01.dbf";
-    if lab.holder(file) != lab.host("2") {
-        lab.run(&["move", file]);
-    }
+    lab.place(pnfs_lab::DATA_FILE, &lab.host("2"));
     let ds = format!("{}:2049", lab.host("2"));
 
     let run = Command::new(env!("CARGO_BIN_EXE_dbio"))

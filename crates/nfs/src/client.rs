@@ -8,14 +8,14 @@ use std::net::SocketAddr;
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 
-use dbio_rpc::conn::{CallBuf, ConnConfig, Connection, ReplyTo};
+use dbio_rpc::conn::{CallBuf, ConnConfig, ReplyTo};
 use dbio_xdr::{XdrDecode, XdrEncode};
 
-use crate::channel::{CallError, Results};
-use crate::client_config::ClientOptions;
+use crate::channel::Results;
+use crate::client_config::{ClientConfig, ClientOptions};
 use crate::error::{bad_reply, call_error, check_read_len, NfsError};
 use crate::mount::{getport, MountClient};
-use crate::path::{PathSpec, PathState};
+use crate::path::PathSpec;
 use crate::proto::nfs3::{
     self, decode_res, AccessArgs, AccessOk, CommitArgs, CommitOk, CreateArgs, CreateHow, CreateOk,
     Data, DirOpArgs, Fattr3, FhArgs, FileHandle, FsinfoOk, FsstatOk, GetattrOk, LookupOk,
@@ -23,8 +23,7 @@ use crate::proto::nfs3::{
     RenameArgs, Sattr3, SetattrArgs, StableHow, Verifier, WriteArgs, WriteOk,
 };
 use crate::proto::{mount3, portmap};
-use crate::resolve::resolve;
-use crate::retry::BusyStatus;
+use crate::retry::{Attempt, BusyStatus};
 use crate::router::{Route, Router};
 use crate::url::NfsUrl;
 
@@ -76,7 +75,8 @@ pub(crate) async fn nfs_port(
     .await
 }
 
-/// A mounted NFSv3 export.
+/// A mounted NFSv3 export (a clone shares its connections).
+#[derive(Clone)]
 pub struct Nfs3Client {
     /// The NFS connections, with their paths (a pool's are shared with its data path).
     router: Arc<Router>,
@@ -89,36 +89,31 @@ pub struct Nfs3Client {
 }
 
 impl Nfs3Client {
-    /// Mounts the export containing the URL's path (portmapper lookups for
-    /// ports the URL does not give), connects once, reads FSINFO. Returns the
-    /// client and the path inside the export. (A pool sets NFSv3 up over its own
-    /// router instead: [`Nfs3Client::mount_on`].)
+    /// Mounts the export containing the URL's path as a pool does, by NFSv3's table
+    /// (portmapper lookups for ports the URL does not give, the URL's connections, its
+    /// `mnt_timeout`), its connections running on the caller's runtime; reads FSINFO.
+    /// Returns the client and the path inside the export.
     pub async fn mount(
         url: &NfsUrl,
         options: ClientOptions,
     ) -> Result<(Nfs3Client, String), NfsError> {
+        let not_v3 = || NfsError::Invalid {
+            path: url.path.clone(),
+            reason: "not with NFSv4.1 yet (this command speaks NFSv3: use version=3)".into(),
+        };
         if url.version != crate::url::NfsVersion::V3 {
-            return Err(NfsError::Invalid {
-                path: url.path.clone(),
-                reason: "not with NFSv4.1 yet (this command speaks NFSv3: use version=3)".into(),
-            });
+            return Err(not_v3());
         }
-        let cred = options.credential()?;
-        let base = resolve(&url.host, portmap::PORT).await?;
-        let path = PathSpec::new(base.ip());
-        let nfs_addr = path.nfs_addr(nfs_port(url, &path, &options.conn).await?);
-        let conn = Connection::connect(nfs_addr, options.conn.clone())
-            .await
-            .map_err(|e| call_error("NFS", &url.path, CallError::Transport(e)))?;
-        let router = Router::new(
-            nfs3::PROGRAM,
-            nfs3::VERSION,
-            cred,
-            vec![PathState::new(path.clone())],
-            vec![(0, conn)],
-            &nfs3_proc_names(),
-        );
-        Nfs3Client::mount_on(Arc::new(router), url, &path, options).await
+        let config = ClientConfig {
+            client: options,
+            ..ClientConfig::new(url.clone())
+        };
+        let (mounted, rest, _, _) = crate::pool::set_up(&config).await?;
+        let client = mounted.nfs3().ok_or_else(not_v3)?;
+        // The table's reference gone, the client is moved out rather than cloned.
+        drop(mounted);
+        let client = Arc::unwrap_or_clone(client);
+        Ok((client, rest))
     }
 
     /// Mounts the export containing the URL's path over `path` (MOUNT to the URL's
@@ -265,19 +260,22 @@ impl Nfs3Client {
         rel: &str,
         make: impl Fn() -> CallBuf,
     ) -> Result<Results, NfsError> {
-        let mut retry = self.options.retry.retrying();
         let id = self.router.proc_id(proc_.name());
-        loop {
+        let make = &make;
+        let attempt = move || async move {
             let res = self
                 .router
-                .call(Route::META, id, &make)
+                .call(Route::META, id, make)
                 .await
                 .map_err(|e| call_error(proc_.name(), &self.full_path(rel), e))?;
-            // Still busy after the last re-send: the JUKEBOX status is the reply.
-            if !is_jukebox(res.bytes()) || !retry.again(BusyStatus::Jukebox).await {
-                return Ok(res);
-            }
-        }
+            Ok(match is_jukebox(res.bytes()) {
+                true => Attempt::Busy(BusyStatus::Jukebox, res),
+                false => Attempt::Done(res),
+            })
+        };
+        // Still busy after the last re-send: the JUKEBOX status is the reply.
+        let spent = |res, _: &_| Ok(res);
+        self.options.retry.retrying().run(attempt, spent).await
     }
 
     /// Decodes `res` as the result of `proc_`; an error status names the path.

@@ -127,6 +127,64 @@ async fn connect_channels(
     Ok((channels, down_at_open))
 }
 
+/// What [`set_up`] gives: the mounted version's table, the path inside what it
+/// mounted, the router and the server's NFS port.
+pub(crate) type SetUpDone = (Box<dyn Version>, String, Arc<Router>, u16);
+
+/// The set-up of a client by its version's table: the NFS port, `conns` connections
+/// on every path (one that cannot be reached starts down when there are several),
+/// the router over them, then the version's mount. The connections run on the
+/// runtime this is awaited in.
+pub(crate) async fn set_up(config: &ClientConfig) -> Result<SetUpDone, NfsError> {
+    let url = &config.url;
+    let cred = config.client.credential()?;
+    let setup = table(url.version);
+    let (prog, vers, procs) = setup.program();
+    let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
+    let first = PathSpec {
+        local: config.local,
+        server: addr.ip(),
+    };
+    let paths: Vec<PathSpec> = std::iter::once(first)
+        .chain(config.paths.iter().cloned())
+        .collect();
+    let data_cfg = data_config(config, paths.len() > 1);
+    let port = setup.port(config, &paths, &data_cfg).await?;
+    let (channels, down) = connect_channels(&paths, port, &data_cfg, config).await?;
+    // Metadata and data share the connections: a call that meets a dead path
+    // moves to the next one, whichever kind it is.
+    let router = Router::new(
+        prog,
+        vers,
+        cred.clone(),
+        paths.iter().cloned().map(PathState::new).collect(),
+        channels,
+        &procs,
+    )
+    .with_runs_on_callers(config.workers == 0);
+    let router = Arc::new(router);
+    for (path, reason) in &down {
+        router.health().failed(*path, reason, false);
+    }
+    let up = router
+        .channels()
+        .iter()
+        .filter(|c| !down.iter().any(|(p, _)| *p == c.path))
+        .map(|c| c.conn.clone())
+        .collect();
+    let (mounted, rest) = setup
+        .mount(MountArgs {
+            config,
+            router: &router,
+            paths: &paths,
+            up,
+            cred,
+            conn: &data_cfg,
+        })
+        .await?;
+    Ok((mounted, rest, router, port))
+}
+
 impl Pool {
     /// Opens the export of the configuration's URL: first `conns` connections on
     /// every path (the URL's host, then the configuration's further `paths`; with
@@ -151,54 +209,7 @@ impl Pool {
             path: "NFS runtime".into(),
             reason: e.to_string(),
         })?;
-        let cred = config.client.credential()?;
-        let setup = table(url.version);
-        let (prog, vers, procs) = setup.program();
-        let (mounted, rest, router, nfs_port) = rt.block_on(async {
-            let addr = crate::resolve::resolve(&url.host, NFS_PORT).await?;
-            let first = PathSpec {
-                local: config.local,
-                server: addr.ip(),
-            };
-            let paths: Vec<PathSpec> = std::iter::once(first)
-                .chain(config.paths.iter().cloned())
-                .collect();
-            let data_cfg = data_config(config, paths.len() > 1);
-            let port = setup.port(config, &paths, &data_cfg).await?;
-            let (channels, down) = connect_channels(&paths, port, &data_cfg, config).await?;
-            // Metadata and data share the connections: a call that meets a dead path
-            // moves to the next one, whichever kind it is.
-            let router = Router::new(
-                prog,
-                vers,
-                cred.clone(),
-                paths.iter().cloned().map(PathState::new).collect(),
-                channels,
-                &procs,
-            )
-            .with_runs_on_callers(config.workers == 0);
-            let router = Arc::new(router);
-            for (path, reason) in &down {
-                router.health().failed(*path, reason, false);
-            }
-            let up = router
-                .channels()
-                .iter()
-                .filter(|c| !down.iter().any(|(p, _)| *p == c.path))
-                .map(|c| c.conn.clone())
-                .collect();
-            let (mounted, rest) = setup
-                .mount(MountArgs {
-                    config,
-                    router: &router,
-                    paths: &paths,
-                    up,
-                    cred,
-                    conn: &data_cfg,
-                })
-                .await?;
-            Ok::<_, NfsError>((mounted, rest, router, port))
-        })?;
+        let (mounted, rest, router, nfs_port) = rt.block_on(set_up(config))?;
         if router.health().paths.len() > 1 || mounted.layouts().is_some() {
             // Data servers are added as paths of their own later: probed alike.
             rt.spawn(crate::failover::probe(Arc::downgrade(&router)));

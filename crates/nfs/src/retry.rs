@@ -1,13 +1,16 @@
 //! The one retry policy of the client and the data path: how long to wait before
 //! sending a call again that the server answered "try again later" (NFS3ERR_JUKEBOX,
 //! NFS4ERR_DELAY, NFS4ERR_GRACE), or that found every path down, and how many times;
-//! and the one stepper ([`Retrying`]) every async caller retries with. The budget
+//! and the one stepper ([`Retrying`]) every async caller retries with, through
+//! [`Retrying::run`]: the caller says how to attempt and what an answer means
+//! ([`Attempt`]), the stepper when to re-send and when to give up. The budget
 //! depends on what the server said ([`BusyStatus`]): a busy server (JUKEBOX, DELAY)
 //! gets a few seconds of re-sends, a server in its grace period after a restart as
 //! long as a grace period lasts (a lease or more, 90 s on many servers). The data
 //! path, which waits for many calls at once, keeps its re-sends in its own queue by
 //! the same policy ([`Backoff::allows_after`]).
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::proto::nfs4::Nfsstat4;
@@ -116,6 +119,18 @@ impl Backoff {
     }
 }
 
+/// What one attempt of a call came to, for [`Retrying::run`].
+#[derive(Debug)]
+pub enum Attempt<T, L> {
+    /// The call's outcome.
+    Done(T),
+    /// The server said "try later" (`status`); `L` is what the answer is made of if
+    /// the budget is spent.
+    Busy(BusyStatus, L),
+    /// A failure no re-send mends, answered as a spent budget is.
+    Failed(L),
+}
+
 /// The re-sends of one call after "try later": each [`Retrying::again`] waits the
 /// back-off, until the policy allows no more for what the server said.
 #[derive(Debug)]
@@ -147,6 +162,32 @@ impl Retrying {
             self.busy += 1;
         }
         true
+    }
+
+    /// Attempts the call until it is done, re-sending after each "try later" as
+    /// [`Retrying::again`] allows. When the budget is spent (or the process stops), or
+    /// on [`Attempt::Failed`], `spent` makes the outcome of the last answer, with the
+    /// re-sends made. An error of an attempt ends the call as it is.
+    pub async fn run<T, L, E, F>(
+        mut self,
+        mut attempt: impl FnMut() -> F,
+        spent: impl FnOnce(L, &Retrying) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        F: Future<Output = Result<Attempt<T, L>, E>>,
+    {
+        let last = loop {
+            match attempt().await? {
+                Attempt::Done(t) => return Ok(t),
+                Attempt::Busy(status, last) => {
+                    if !self.again(status).await {
+                        break last;
+                    }
+                }
+                Attempt::Failed(last) => break last,
+            }
+        };
+        spent(last, &self)
     }
 
     /// Re-sends made so far.
@@ -248,5 +289,46 @@ mod tests {
         assert!(!none.allows_after(BusyStatus::Grace, 2, Duration::ZERO));
         assert!(b.allows_after(BusyStatus::Grace, 40, Duration::from_millis(50)));
         assert!(!b.allows_after(BusyStatus::Grace, 40, Duration::from_millis(57)));
+    }
+
+    #[test]
+    fn run_re_sends_while_busy_and_hands_the_last_answer_to_spent() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let b = Backoff {
+            first: Duration::from_millis(1),
+            max: Duration::from_millis(2),
+            retries: 2,
+            grace: Duration::ZERO,
+        };
+        let spent = |last: u32, r: &Retrying| Err::<u32, _>((last, r.resends()));
+        let attempts = std::cell::Cell::new(0u32);
+        let attempts = &attempts;
+        let busy_until = |n: u32| {
+            move || async move {
+                attempts.set(attempts.get() + 1);
+                let a = attempts.get();
+                Ok::<_, (u32, u32)>(match a <= n {
+                    true => Attempt::Busy(BusyStatus::Jukebox, a),
+                    false => Attempt::Done(a),
+                })
+            }
+        };
+        rt.block_on(async {
+            // Busy twice, then done: within the budget.
+            assert_eq!(b.retrying().run(busy_until(2), spent).await, Ok(3));
+            // Busy beyond the budget: the third answer, after two re-sends.
+            attempts.set(0);
+            assert_eq!(b.retrying().run(busy_until(9), spent).await, Err((3, 2)));
+            // A failure is not re-sent.
+            attempts.set(0);
+            let failed = || async { Ok(Attempt::Failed(7)) };
+            assert_eq!(b.retrying().run(failed, spent).await, Err((7, 0)));
+            // An attempt's own error ends the call at once.
+            let error = || async { Err::<Attempt<u32, u32>, _>((0, 9)) };
+            assert_eq!(b.retrying().run(error, spent).await, Err((0, 9)));
+        });
     }
 }

@@ -89,4 +89,7 @@ impl Version for Mount3 {
         let path = DataPath::new(router.clone(), seam, depth, (rsize, wsize), retry);
         Box::pin(std::future::ready(Ok(path)))
     }
+    fn nfs3(&self) -> Option<Arc<Nfs3Client>> {
+        Some(self.0.clone())
+    }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection};
 use dbio_rpc::Credential;
 
+use crate::client::Nfs3Client;
 use crate::client_config::ClientConfig;
 use crate::datapath::DataPath;
 use crate::error::NfsError;
@@ -126,6 +127,10 @@ pub trait Version: Send + Sync {
     /// NFSv4.1: the mount (sessions, back channel, metadata client), for callers that
     /// need more than the table.
     fn v41(&self) -> Option<&V41Mount> {
+        None
+    }
+    /// NFSv3: the mounted export's client, for callers that speak NFSv3 procedures.
+    fn nfs3(&self) -> Option<Arc<Nfs3Client>> {
         None
     }
 }

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 pub mod device_proxy;
 pub mod mariadb_lab;
 pub mod pg_lab;
+pub mod pnfs_lab;
 pub mod stall;
 
 use serde_json::Value;

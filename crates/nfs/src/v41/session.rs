@@ -7,7 +7,7 @@
 //! is replaced whole by a recovery, so that its holders keep the same [`Session`].
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -21,10 +21,10 @@ use crate::channel::{build_call, Results};
 use crate::error::{call_error, NfsError};
 use crate::proto::nfs4::{
     chan_dir, decode_compound, session_flags, ArgOp, CallbackSec, ChannelAttrs, ClientId, Compound,
-    CompoundRes, Nfsstat4, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId, MINOR_VERSION,
-    PROC_COMPOUND, PROGRAM, VERSION,
+    CompoundRes, Nfsstat4, OpFailure, OpResult, Opnum, RdmaIrd, SequenceOk, SessionId,
+    MINOR_VERSION, PROC_COMPOUND, PROGRAM, VERSION,
 };
-use crate::retry::{Backoff, BusyStatus, Retrying};
+use crate::retry::{Attempt, Backoff, BusyStatus, Retrying};
 use crate::router::{ProcId, Route, Router};
 use crate::v41::back_channel::{back_channel_attrs, Callbacks, CB_PROGRAM};
 use crate::v41::recover::{in_recovery, LostHook};
@@ -404,32 +404,36 @@ impl Session {
             path: path.into(),
             reason,
         };
-        let mut retry = self.opts.backoff.retrying();
-        let (slot, mut seqid) = self.take_slot(live, path).await?;
-        let mut guard = SlotGuard {
+        // The budget counts from before the wait for a slot.
+        let retry = self.opts.backoff.retrying();
+        let (slot, seqid) = self.take_slot(live, path).await?;
+        // The slot's sequence id, which an attempt whose SEQUENCE was done advances.
+        let seqid = &AtomicU32::new(seqid);
+        let guard = &SlotGuard {
             live,
             slot,
-            settled: true,
+            settled: AtomicBool::new(true),
         };
-        loop {
+        let attempt = move || async move {
             let highest = {
                 let t = live.slots.lock().unwrap_or_else(|e| e.into_inner());
                 t.highest_busy()
             };
+            let sent = seqid.load(Relaxed);
             let call = || {
                 build_call(
                     PROGRAM,
                     VERSION,
                     PROC_COMPOUND,
                     &self.cred,
-                    |b| encode(b, live.sessionid, ops, slot, seqid, highest),
+                    |b| encode(b, live.sessionid, ops, slot, sent, highest),
                     bytes::Bytes::new(),
                 )
             };
             // Until a reply arrives, the server may or may not have run the request.
-            guard.settled = false;
+            guard.settled.store(false, Relaxed);
             let results = self.send(call, ops.tag, path).await?;
-            guard.settled = true;
+            guard.settled.store(true, Relaxed);
             let res = decode_compound(results.bytes()).map_err(|e| bad(ops.tag, e.to_string()))?;
             if let (Some(bc), Some(OpResult::Sequence(ok))) =
                 (&self.opts.back_channel, res.results.first())
@@ -439,31 +443,31 @@ impl Session {
             }
             let (op, later) = match settle(&res) {
                 Settled::Done(ok) => {
-                    check_sequenced(live, ok, slot, seqid, &bad)?;
+                    check_sequenced(live, ok, slot, sent, &bad)?;
                     res.check_ops(std::iter::once(Opnum::Sequence).chain(ops.opnums()))
                         .map_err(|e| bad(ops.tag, e.to_string()))?;
                     drop(res);
-                    return Ok(Ok(Reply {
+                    return Ok(Attempt::Done(Ok(Reply {
                         results,
                         server: self.conn.addr(),
-                    }));
+                    })));
                 }
                 Settled::Again { seq, op, status } => {
-                    check_sequenced(live, seq, slot, seqid, &bad)?;
+                    check_sequenced(live, seq, slot, sent, &bad)?;
                     // SEQUENCE was done: the retry is a new request.
-                    seqid = seqid.wrapping_add(1);
+                    seqid.store(sent.wrapping_add(1), Relaxed);
                     (op, status)
                 }
                 Settled::Same { status } => (Opnum::Sequence, status),
                 Settled::Lost { seq, op, status } => {
                     if let Some(ok) = seq {
-                        check_sequenced(live, ok, slot, seqid, &bad)?;
+                        check_sequenced(live, ok, slot, sent, &bad)?;
                     }
-                    return Ok(Err((op, status)));
+                    return Ok(Attempt::Done(Err((op, status))));
                 }
                 Settled::Failed { seq, op, status: s } => {
                     if let Some(ok) = seq {
-                        check_sequenced(live, ok, slot, seqid, &bad)?;
+                        check_sequenced(live, ok, slot, sent, &bad)?;
                     }
                     return Err(status(op, path, s));
                 }
@@ -473,10 +477,11 @@ impl Session {
             };
             // RETRY_UNCACHED_REP is re-sent as a new request within a busy server's budget.
             let why = BusyStatus::of_v4(later).unwrap_or(BusyStatus::Delay);
-            if !retry.again(why).await {
-                return Err(retried(status(op, path, later), later, &retry));
-            }
-        }
+            Ok(Attempt::Busy(why, (op, later)))
+        };
+        let spent =
+            |(op, later), retry: &Retrying| Err(retried(status(op, path, later), later, retry));
+        retry.run(attempt, spent).await
     }
 
     /// Sends a COMPOUND: through the router when the session has one (a transport
@@ -694,13 +699,14 @@ fn encode(
 struct SlotGuard<'a> {
     live: &'a Live,
     slot: u32,
-    settled: bool,
+    /// The last request on the slot got its reply (set by each attempt of the call).
+    settled: AtomicBool,
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         let mut t = self.live.slots.lock().unwrap_or_else(|e| e.into_inner());
-        if self.settled {
+        if *self.settled.get_mut() {
             t.free(self.slot);
         } else {
             t.retired += 1;
@@ -724,8 +730,7 @@ pub(crate) async fn plain_call(
         path: server.clone(),
         reason,
     };
-    let mut retry = backoff.retrying();
-    loop {
+    let attempt = move || async move {
         let call = build_call(
             PROGRAM,
             VERSION,
@@ -748,25 +753,24 @@ pub(crate) async fn plain_call(
             source,
         })?;
         let res = decode_compound(results.bytes()).map_err(|e| bad(c.tag, e.to_string()))?;
-        match res.failure {
+        Ok(match res.failure {
             None => {
                 res.check_ops(c.opnums())
                     .map_err(|e| bad(c.tag, e.to_string()))?;
                 drop(res);
-                return Ok(Reply {
+                Attempt::Done(Reply {
                     results,
                     server: conn.addr(),
-                });
+                })
             }
-            Some(f) => {
-                let again = match BusyStatus::of_v4(f.status) {
-                    Some(why) => retry.again(why).await,
-                    None => false,
-                };
-                if !again {
-                    return Err(retried(status(f.op, &server, f.status), f.status, &retry));
-                }
-            }
-        }
-    }
+            Some(f) => match BusyStatus::of_v4(f.status) {
+                Some(why) => Attempt::Busy(why, f),
+                None => Attempt::Failed(f),
+            },
+        })
+    };
+    let spent = |f: OpFailure, retry: &Retrying| {
+        Err(retried(status(f.op, &server, f.status), f.status, retry))
+    };
+    backoff.retrying().run(attempt, spent).await
 }

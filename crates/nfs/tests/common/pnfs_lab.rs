@@ -95,6 +95,14 @@ impl Lab {
     pub fn holder(&self, file: &str) -> String {
         self.host(&self.run(&["where", file]))
     }
+
+    /// Moves `file`'s data to host `addr` unless it is there (with two hosts, a move
+    /// takes it to the other one).
+    pub fn place(&self, file: &str, addr: &str) {
+        if self.holder(file) != addr {
+            self.run(&["move", file]);
+        }
+    }
 }
 
 impl Drop for Lab {
