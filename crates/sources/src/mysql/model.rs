@@ -205,7 +205,8 @@ fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
     let per_unit = reads / units;
     let Some((_, time_ps)) = stmts else {
         m.notes.push(format!(
-            "reads: {per_unit:.2} per transaction ({per}), but not how far apart              (performance_schema's statement summaries are off): replayed spread evenly"
+            "reads: {per_unit:.2} per transaction ({per}), but not how far apart \
+             (performance_schema's statement summaries are off): replayed spread evenly"
         ));
         return;
     };
@@ -217,10 +218,14 @@ fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
     class.burst_reads = Some(per_unit);
     class.burst_gap_us = Some(gap_us);
     class.burst_source = Some(format!(
-        "Innodb_buffer_pool_reads {reads:.0} over {per} = {per_unit:.2} reads each;          performance_schema.events_statements_summary_global_by_event_name SUM_TIMER_WAIT          {span_us:.0} us per transaction over its reads = {gap_us:.0} us apart"
+        "{reads:.0} page reads over {per} = {per_unit:.2} each; \
+         performance_schema.events_statements_summary_global_by_event_name \
+         SUM_TIMER_WAIT {span_us:.0} us per transaction over its reads = \
+         {gap_us:.0} us apart"
     ));
     m.notes.push(format!(
-        "reads: in bursts as production's transactions read, {per_unit:.1} each,          {gap_us:.0} us apart ({})",
+        "reads: in bursts as production's transactions read, {per_unit:.1} each, \
+         {gap_us:.0} us apart ({})",
         class.burst_source.as_deref().unwrap_or_default()
     ));
 }
