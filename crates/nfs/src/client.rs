@@ -12,7 +12,7 @@ use dbio_rpc::conn::{CallBuf, ConnConfig, ReplyTo};
 use dbio_xdr::{XdrDecode, XdrEncode};
 
 use crate::channel::Results;
-use crate::client_config::{ClientConfig, ClientOptions};
+use crate::client_config::ClientOptions;
 use crate::error::{bad_reply, call_error, check_read_len, NfsError};
 use crate::mount::{getport, MountClient};
 use crate::path::PathSpec;
@@ -89,33 +89,6 @@ pub struct Nfs3Client {
 }
 
 impl Nfs3Client {
-    /// Mounts the export containing the URL's path as a pool does, by NFSv3's table
-    /// (portmapper lookups for ports the URL does not give, the URL's connections, its
-    /// `mnt_timeout`), its connections running on the caller's runtime; reads FSINFO.
-    /// Returns the client and the path inside the export.
-    pub async fn mount(
-        url: &NfsUrl,
-        options: ClientOptions,
-    ) -> Result<(Nfs3Client, String), NfsError> {
-        let not_v3 = || NfsError::Invalid {
-            path: url.path.clone(),
-            reason: "not with NFSv4.1 yet (this command speaks NFSv3: use version=3)".into(),
-        };
-        if url.version != crate::url::NfsVersion::V3 {
-            return Err(not_v3());
-        }
-        let config = ClientConfig {
-            client: options,
-            ..ClientConfig::new(url.clone())
-        };
-        let (mounted, rest, _, _) = crate::pool::set_up(&config).await?;
-        let client = mounted.nfs3().ok_or_else(not_v3)?;
-        // The table's reference gone, the client is moved out rather than cloned.
-        drop(mounted);
-        let client = Arc::unwrap_or_clone(client);
-        Ok((client, rest))
-    }
-
     /// Mounts the export containing the URL's path over `path` (MOUNT to the URL's
     /// mount port or the one the portmapper gives) and reads FSINFO through `router`,
     /// whose connections reach the server's NFS port. Returns the client and the

@@ -27,7 +27,8 @@ use std::time::Duration;
 use dbio_rpc::conn::{ConnConfig, Connection, Siblings};
 
 use crate::channel::CallError;
-use crate::client_config::ClientConfig;
+use crate::client::Nfs3Client;
+use crate::client_config::{ClientConfig, ClientOptions};
 pub use crate::client_config::{LAYOUT_REFRESH_S, PATH_TIMEOUT};
 use crate::datapath::DataPath;
 use crate::error::{call_error, NfsError};
@@ -36,7 +37,7 @@ use crate::path::{PathEvent, PathSpec, PathState};
 use crate::proto::nfs4::Stateid;
 use crate::router::Router;
 pub use crate::router::{Channel, ProcCounters};
-use crate::url::NfsVersion;
+use crate::url::{NfsUrl, NfsVersion};
 pub use crate::v41::pnfs::LayoutEvent;
 use crate::v41::V41Mount;
 use crate::version::{MountArgs, SetUp, Version};
@@ -395,6 +396,37 @@ impl Drop for Pool {
             return;
         }
         self.rt.block_on(self.mounted.release());
+    }
+}
+
+// NFSv3's stand-alone client is set up as a pool is; it lives here, above the client,
+// so that the client's file imports nothing of the pool.
+impl Nfs3Client {
+    /// Mounts the export containing the URL's path as a pool does, by NFSv3's table
+    /// (portmapper lookups for ports the URL does not give, the URL's connections, its
+    /// `mnt_timeout`), its connections running on the caller's runtime; reads FSINFO.
+    /// Returns the client and the path inside the export.
+    pub async fn mount(
+        url: &NfsUrl,
+        options: ClientOptions,
+    ) -> Result<(Nfs3Client, String), NfsError> {
+        let not_v3 = || NfsError::Invalid {
+            path: url.path.clone(),
+            reason: "not with NFSv4.1 yet (this command speaks NFSv3: use version=3)".into(),
+        };
+        if url.version != NfsVersion::V3 {
+            return Err(not_v3());
+        }
+        let config = ClientConfig {
+            client: options,
+            ..ClientConfig::new(url.clone())
+        };
+        let (mounted, rest, _, _) = set_up(&config).await?;
+        let client = mounted.nfs3().ok_or_else(not_v3)?;
+        // The table's reference gone, the client is moved out rather than cloned.
+        drop(mounted);
+        let client = Arc::unwrap_or_clone(client);
+        Ok((client, rest))
     }
 }
 
