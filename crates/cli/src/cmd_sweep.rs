@@ -19,8 +19,9 @@ use crate::common::{stop_flag_within, EXIT_INTERRUPTED, STOP_GRACE};
 #[command(
     about = "Run a planned experiment: configurations x user loads x repeats, interleaved, resumable",
     long_about = "Run a planned experiment: every configuration at every user load, repeated, the \
-        configurations interleaved at each load and their order rotated per repeat, so that drift \
-        of the machine or the storage falls on all alike. Each run is a `dbio run` (or `dbio \
+        configurations interleaved at each load, their order rotated and reversed by turns (each \
+        comes after each other one as often), so that drift and what a run leaves behind fall \
+        on all alike. Each run is a `dbio run` (or `dbio \
         calibrate`) of its own; its result goes to OUT/runs/CONFIG/uUSERS-rREPEAT.json, labelled \
         with configuration, users and repeat, and OUT/sweep.json records what is done. A sweep \
         stopped by Ctrl-C, a crash or a reboot continues with --resume, never redoing a finished \

@@ -312,15 +312,23 @@ impl Plan {
 
 impl CheckedPlan {
     /// Every run in order: each repeat is a whole user ramp, and at each load every
-    /// configuration runs once, the order rotated by one per repeat, so that drift of the
-    /// machine or the storage falls on every configuration alike.
+    /// configuration runs once, so that drift of the machine or the storage falls on
+    /// every configuration alike. The order is rotated by one every second repeat and
+    /// run backwards on the others (a Williams design): each configuration then comes
+    /// as often after each other one, so that what a run leaves behind (a storage path
+    /// kept busy by a heavy configuration) does not always fall on the same one, as a
+    /// plain rotation, which keeps the cyclic order, would make it.
     pub fn schedule(&self) -> Vec<PlannedRun> {
         let configs = &self.plan.configs;
+        let n = configs.len();
         let mut runs = Vec::new();
         for repeat in 0..self.plan.repeats {
+            let shift = (repeat as usize / 2) % n.max(1);
+            let backwards = repeat % 2 == 1;
             for &users in &self.users {
-                for i in 0..configs.len() {
-                    let c = &configs[(i + repeat as usize) % configs.len()];
+                for i in 0..n {
+                    let at = if backwards { n - 1 - i } else { i };
+                    let c = &configs[(at + shift) % n];
                     runs.push(PlannedRun {
                         index: runs.len(),
                         config: c.name.clone(),
@@ -375,6 +383,28 @@ mod tests {
             order,
             ["a11", "b11", "a21", "b21", "a31", "b31", "b12", "a12", "b22", "a22", "b32", "a32"]
         );
+        // Three configurations: over six repeats each follows each other one equally
+        // often (a plain rotation would always put c before a).
+        let three = r#"
+            repeats = 6
+            [[config]]
+            name = "a"
+            [[config]]
+            name = "b"
+            [[config]]
+            name = "c"
+        "#;
+        let p3 = Plan::from_toml(three, "p.toml").unwrap().check().unwrap();
+        let seq: Vec<String> = p3.schedule().iter().map(|r| r.config.clone()).collect();
+        assert_eq!(seq[..6], ["a", "b", "c", "c", "b", "a"]);
+        let mut after = std::collections::BTreeMap::new();
+        for rep in seq.chunks(3) {
+            for w in rep.windows(2) {
+                *after.entry((w[0].clone(), w[1].clone())).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(after.len(), 6, "{after:?}");
+        assert!(after.values().all(|&k| k == 2), "{after:?}");
         let b = p.config("b").unwrap();
         assert_eq!(
             p.plan.arguments(b).unwrap(),
