@@ -42,6 +42,14 @@ fn capture(path: &Path, read_us: f64) {
 
 /// `dbio replay CAP` for 2 s a step at `scales` on buffered files in `dir`, writing
 /// `out`: (exit code, stdout, stderr).
+/// The replays of this file run real I/O and are judged by their latency across
+/// scales; one at a time, so that a neighbour's replay does not take the CPU one
+/// scale's reads wait for (2 cores).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn replay(dir: &Path, cap: &Path, scales: &str, out: &Path) -> (i32, String, String) {
     let o = dbio(&[
         "replay",
@@ -75,6 +83,7 @@ fn first_report_line(stdout: &str) -> &str {
 
 #[test]
 fn reads_slower_than_production_answer_no_first_and_exit_3() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let cap = dir.path().join("cap.json");
     // 100 ns a read: no read of 8 KiB through a system call is that fast.
@@ -113,6 +122,7 @@ fn reads_slower_than_production_answer_no_first_and_exit_3() {
 
 #[test]
 fn a_replay_served_answers_yes_and_dbio_report_renders_its_json_again() {
+    let _one_at_a_time = serial();
     let dir = scratch();
     let cap = dir.path().join("cap.json");
     // A second a read: any storage is faster.

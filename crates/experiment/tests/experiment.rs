@@ -242,8 +242,13 @@ fn counted_calls_show_which_reads_slept_in_the_device() {
     let cached = share(&s);
     assert!(cached < 0.2, "page-cache reads slept: {cached}");
     s.direct = true;
+    // Most O_DIRECT reads wait for the device; a virtual disk whose host answers from
+    // its own cache lets some complete before the thread sleeps.
     let device = share(&s);
-    assert!(device > 0.8, "O_DIRECT reads did not sleep: {device}");
+    assert!(
+        device > 0.3 && device > cached + 0.2,
+        "O_DIRECT reads slept no more than copies: {device} against {cached}"
+    );
     // Not counted unless asked.
     s.count_sleeps = false;
     let out = run(&s, &AtomicBool::new(false), None).unwrap();
