@@ -65,6 +65,16 @@ fn a_cold_scan_reads_the_tables_pages() {
     assert!(out.contains("single-block-read"), "{out}");
     let c = read_capture(&p("cap.json"));
     let m = dbio_sources::mysql::model_of(&c, "cap").unwrap();
+    // The session that scanned read some pages itself (the rest were read ahead by
+    // background threads): the per-user summary counts its calls, no more than all.
+    let (own, _) = c.session_data_file_delta().expect("the users' summary");
+    let all = c
+        .file_delta("wait/io/file/innodb/innodb_data_file")
+        .unwrap();
+    assert!(
+        own > 0.0 && own <= (all.count_read + all.count_write + all.count_misc) as f64,
+        "the session's {own} calls of {all:?}"
+    );
     // Pages read, whether by a session or read ahead, against the table's file.
     let pages: f64 = m
         .classes

@@ -34,7 +34,8 @@ pub fn replay_plan(
         let burst = c
             .burst_reads
             .zip(c.burst_gap_us)
-            .and_then(|(n, g)| Burst::new(n, g * 1e3));
+            .and_then(|(n, g)| Burst::new(n, g * 1e3))
+            .and_then(|b| b.with_alone(c.burst_alone.unwrap_or(0.0)));
         if let (Some(b), Some(class)) = (burst, IoClass::parse(&c.class)) {
             rates = rates.with_burst(class, b);
         }
@@ -259,6 +260,7 @@ mod tests {
         let mut bursty = model.clone();
         bursty.classes[0].burst_reads = Some(4.2);
         bursty.classes[0].burst_gap_us = Some(350.0);
+        bursty.classes[0].burst_alone = Some(0.2);
         let b = replay_plan(&bursty, 2.0, &RunOptions::default()).unwrap();
         assert_eq!(
             b.open_loop
@@ -266,7 +268,7 @@ mod tests {
                 .unwrap()
                 .rates
                 .burst(IoClass::SingleBlockRead),
-            dbio_workload::Burst::new(4.2, 350_000.0)
+            dbio_workload::Burst::new(4.2, 350_000.0).and_then(|b| b.with_alone(0.2))
         );
         pg.classes[2].unmapped_pages = Some(0.5);
         let e = replay_plan(&pg, 1.0, &RunOptions::default()).unwrap_err();

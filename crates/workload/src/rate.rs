@@ -65,10 +65,13 @@ fn bad(part: &str, why: impl Into<String>) -> RateError {
 /// spaced `gap_ns` apart, so that the class's rate stays the one asked. A storage path
 /// that has just served an I/O serves the next one faster (caches, a device awake):
 /// the same rate spread evenly is slower per I/O than in production's bursts.
+/// `alone` is the share of the class's I/Os that come one at a time instead, as a
+/// database's background threads read (purge, change buffer merges).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Burst {
     pub mean: f64,
     pub gap_ns: f64,
+    pub alone: f64,
 }
 
 /// The most I/Os a burst has on average.
@@ -78,8 +81,27 @@ impl Burst {
     /// A burst of `mean` I/Os `gap_ns` apart; None unless both are finite, the mean at
     /// least 1 and at most [`MAX_BURST`], the gap not negative.
     pub fn new(mean: f64, gap_ns: f64) -> Option<Burst> {
-        ((1.0..=MAX_BURST).contains(&mean) && gap_ns.is_finite() && gap_ns >= 0.0)
-            .then_some(Burst { mean, gap_ns })
+        ((1.0..=MAX_BURST).contains(&mean) && gap_ns.is_finite() && gap_ns >= 0.0).then_some(
+            Burst {
+                mean,
+                gap_ns,
+                alone: 0.0,
+            },
+        )
+    }
+
+    /// The same bursts, with `share` (0 to below 1) of the I/Os coming alone; None
+    /// for a share outside that.
+    pub fn with_alone(self, share: f64) -> Option<Burst> {
+        (0.0..1.0).contains(&share).then_some(Burst {
+            alone: share,
+            ..self
+        })
+    }
+
+    /// I/Os per start of a burst or of a lone I/O, on average.
+    fn per_start(&self) -> f64 {
+        1.0 / ((1.0 - self.alone) / self.mean + self.alone)
     }
 }
 
@@ -285,11 +307,18 @@ impl Stream {
 
     /// Begins every burst that starts before the earliest arrival pending (at least
     /// one that has arrivals), so that arrivals leave in time order when bursts
-    /// overlap. `gap_ns` is then the mean gap between bursts' starts.
+    /// overlap. `gap_ns` is then the mean gap between starts.
     fn begin_bursts(&mut self, b: Burst) {
+        // A start is a lone I/O with the chance that keeps `alone` of the I/Os so.
+        let lone = b.alone * b.per_start();
         while self.pending.front().is_none_or(|&f| self.next_ns <= f) {
             let start = self.next_ns;
-            for i in 0..self.poisson(b.mean) {
+            let n = if lone > 0.0 && self.uniform() < lone {
+                1
+            } else {
+                self.poisson(b.mean)
+            };
+            for i in 0..n {
                 let at = start + f64::from(i) * b.gap_ns;
                 let k = self.pending.partition_point(|&p| p <= at);
                 self.pending.insert(k, at);
@@ -354,8 +383,8 @@ impl Schedule {
                 let burst = class
                     .and_then(|c| rates.burst(c))
                     .filter(|_| arrivals == Arrivals::Poisson);
-                // With bursts, the gap is between bursts' starts.
-                let gap_ns = 1e9 * f64::from(users) / rate * burst.map_or(1.0, |b| b.mean);
+                // With bursts, the gap is between starts of bursts (or of lone I/Os).
+                let gap_ns = 1e9 * f64::from(users) / rate * burst.map_or(1.0, |b| b.per_start());
                 let mut s = Stream {
                     class,
                     gap_ns,

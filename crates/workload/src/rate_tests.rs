@@ -192,3 +192,26 @@ fn bursts_keep_the_rate_and_group_the_arrivals() {
     // A mean below one, or a gap that is no time, is no burst.
     assert!(Burst::new(0.5, 1.0).is_none() && Burst::new(2.0, f64::NAN).is_none());
 }
+
+#[test]
+fn a_share_of_lone_arrivals_keeps_the_rate_and_ungroups_that_share() {
+    let rate = 200.0;
+    let burst = Burst::new(4.0, 300_000.0).unwrap().with_alone(0.5).unwrap();
+    let rates = Rates::per_class(&[(IoClass::SingleBlockRead, rate)])
+        .unwrap()
+        .with_burst(IoClass::SingleBlockRead, burst);
+    let mut s = Schedule::new(&rates, Arrivals::Poisson, 0, 1, 9);
+    let n = 40_000;
+    let t = times(&mut s, n);
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "arrivals in time order");
+    let secs = t[n - 1] as f64 / 1e9;
+    assert!((secs / (n as f64 / rate) - 1.0).abs() < 0.04, "{secs} s");
+    // A Poisson(4) burst has 4 - 1 + e^-4 gaps within it, 0.755 per I/O; with half
+    // the I/Os alone, 0.377.
+    let close = t.windows(2).filter(|w| w[1] - w[0] == 300_000).count() as f64 / n as f64;
+    assert!(
+        (0.34..0.42).contains(&close),
+        "{close} of the gaps within a burst"
+    );
+    assert!(burst.with_alone(1.0).is_none() && burst.with_alone(-0.1).is_none());
+}

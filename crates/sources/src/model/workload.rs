@@ -141,6 +141,10 @@ pub struct ModelClass {
     /// another sooner than one alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_gap_us: Option<f64>,
+    /// ... and this share of the reads (0 to below 1) came alone instead, outside any
+    /// transaction (a database's background threads: purge, change buffer merges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_alone: Option<f64>,
     /// Where the bursts' figures came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_source: Option<String>,
@@ -175,7 +179,8 @@ impl WorkloadModel {
              # production saw (the default objective), source = where the figures came from,\n\
              # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's;\n\
              # unmapped_pages = share of a read's buffer pages production had to fault in;\n\
-             # burst_reads, burst_gap_us = reads per transaction and the time between them.\n\
+             # burst_reads, burst_gap_us = reads per transaction and the time between them,\n\
+             # burst_alone = the share of reads that came alone (background threads).\n\
              {body}"
         )
     }
@@ -302,6 +307,14 @@ impl WorkloadModel {
                     }
                 }
                 _ => return at("burst_reads and burst_gap_us go together".into()),
+            }
+            if let Some(a) = c.burst_alone {
+                if c.burst_reads.is_none() {
+                    return at("burst_alone goes with burst_reads".into());
+                }
+                if !(0.0..1.0).contains(&a) {
+                    return at(format!("burst_alone {a}: a share from 0 to below 1"));
+                }
             }
             if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {
                 return at(format!("flush {f:?}: one of {}", FLUSHES.join(", ")));

@@ -78,9 +78,9 @@ pub struct FileIo {
     pub bytes_written: u64,
 }
 
-/// The server's statements so far, from `performance_schema`.
+/// A `performance_schema` summary's count and time so far, summed over its rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct StatementTime {
+pub struct TimerSum {
     /// SUM(COUNT_STAR).
     pub count: u64,
     /// SUM(SUM_TIMER_WAIT), picoseconds.
@@ -105,7 +105,12 @@ pub struct MySnapshot {
     /// `events_statements_summary_global_by_event_name` summed over every statement:
     /// how many, and their time (picoseconds); none without `performance_schema`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statements: Option<StatementTime>,
+    pub statements: Option<TimerSum>,
+    /// `events_waits_summary_by_user_by_event_name` of InnoDB's data files, summed
+    /// over the users (the sessions' calls, those of sessions gone included; the
+    /// background threads have no user): what the sessions read themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_data_file: Option<TimerSum>,
     /// Why `performance_schema` gave nothing, where it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance_schema_missing: Option<String>,
@@ -328,6 +333,15 @@ impl MyCapture {
     /// where either snapshot has no statement summary.
     pub fn statements_delta(&self) -> Option<(f64, f64)> {
         let (b, e) = (self.begin.statements?, self.end.statements?);
+        let n = e.count.checked_sub(b.count)?;
+        let t = e.sum_timer_wait.checked_sub(b.sum_timer_wait)?;
+        Some((n as f64, t as f64))
+    }
+
+    /// The sessions' own calls on InnoDB's data files between the snapshots and their
+    /// time (picoseconds); None where either snapshot has no such summary.
+    pub fn session_data_file_delta(&self) -> Option<(f64, f64)> {
+        let (b, e) = (self.begin.session_data_file?, self.end.session_data_file?);
         let n = e.count.checked_sub(b.count)?;
         let t = e.sum_timer_wait.checked_sub(b.sum_timer_wait)?;
         Some((n as f64, t as f64))

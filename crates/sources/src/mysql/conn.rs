@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, StatementTime, CAPTURE_FORMAT,
+    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, TimerSum, CAPTURE_FORMAT,
     CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
 };
 use crate::pg::Sessions;
@@ -402,19 +402,37 @@ impl Server {
             // The statements' time, for how a transaction's reads are spaced; a server
             // whose statement instruments are off just gives none.
             s.statements = self.statement_time().ok().flatten();
+            s.session_data_file = self.session_data_file().ok().flatten();
         } else {
             s.performance_schema_missing = Some("performance_schema was OFF".into());
         }
         Ok(s)
     }
 
-    fn statement_time(&mut self) -> Result<Option<StatementTime>, mysql::Error> {
+    /// The sessions' calls on InnoDB's data files: the rows of users (background
+    /// threads have none).
+    fn session_data_file(&mut self) -> Result<Option<TimerSum>, mysql::Error> {
+        let row: Option<(Option<u64>, Option<u64>)> = self.conn.query_first(
+            "SELECT CAST(SUM(COUNT_STAR) AS UNSIGNED), CAST(SUM(SUM_TIMER_WAIT) AS UNSIGNED) \
+             FROM performance_schema.events_waits_summary_by_user_by_event_name \
+             WHERE USER IS NOT NULL AND EVENT_NAME = 'wait/io/file/innodb/innodb_data_file'",
+        )?;
+        Ok(match row {
+            Some((Some(count), Some(sum_timer_wait))) => Some(TimerSum {
+                count,
+                sum_timer_wait,
+            }),
+            _ => None,
+        })
+    }
+
+    fn statement_time(&mut self) -> Result<Option<TimerSum>, mysql::Error> {
         let row: Option<(Option<u64>, Option<u64>)> = self.conn.query_first(
             "SELECT CAST(SUM(COUNT_STAR) AS UNSIGNED), CAST(SUM(SUM_TIMER_WAIT) AS UNSIGNED) \
              FROM performance_schema.events_statements_summary_global_by_event_name",
         )?;
         Ok(match row {
-            Some((Some(count), Some(sum_timer_wait))) if count > 0 => Some(StatementTime {
+            Some((Some(count), Some(sum_timer_wait))) if count > 0 => Some(TimerSum {
                 count,
                 sum_timer_wait,
             }),

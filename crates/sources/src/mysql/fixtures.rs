@@ -73,6 +73,7 @@ pub fn mariadb() -> MyCapture {
         )],
         file_instances: vec![],
         statements: None,
+        session_data_file: None,
         performance_schema_missing: None,
     };
     let mut end = begin.clone();

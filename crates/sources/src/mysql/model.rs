@@ -180,8 +180,10 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
 /// How the sessions' page reads were grouped: a transaction's misses come one after
 /// another while its statements run, so the read that follows another meets a storage
 /// path just used. Per transaction (`Com_commit` + `Com_rollback`; each statement where
-/// nothing was committed): the reads, and the statements' time spread over them.
-fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
+/// nothing was committed): the reads, and the statements' time spread over them. The
+/// reads of background threads (purge, change buffer merges) come alone: their share
+/// is what the sessions did not read themselves, where the per-user summary says.
+fn bursts(c: &MyCapture, all_reads: f64, m: &mut WorkloadModel) {
     let Some(class) = m
         .classes
         .iter_mut()
@@ -202,6 +204,14 @@ fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
     } else {
         return;
     };
+    // The sessions' own calls on the data files (reads, but for a file's extension
+    // now and then), at most all the reads.
+    let sessions = c
+        .session_data_file_delta()
+        .map(|(n, _)| n.min(all_reads))
+        .filter(|&n| n > 0.0);
+    let reads = sessions.unwrap_or(all_reads);
+    let alone = (all_reads - reads) / all_reads;
     let per_unit = reads / units;
     let Some((_, time_ps)) = stmts else {
         m.notes.push(format!(
@@ -217,15 +227,30 @@ fn bursts(c: &MyCapture, reads: f64, m: &mut WorkloadModel) {
     let gap_us = span_us / per_unit;
     class.burst_reads = Some(per_unit);
     class.burst_gap_us = Some(gap_us);
+    let whose = match sessions {
+        Some(_) => {
+            class.burst_alone = Some(alone).filter(|&a| a > 0.0 && a < 1.0);
+            format!(
+                "{reads:.0} of the {all_reads:.0} page reads the sessions' own \
+                 (performance_schema.events_waits_summary_by_user_by_event_name \
+                 innodb_data_file COUNT_STAR of the users), the other {:.0} \
+                 ({:.1}%) background threads' and alone",
+                all_reads - reads,
+                100.0 * alone
+            )
+        }
+        None => format!("{reads:.0} page reads, all taken as the sessions' (no per-user summary)"),
+    };
     class.burst_source = Some(format!(
-        "{reads:.0} page reads over {per} = {per_unit:.2} each; \
+        "{whose}; over {per} = {per_unit:.2} each; \
          performance_schema.events_statements_summary_global_by_event_name \
          SUM_TIMER_WAIT {span_us:.0} us per transaction over its reads = \
          {gap_us:.0} us apart"
     ));
     m.notes.push(format!(
         "reads: in bursts as production's transactions read, {per_unit:.1} each, \
-         {gap_us:.0} us apart ({})",
+         {gap_us:.0} us apart, {:.0}% alone ({})",
+        100.0 * class.burst_alone.unwrap_or(0.0),
         class.burst_source.as_deref().unwrap_or_default()
     ));
 }

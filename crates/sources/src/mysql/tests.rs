@@ -269,11 +269,11 @@ fn a_transactions_reads_come_in_a_burst_spaced_by_its_statements_time() {
     let mut c = mariadb();
     c.begin.status.insert("Com_commit".into(), 1000);
     c.end.status.insert("Com_commit".into(), 6000);
-    c.begin.statements = Some(StatementTime {
+    c.begin.statements = Some(TimerSum {
         count: 10,
         sum_timer_wait: 1_000_000,
     });
-    c.end.statements = Some(StatementTime {
+    c.end.statements = Some(TimerSum {
         count: 70_010,
         sum_timer_wait: 1_000_000 + 7_500_000_000_000,
     });
@@ -291,6 +291,37 @@ fn a_transactions_reads_come_in_a_burst_spaced_by_its_statements_time() {
     // The replay's plan takes it from the saved model.
     let back = crate::model::WorkloadModel::from_toml(&m.to_toml(), "m.toml").unwrap();
     assert_eq!(class(&back, "single-block-read").burst_reads, Some(4.0));
+    assert_eq!(r.burst_alone, None);
+    // The users' summary says the sessions read 16,000 themselves: 3.2 per
+    // transaction, 469 us apart, and the other 20% alone.
+    let mut split = c.clone();
+    split.begin.session_data_file = Some(TimerSum {
+        count: 500,
+        sum_timer_wait: 0,
+    });
+    split.end.session_data_file = Some(TimerSum {
+        count: 16_500,
+        sum_timer_wait: 400_000_000_000,
+    });
+    let m = model_of(&split, "x.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert_eq!(r.burst_reads, Some(3.2));
+    assert!((r.burst_gap_us.unwrap() - 468.75).abs() < 1e-6);
+    assert!((r.burst_alone.unwrap() - 0.2).abs() < 1e-9);
+    let src = r.burst_source.as_deref().unwrap();
+    assert!(
+        src.contains("16000 of the 20000") && src.contains("by_user"),
+        "{src}"
+    );
+    assert!(m.check().is_ok());
+    let back = crate::model::WorkloadModel::from_toml(&m.to_toml(), "m.toml").unwrap();
+    assert_eq!(class(&back, "single-block-read").burst_alone, r.burst_alone);
+    // A hand-edited share of 1 (no transaction's read) is refused.
+    let edited = m
+        .to_toml()
+        .replace("burst_alone = 0.2", "burst_alone = 1.0");
+    let e = crate::model::WorkloadModel::from_toml(&edited, "m.toml").unwrap_err();
+    assert!(e.to_string().contains("burst_alone 1"), "{e}");
     // Commits but no statement time: said, and no bursts.
     let mut untimed = c.clone();
     untimed.end.statements = None;
