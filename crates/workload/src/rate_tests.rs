@@ -4,6 +4,13 @@ fn times(s: &mut Schedule, n: usize) -> Vec<u64> {
     (0..n).map(|_| s.take().at_ns).collect()
 }
 
+/// Single-block reads at `rate` a second, in `burst`s.
+fn reads_in_bursts(rate: f64, burst: Burst) -> Rates {
+    Rates::per_class(&[(IoClass::SingleBlockRead, rate)])
+        .unwrap()
+        .with_burst(IoClass::SingleBlockRead, burst)
+}
+
 #[test]
 fn fixed_arrivals_are_exact_and_users_interleave() {
     let rates = Rates::total(1000.0).unwrap();
@@ -162,9 +169,7 @@ fn bad_rates_name_the_bad_part() {
 fn bursts_keep_the_rate_and_group_the_arrivals() {
     let rate = 200.0;
     let burst = Burst::new(4.0, 300_000.0).unwrap();
-    let rates = Rates::per_class(&[(IoClass::SingleBlockRead, rate)])
-        .unwrap()
-        .with_burst(IoClass::SingleBlockRead, burst);
+    let rates = reads_in_bursts(rate, burst);
     let mut s = Schedule::new(&rates, Arrivals::Poisson, 0, 1, 9);
     let n = 40_000;
     let t = times(&mut s, n);
@@ -197,9 +202,7 @@ fn bursts_keep_the_rate_and_group_the_arrivals() {
 fn a_share_of_lone_arrivals_keeps_the_rate_and_ungroups_that_share() {
     let rate = 200.0;
     let burst = Burst::new(4.0, 300_000.0).unwrap().with_alone(0.5).unwrap();
-    let rates = Rates::per_class(&[(IoClass::SingleBlockRead, rate)])
-        .unwrap()
-        .with_burst(IoClass::SingleBlockRead, burst);
+    let rates = reads_in_bursts(rate, burst);
     let mut s = Schedule::new(&rates, Arrivals::Poisson, 0, 1, 9);
     let n = 40_000;
     let t = times(&mut s, n);
@@ -222,9 +225,7 @@ fn bursts_of_ten_keep_a_minutes_rate_within_three_percent() {
     // would spread the count by 3% (1 sd); a second's count kept leaves the bursts'
     // sizes, 0.9%.
     let burst = Burst::new(10.0, 200_000.0).unwrap();
-    let rates = Rates::per_class(&[(IoClass::SingleBlockRead, 200.0)])
-        .unwrap()
-        .with_burst(IoClass::SingleBlockRead, burst);
+    let rates = reads_in_bursts(200.0, burst);
     for seed in 0..8 {
         let n: usize = (0..4)
             .map(|u| {
