@@ -75,6 +75,30 @@ fn a_cold_scan_reads_the_tables_pages() {
         own > 0.0 && own <= (all.count_read + all.count_write + all.count_misc) as f64,
         "the session's {own} calls of {all:?}"
     );
+    // The capture ran on the server's host: it read the server's process, and the
+    // pages read ahead (asynchronously) are no read calls of it.
+    let proc_ = c
+        .end
+        .server_process
+        .expect("the server's process on this host");
+    let pid = std::fs::read_to_string(format!("/proc/{}/comm", proc_.pid)).unwrap();
+    assert!(matches!(pid.trim(), "mariadbd" | "mysqld"), "{pid}");
+    let ahead = c
+        .status_delta("Innodb_buffer_pool_read_ahead")
+        .unwrap_or(0.0);
+    let reads = c.status_delta("Innodb_data_reads").unwrap();
+    let submitted = reads - c.server_syscr_delta().expect("read calls counted");
+    let share = m
+        .class("single-block-read")
+        .and_then(|k| k.async_share)
+        .expect("the share submitted");
+    assert!(
+        (share - (submitted / reads).max(0.0)).abs() < 1e-9,
+        "{share} of {reads} reads, {submitted} submitted"
+    );
+    if ahead > 100.0 {
+        assert!(submitted > 0.0, "{ahead} pages read ahead, none submitted?");
+    }
     // Pages read, whether by a session or read ahead, against the table's file.
     let pages: f64 = m
         .classes

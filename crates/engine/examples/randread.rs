@@ -138,6 +138,7 @@ fn run(args: &Args) -> Result<(), String> {
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     };
     let tuned = !args.register

@@ -13,6 +13,7 @@ mod local;
 pub mod null;
 pub mod psync;
 mod seam;
+pub mod submitted;
 pub mod uring;
 
 pub use align::direct_io_alignment;
@@ -21,6 +22,7 @@ pub use seam::{
     Backend, Capabilities, Completion, Durability, Engine, EngineConfig, EngineError, EngineKind,
     FileId, FileSpec, IoDir, IoRequest, Slot,
 };
+pub use submitted::Submitted;
 
 /// Open an engine of the given kind on local files.
 pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, EngineError> {

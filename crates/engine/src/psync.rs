@@ -19,6 +19,10 @@ pub struct PsyncEngine {
     handoff: Option<crate::io_workers::Handoff>,
     /// The shortest read handed off (`EngineConfig::io_workers_from`).
     handoff_from: u32,
+    /// I/Os submitted to the process's ring and not waited for
+    /// (`EngineConfig::submitted`), and the reads' share carried over.
+    submitted: crate::Submitted,
+    read_carry: u32,
     /// Finished requests, their results and (Fdatasync writes) the
     /// flush's, waiting for reap.
     done: VecDeque<(IoRequest, i64, i64)>,
@@ -27,24 +31,56 @@ pub struct PsyncEngine {
 impl PsyncEngine {
     pub fn open(cfg: &EngineConfig) -> Result<Self, EngineError> {
         let io = LocalSlots::open(cfg)?;
+        if cfg.submitted.any() {
+            crate::submitted::open(cfg.max_io)?;
+        }
         Ok(Self {
             done: VecDeque::with_capacity(io.bufs.len()),
             io,
             handoff: (cfg.io_workers > 0).then(|| crate::io_workers::Handoff::new(cfg.io_workers)),
             handoff_from: cfg.io_workers_from,
+            submitted: cfg.submitted,
+            read_carry: 0,
         })
     }
 
+    /// Whether `req` goes to the ring of I/Os not waited for: the asked share of the
+    /// reads, spread evenly; page writes.
+    fn goes_to_ring(&mut self, req: &IoRequest) -> bool {
+        let s = self.submitted;
+        match req.dir {
+            IoDir::Read if s.read_permille > 0 => {
+                self.read_carry += s.read_permille.min(1000);
+                let go = self.read_carry >= 1000;
+                if go {
+                    self.read_carry -= 1000;
+                }
+                go && req.len <= crate::submitted::max_len()
+            }
+            IoDir::Write => {
+                req.durability == Durability::None
+                    && req.len <= s.write_max.min(crate::submitted::max_len())
+            }
+            IoDir::Read => false,
+        }
+    }
+
     /// One system call for `req`; returns bytes moved or a negative errno.
-    fn transfer(&mut self, req: &IoRequest) -> i64 {
+    fn transfer(&mut self, req: &IoRequest) -> Result<i64, EngineError> {
         let fd = self.io.files.files[req.file as usize].as_raw_fd();
         let buf = self.io.bufs.as_mut_ptr(req.slot as usize);
         let len = req.len as usize;
         let offset = req.offset as libc::off_t;
+        if self.goes_to_ring(req) {
+            // SAFETY: fd is open for the call; buf holds len bytes (checked against the
+            // slot size) for a write.
+            unsafe { crate::submitted::submit(fd, req.dir, buf, req.len, req.offset) }?;
+            return Ok(i64::from(req.len));
+        }
         if let (Some(h), IoDir::Read, true) = (&self.handoff, req.dir, req.len >= self.handoff_from)
         {
             // SAFETY: as below; the worker is done with buf when this returns.
-            return unsafe { h.pread(fd, buf.cast(), len, offset) };
+            return Ok(unsafe { h.pread(fd, buf.cast(), len, offset) });
         }
         loop {
             // SAFETY: buf is valid for len bytes (checked against the slot
@@ -65,11 +101,11 @@ impl PsyncEngine {
                 }
             };
             if res >= 0 {
-                return res as i64;
+                return Ok(res as i64);
             }
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
             if errno != libc::EINTR {
-                return -i64::from(errno);
+                return Ok(-i64::from(errno));
             }
         }
     }
@@ -113,7 +149,13 @@ impl Engine for PsyncEngine {
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), EngineError> {
         self.io.begin(&req)?;
-        let res = self.transfer(&req);
+        let res = match self.transfer(&req) {
+            Ok(r) => r,
+            Err(e) => {
+                self.io.busy.release(req.slot);
+                return Err(e);
+            }
+        };
         // A write that fell short is reported as such: no flush for it.
         let flush = if flushed(&req) && res == i64::from(req.len) {
             self.flush(&req)
@@ -129,7 +171,11 @@ impl Engine for PsyncEngine {
         _timeout: Duration,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        // Every I/O finished inside submit: there is never anything to wait for.
+        // Every I/O finished inside submit (or was handed to the ring, whose failures
+        // come back here): there is never anything to wait for.
+        if self.submitted.any() {
+            crate::submitted::check()?;
+        }
         let n = self.done.len();
         for (req, res, flush) in self.done.drain(..) {
             out.push(self.io.finish_flushed(&req, res, flush));

@@ -108,6 +108,9 @@ pub struct EngineConfig {
     /// Files opened through the page cache are advised as read at random
     /// (`POSIX_FADV_RANDOM`), so the kernel reads no more than asked.
     pub no_read_ahead: bool,
+    /// I/Os submitted to the process's shared ring and not waited for, as a
+    /// database's background threads issue them (psync only; none by default).
+    pub submitted: crate::Submitted,
 }
 
 /// Engine errors. Messages name what failed and where.

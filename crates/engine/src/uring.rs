@@ -516,6 +516,7 @@ mod tests {
             shared_buffers: false,
             io_workers: 0,
             io_workers_from: 0,
+            submitted: Default::default(),
             no_read_ahead: false,
         };
         assert!(UringEngine::open(&cfg).is_err());

@@ -47,6 +47,7 @@ fn config(paths: &[&Path], depth: u32, direct: bool) -> EngineConfig {
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     }
 }

@@ -157,6 +157,7 @@ pub(crate) fn drive(
             // streams') go to the workers.
             io_workers_from: load.workload.block_size.saturating_mul(2),
             no_read_ahead: load.workload.no_read_ahead,
+            submitted: load.workload.submitted,
         };
         let mut e = load.dataset.open_engine(load.engine, &cfg)?;
         if !e.capabilities().async_io && outstanding > 1 {

@@ -72,6 +72,17 @@ pub fn replay_plan(
     }
     // DBWR writes come one by one at their own rate: no batches.
     plan.workload.dbwr_batch = 1;
+    // I/Os production submitted and did not wait for (InnoDB's asynchronous ones),
+    // through one shared ring and timed to their submission, as production timed them.
+    let share = |name: &str| model.class(name).and_then(|c| c.async_share).unwrap_or(0.0);
+    plan.workload.submitted = dbio_engine::Submitted {
+        read_permille: (share("single-block-read").clamp(0.0, 1.0) * 1000.0).round() as u32,
+        write_max: if share("dbwr-write") >= 0.5 {
+            model.block_size
+        } else {
+            0
+        },
+    };
     // Reads fault their buffers in as production's did (one share for all of them).
     let unmapped = model
         .classes

@@ -55,6 +55,7 @@ fn engine(t: &Arc<NfsTarget>) -> NfsEngine {
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     };
     NfsEngine::open(t.clone(), &cfg).unwrap()

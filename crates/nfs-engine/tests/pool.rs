@@ -124,6 +124,7 @@ fn engine_writes_and_reads_back_split_io() {
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();
@@ -197,6 +198,7 @@ fn reused_slots_never_change_data_in_flight() {
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     };
     let mut e = t.backend().open(&cfg).unwrap();

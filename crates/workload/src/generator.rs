@@ -218,6 +218,9 @@ pub struct WorkloadConfig {
     /// Buffered data files advised as read at random (`POSIX_FADV_RANDOM`): the
     /// kernel reads no more than each read asks, as production's device did.
     pub no_read_ahead: bool,
+    /// I/Os submitted and not waited for, timed to their submission (InnoDB's
+    /// background reads and page writes); none by default.
+    pub submitted: dbio_engine::Submitted,
 }
 
 impl WorkloadConfig {
@@ -244,6 +247,7 @@ impl WorkloadConfig {
             read_skew: None,
             io_workers: 0,
             no_read_ahead: false,
+            submitted: dbio_engine::Submitted::default(),
         }
     }
 

@@ -48,6 +48,7 @@ pub fn scan(
         shared_buffers: false,
         io_workers: 0,
         io_workers_from: 0,
+        submitted: Default::default(),
         no_read_ahead: false,
     };
     let mut engine = ds.open_engine(opts.engine, &cfg)?;

@@ -148,6 +148,16 @@ pub struct ModelClass {
     /// Where the bursts' figures came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_source: Option<String>,
+    /// single-block-read and dbwr-write only: the share (0 to 1) of the class's I/Os
+    /// production submitted asynchronously and waited for no one of (InnoDB's
+    /// io_uring or libaio), whose time its performance_schema counts to the
+    /// submission only. The replay submits that share through one shared ring and
+    /// times it so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_share: Option<f64>,
+    /// Where `async_share` came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_source: Option<String>,
 }
 
 /// A model that cannot be used: the file, the line where known, and what is wrong.
@@ -180,7 +190,8 @@ impl WorkloadModel {
              # cpu_wait_us = time production waited for a CPU per I/O, added to this storage's;\n\
              # unmapped_pages = share of a read's buffer pages production had to fault in;\n\
              # burst_reads, burst_gap_us = reads per transaction and the time between them,\n\
-             # burst_alone = the share of reads that came alone (background threads).\n\
+             # burst_alone = the share of reads that came alone (background threads);\n\
+             # async_share = the share submitted and not waited for, timed to submission.\n\
              {body}"
         )
     }
@@ -314,6 +325,16 @@ impl WorkloadModel {
                 }
                 if !(0.0..1.0).contains(&a) {
                     return at(format!("burst_alone {a}: a share from 0 to below 1"));
+                }
+            }
+            if let Some(a) = c.async_share {
+                if !matches!(c.class.as_str(), "single-block-read" | "dbwr-write") {
+                    return at(
+                        "async_share applies to single-block-read and dbwr-write only".into(),
+                    );
+                }
+                if !(0.0..=1.0).contains(&a) {
+                    return at(format!("async_share {a}: a share from 0 to 1"));
                 }
             }
             if let Some(f) = c.flush.as_deref().filter(|f| !FLUSHES.contains(f)) {

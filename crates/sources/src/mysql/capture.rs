@@ -114,6 +114,22 @@ pub struct MySnapshot {
     /// Why `performance_schema` gave nothing, where it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance_schema_missing: Option<String>,
+    /// The server's process, where it runs on the capturing host: its read system
+    /// calls so far (`/proc/PID/io` syscr), which InnoDB's synchronous page reads are
+    /// and its asynchronous ones (io_uring, libaio) are not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<ServerProcess>,
+    /// Why the server's process could not be read, where it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process_missing: Option<String>,
+}
+
+/// The server's process on the capturing host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerProcess {
+    pub pid: u32,
+    /// `/proc/PID/io` syscr: read system calls (read, pread64, readv, preadv) so far.
+    pub syscr: u64,
 }
 
 /// What the server is, read once per snapshot.
@@ -340,6 +356,13 @@ impl MyCapture {
 
     /// The sessions' own calls on InnoDB's data files between the snapshots and their
     /// time (picoseconds); None where either snapshot has no such summary.
+    /// The server's read system calls between the snapshots, where both read the same
+    /// process on this host.
+    pub fn server_syscr_delta(&self) -> Option<f64> {
+        let (b, e) = (self.begin.server_process?, self.end.server_process?);
+        (b.pid == e.pid && e.syscr >= b.syscr).then(|| (e.syscr - b.syscr) as f64)
+    }
+
     pub fn session_data_file_delta(&self) -> Option<(f64, f64)> {
         let (b, e) = (self.begin.session_data_file?, self.end.session_data_file?);
         let n = e.count.checked_sub(b.count)?;

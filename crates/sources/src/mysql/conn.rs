@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, TimerSum, CAPTURE_FORMAT,
-    CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
+    FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, ServerProcess, TimerSum,
+    CAPTURE_FORMAT, CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
 };
 use crate::pg::Sessions;
 use anyhow::{anyhow, bail};
@@ -406,7 +406,42 @@ impl Server {
         } else {
             s.performance_schema_missing = Some("performance_schema was OFF".into());
         }
+        match self.server_process() {
+            Ok(p) => s.server_process = Some(p),
+            Err(why) => s.server_process_missing = Some(why),
+        }
         Ok(s)
+    }
+
+    /// The server's process, where it runs on this host: found by its pid file
+    /// (`@@pid_file`), and taken only if it is a MariaDB or MySQL server.
+    fn server_process(&mut self) -> Result<ServerProcess, String> {
+        let file: Option<String> = self
+            .conn
+            .query_first("SELECT @@pid_file")
+            .map_err(|e| format!("@@pid_file: {e}"))?;
+        let file = file.ok_or("@@pid_file is empty")?;
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            format!("pid file {file}: {e} (the server runs on another host, or the capture cannot read its files)")
+        })?;
+        let pid: u32 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("pid file {file}: {:?} is no process id", text.trim()))?;
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map_err(|e| format!("/proc/{pid}/comm: {e} (pid file {file})"))?;
+        if !matches!(comm.trim(), "mariadbd" | "mysqld") {
+            return Err(format!(
+                "process {pid} of pid file {file} is {:?}, not the server",
+                comm.trim()
+            ));
+        }
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).map_err(|e| {
+            format!("/proc/{pid}/io: {e} (run the capture as the server's user or root)")
+        })?;
+        let syscr = crate::pg::parse_proc_io(&io, "syscr")
+            .ok_or_else(|| format!("/proc/{pid}/io: no syscr"))?;
+        Ok(ServerProcess { pid, syscr })
     }
 
     /// The sessions' calls on InnoDB's data files: the rows of users (background

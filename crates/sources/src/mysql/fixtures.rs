@@ -75,6 +75,8 @@ pub fn mariadb() -> MyCapture {
         statements: None,
         session_data_file: None,
         performance_schema_missing: None,
+        server_process: None,
+        server_process_missing: None,
     };
     let mut end = begin.clone();
     end.taken_at = 1100.0;

@@ -12,7 +12,7 @@ mod model;
 mod shape;
 
 pub use capture::{
-    CaptureError, FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, TimerSum,
+    CaptureError, FileIo, MyCapture, MyServer, MySnapshot, MySnapshotFile, ServerProcess, TimerSum,
     CAPTURE_FORMAT, CAPTURE_KIND, SETTINGS, SNAPSHOT_KIND, STATUS,
 };
 pub use model::{model_of, DATA_FILE, DBLWR_FILE, LOG_FILE};

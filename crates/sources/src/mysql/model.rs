@@ -155,6 +155,7 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
         ..ModelClass::default()
     });
     bursts(c, single, m);
+    submitted_reads(c, m);
     if ahead > 0.0 {
         // An extent is 64 pages of up to 16 KiB, 1 MiB; larger pages, larger extents.
         let extent = if page <= 16384 { 1 << 20 } else { 64 * page };
@@ -255,6 +256,53 @@ fn bursts(c: &MyCapture, all_reads: f64, m: &mut WorkloadModel) {
         100.0 * class.burst_alone.unwrap_or(0.0),
         class.burst_source.as_deref().unwrap_or_default()
     ));
+}
+
+/// The share of page reads InnoDB submitted asynchronously (io_uring or libaio: a
+/// session's prefetch of a page's siblings, background threads' reads): no read system
+/// call of the server's, and `performance_schema` times them to the submission only.
+/// Known where the capture ran on the server's host.
+fn submitted_reads(c: &MyCapture, m: &mut WorkloadModel) {
+    let Some(class) = m
+        .classes
+        .iter_mut()
+        .find(|k| k.class == "single-block-read")
+    else {
+        return;
+    };
+    let reads = c.status_delta("Innodb_data_reads").unwrap_or(0.0);
+    match c.server_syscr_delta() {
+        Some(calls) if reads > 0.0 => {
+            let submitted = (reads - calls).max(0.0);
+            let share = submitted / reads;
+            class.async_share = Some(share);
+            class.async_source = Some(format!(
+                "SHOW GLOBAL STATUS Innodb_data_reads {reads:.0} less the server's read \
+                 system calls {calls:.0} (/proc/{}/io syscr, every read call of the \
+                 server's: a lower bound) = {submitted:.0} submitted asynchronously, \
+                 {:.1}%",
+                c.end.server_process.map_or(0, |p| p.pid),
+                100.0 * share
+            ));
+            m.notes.push(format!(
+                "reads: {:.1}% submitted asynchronously and timed to their submission by \
+                 performance_schema; replayed so ({})",
+                100.0 * share,
+                class.async_source.as_deref().unwrap_or_default()
+            ));
+        }
+        _ => {
+            let why = c
+                .end
+                .server_process_missing
+                .as_deref()
+                .unwrap_or("the snapshots read different server processes");
+            m.notes.push(format!(
+                "reads: how many InnoDB submitted asynchronously (timed to submission by \
+                 performance_schema) is not known: {why}; all are replayed as waited for"
+            ));
+        }
+    }
 }
 
 /// Redo log flushes: a write of the log buffer, then an fsync, or a write made durable
@@ -381,6 +429,13 @@ fn writes(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
             ),
             production_ios: Some(pages),
             mean_source: Some(not_judged.into()),
+            // The page cleaners submit each page's write and wait for none of them.
+            async_share: c.server.on("innodb_use_native_aio").then_some(1.0),
+            async_source: c.server.on("innodb_use_native_aio").then(|| {
+                "innodb_use_native_aio ON: the page cleaners submit the writes \
+                 asynchronously"
+                    .into()
+            }),
             ..ModelClass::default()
         });
     }

@@ -337,3 +337,66 @@ fn a_transactions_reads_come_in_a_burst_spaced_by_its_statements_time() {
     assert_eq!(class(&m, "single-block-read").burst_reads, None);
     assert!(!m.notes.iter().any(|n| n.starts_with("reads: in bursts")));
 }
+
+#[test]
+fn reads_no_read_call_made_were_submitted_and_are_replayed_so() {
+    // 20,000 page reads, 16,500 read calls of the server's process: 3,500 (17.5%)
+    // submitted asynchronously.
+    let mut c = mariadb();
+    c.server
+        .settings
+        .insert("innodb_use_native_aio".into(), "ON".into());
+    c.begin.server_process = Some(ServerProcess {
+        pid: 42,
+        syscr: 500,
+    });
+    c.end.server_process = Some(ServerProcess {
+        pid: 42,
+        syscr: 17_000,
+    });
+    let m = model_of(&c, "x.json").unwrap();
+    let r = class(&m, "single-block-read");
+    assert!((r.async_share.unwrap() - 0.175).abs() < 1e-9);
+    let src = r.async_source.as_deref().unwrap();
+    assert!(
+        src.contains("16500") && src.contains("/proc/42/io syscr"),
+        "{src}"
+    );
+    assert_eq!(class(&m, "dbwr-write").async_share, Some(1.0));
+    assert!(m.check().is_ok());
+    let back = crate::model::WorkloadModel::from_toml(&m.to_toml(), "m.toml").unwrap();
+    assert_eq!(class(&back, "single-block-read").async_share, r.async_share);
+    // On a class it does not apply to, or out of range, an edit is refused.
+    let edited = m
+        .to_toml()
+        .replace("async_share = 0.175", "async_share = 1.5");
+    let e = crate::model::WorkloadModel::from_toml(&edited, "m.toml").unwrap_err();
+    assert!(e.to_string().contains("async_share 1.5"), "{e}");
+    // Another process at the end (a restart the uptime missed, another server): not
+    // known, and said why; so from another host.
+    let mut moved = c.clone();
+    moved.end.server_process = Some(ServerProcess {
+        pid: 43,
+        syscr: 17_000,
+    });
+    let m = model_of(&moved, "x.json").unwrap();
+    assert_eq!(class(&m, "single-block-read").async_share, None);
+    let mut remote = c.clone();
+    remote.end.server_process = None;
+    remote.end.server_process_missing =
+        Some("pid file /run/mysqld/mysqld.pid: No such file".into());
+    let m = model_of(&remote, "x.json").unwrap();
+    assert_eq!(class(&m, "single-block-read").async_share, None);
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("is not known: pid file /run/mysqld")),
+        "{:?}",
+        m.notes
+    );
+    // Without native AIO the page writes are waited for by InnoDB's own threads.
+    assert_eq!(
+        class(&model_of(&mariadb(), "x.json").unwrap(), "dbwr-write").async_share,
+        None
+    );
+}
