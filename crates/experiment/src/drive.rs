@@ -140,11 +140,13 @@ pub(crate) fn drive(
 ) -> Result<Outcome, ExperimentError> {
     let layout = Layout::of(load.dataset);
     let users = load.users.max(1);
+    // Classes with a user of their own (a database's page writer) run on one more.
+    let threads = users + u32::from(load.open_loop.is_some_and(|o| o.rates.own_user()));
     // Engines are opened here, before any thread starts, so that a refusal
     // (no O_DIRECT, a missing file) fails the whole load at once.
-    let mut engines: Vec<Box<dyn Engine>> = Vec::with_capacity(users as usize);
+    let mut engines: Vec<Box<dyn Engine>> = Vec::with_capacity(threads as usize);
     let mut outstanding = load.outstanding.max(1);
-    for _ in 0..users {
+    for _ in 0..threads {
         let mut cfg = EngineConfig {
             files: load.dataset.run_files(load.workload),
             depth: outstanding,
@@ -169,7 +171,13 @@ pub(crate) fn drive(
         }
         engines.push(e);
     }
-    let gens = load.generators(&layout)?;
+    let mut gens = load.generators(&layout)?;
+    if threads > users {
+        gens.push(
+            Generator::new(load.workload, &layout, users, threads, load.seed)
+                .map_err(ExperimentError::from)?,
+        );
+    }
     // Reads through the page cache behind a simulated buffer pool: the cache as a
     // server that has run a while has it.
     if !load.direct {
@@ -201,7 +209,7 @@ pub(crate) fn drive(
         edge(crate::hooks::WindowEdge::Start);
     }
     let results = std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(users as usize);
+        let mut handles = Vec::with_capacity(threads as usize);
         for (u, (engine, gen)) in engines.into_iter().zip(gens).enumerate() {
             let sleeps = (load.count_sleeps && !engine.capabilities().async_io).then(Sleeps::new);
             let pacer = load.open_loop.map(|o| {

@@ -40,6 +40,26 @@ pub fn replay_plan(
             rates = rates.with_burst(class, b);
         }
     }
+    // InnoDB's page cleaner: the page writes and the doublewrite batches before them
+    // come from a thread of their own, which no session waits behind, a batch's pages
+    // submitted one after another.
+    if model
+        .class("dbwr-write")
+        .and_then(|c| c.async_share)
+        .is_some_and(|a| a >= 0.5)
+    {
+        for class in [IoClass::DbwrWrite, IoClass::DirectWrite] {
+            rates = rates.with_own_user(class);
+        }
+        let batch = model
+            .class("dbwr-write")
+            .zip(model.class("direct-write"))
+            .map(|(w, d)| w.rate / d.rate)
+            .and_then(|n| Burst::new(n.clamp(1.0, dbio_workload::MAX_BURST), 0.0));
+        if let Some(b) = batch {
+            rates = rates.with_burst(IoClass::DbwrWrite, b);
+        }
+    }
     // The log's durability and path as production made them (PostgreSQL: written
     // through the page cache, then fdatasync'd); the run's own otherwise.
     let redo = model.class("redo-write");
@@ -286,5 +306,35 @@ mod tests {
         assert!(e.to_string().contains("reads only"), "{e}");
         let e = replay_plan(&model, 0.0, &RunOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "--scale 0: must be above 0");
+    }
+
+    #[test]
+    fn innodbs_submitted_io_goes_to_the_ring_and_its_page_writer() {
+        let mut model = WorkloadModel {
+            source: "m".into(),
+            block_size: 16384,
+            dataset_bytes: Some(256 << 20),
+            classes: vec![
+                class("single-block-read", 200.0, 16384),
+                class("dbwr-write", 100.0, 16384),
+                class("direct-write", 1.0, 100 * 16384),
+            ],
+            ..WorkloadModel::default()
+        };
+        let p = replay_plan(&model, 1.0, &RunOptions::default()).unwrap();
+        assert_eq!(p.workload.submitted, dbio_engine::Submitted::default());
+        assert!(!p.open_loop.as_ref().unwrap().rates.own_user());
+        model.classes[0].async_share = Some(0.206);
+        model.classes[1].async_share = Some(1.0);
+        let p = replay_plan(&model, 1.0, &RunOptions::default()).unwrap();
+        assert_eq!(p.workload.submitted.read_permille, 206);
+        assert_eq!(p.workload.submitted.write_max, 16384);
+        let rates = &p.open_loop.as_ref().unwrap().rates;
+        assert!(rates.own_user());
+        // A batch: the page writes per doublewrite write.
+        assert_eq!(
+            rates.burst(IoClass::DbwrWrite),
+            dbio_workload::Burst::new(100.0, 0.0)
+        );
     }
 }

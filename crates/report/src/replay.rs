@@ -63,6 +63,29 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
                 .map_or(String::new(), |e| format!(", engine {e}"))
         );
     }
+    // As the replay's plan takes it (experiment::replay_plan).
+    if m.class("dbwr-write")
+        .and_then(|c| c.async_share)
+        .is_some_and(|a| a >= 0.5)
+    {
+        let _ = writeln!(
+            out,
+            "  page writes: from a writer of their own (the sessions never wait behind \
+             them), each submitted and timed to its submission"
+        );
+    }
+    for c in m
+        .classes
+        .iter()
+        .filter(|c| c.async_share.is_some() && c.class.ends_with("-read"))
+    {
+        let _ = writeln!(
+            out,
+            "  {}: {:.1}% submitted and timed to their submission, the rest waited for",
+            c.class,
+            100.0 * c.async_share.unwrap_or(0.0)
+        );
+    }
     for c in m.classes.iter().filter(|c| c.flush.is_some()) {
         let _ = writeln!(
             out,

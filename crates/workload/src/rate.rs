@@ -117,6 +117,10 @@ pub struct Rates {
     classes: [f64; COUNT],
     /// Per class: its arrivals in bursts (Poisson arrivals only).
     bursts: [Option<Burst>; COUNT],
+    /// Per class: issued by one user of its own at the class's whole rate, as a
+    /// database's background writer issues its page writes, instead of split over the
+    /// users (see [`Rates::with_own_user`]).
+    own_user: [bool; COUNT],
 }
 
 impl Rates {
@@ -127,6 +131,7 @@ impl Rates {
             total: Some(iops),
             classes: [0.0; COUNT],
             bursts: [None; COUNT],
+            own_user: [false; COUNT],
         })
     }
 
@@ -147,6 +152,7 @@ impl Rates {
             total: None,
             classes,
             bursts: [None; COUNT],
+            own_user: [false; COUNT],
         })
     }
 
@@ -178,6 +184,27 @@ impl Rates {
     pub fn with_burst(mut self, class: IoClass, burst: Burst) -> Rates {
         self.bursts[class.index()] = Some(burst);
         self
+    }
+
+    /// `class` (given its own rate) issued by one more user of its own, at its whole
+    /// rate: that user's I/Os do not delay the others' (a database's sessions never
+    /// wait behind its page cleaner's writes).
+    pub fn with_own_user(mut self, class: IoClass) -> Rates {
+        if self.classes[class.index()] > 0.0 {
+            self.own_user[class.index()] = true;
+        }
+        self
+    }
+
+    /// True when some classes are issued by a user of their own and others by the
+    /// users: the run then has one user more.
+    pub fn own_user(&self) -> bool {
+        let mine = |own: bool| {
+            IoClass::ALL
+                .iter()
+                .any(|c| self.classes[c.index()] > 0.0 && self.own_user[c.index()] == own)
+        };
+        mine(true) && mine(false)
     }
 
     /// How `class`'s arrivals are grouped, where they are.
@@ -401,12 +428,23 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// User `user` of `users`; where some classes have a user of their own
+    /// ([`Rates::own_user`]), user `users` (one more) issues those alone, at their
+    /// whole rates, and the others none of them.
     pub fn new(rates: &Rates, arrivals: Arrivals, user: u32, users: u32, seed: u64) -> Schedule {
         let users = users.max(1);
+        let own = rates.own_user();
+        let background = own && user >= users;
         let per: Vec<(Option<IoClass>, f64)> = match rates.total {
             Some(t) => vec![(None, t)],
-            None => rates.classes().map(|(c, r)| (Some(c), r)).collect(),
+            None => rates
+                .classes()
+                .filter(|(c, _)| !own || rates.own_user[c.index()] == background)
+                .map(|(c, r)| (Some(c), r))
+                .collect(),
         };
+        // The user of its own takes the whole rate of its classes.
+        let (slot, slots) = if background { (0, 1) } else { (user, users) };
         let streams = per
             .into_iter()
             .enumerate()
@@ -415,11 +453,11 @@ impl Schedule {
                     .and_then(|c| rates.burst(c))
                     .filter(|_| arrivals == Arrivals::Poisson);
                 // With bursts, the gap is between starts of bursts (or of lone I/Os).
-                let gap_ns = 1e9 * f64::from(users) / rate * burst.map_or(1.0, |b| b.per_start());
+                let gap_ns = 1e9 * f64::from(slots) / rate * burst.map_or(1.0, |b| b.per_start());
                 let mut s = Stream {
                     class,
                     gap_ns,
-                    phase_ns: gap_ns * f64::from(user) / f64::from(users),
+                    phase_ns: gap_ns * f64::from(slot) / f64::from(slots),
                     count: 0,
                     next_ns: 0.0,
                     rng: Rng::new(seed ^ 0x7261_7465 ^ (u64::from(user) << 32) ^ (i as u64) << 8),

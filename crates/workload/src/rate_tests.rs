@@ -240,3 +240,61 @@ fn bursts_of_ten_keep_a_minutes_rate_within_three_percent() {
         assert!((r / 200.0 - 1.0).abs() < 0.03, "seed {seed}: {r}/s");
     }
 }
+
+#[test]
+fn a_class_of_its_own_user_runs_there_at_its_whole_rate_and_nowhere_else() {
+    // Reads over four users, page writes (in batches of 100) on a fifth.
+    let rates = Rates::per_class(&[
+        (IoClass::SingleBlockRead, 800.0),
+        (IoClass::DbwrWrite, 400.0),
+    ])
+    .unwrap()
+    .with_own_user(IoClass::DbwrWrite)
+    .with_burst(IoClass::DbwrWrite, Burst::new(100.0, 0.0).unwrap());
+    assert!(rates.own_user());
+    let secs = 20.0;
+    let count = |user: u32| {
+        let mut s = Schedule::new(&rates, Arrivals::Poisson, user, 4, 3);
+        let (mut reads, mut writes, mut starts) = (0u32, 0u32, std::collections::BTreeSet::new());
+        loop {
+            let a = s.take();
+            if a.at_ns as f64 >= secs * 1e9 {
+                break;
+            }
+            match a.class {
+                Some(IoClass::SingleBlockRead) => reads += 1,
+                Some(IoClass::DbwrWrite) => {
+                    writes += 1;
+                    starts.insert(a.at_ns);
+                }
+                other => panic!("user {user}: {other:?}"),
+            }
+        }
+        (reads, writes, starts.len())
+    };
+    for u in 0..4 {
+        let (reads, writes, _) = count(u);
+        assert_eq!(writes, 0, "user {u} writes none");
+        assert!(
+            (reads as f64 - 200.0 * secs).abs() < 0.05 * 200.0 * secs,
+            "user {u}: {reads}"
+        );
+    }
+    let (reads, writes, starts) = count(4);
+    assert_eq!(reads, 0, "the writer reads none");
+    assert!(
+        (writes as f64 - 400.0 * secs).abs() < 0.05 * 400.0 * secs,
+        "{writes}"
+    );
+    // A batch's writes are due together: about four instants a second.
+    assert!((60..=100).contains(&starts), "{starts} instants");
+    // All classes of their own user, or none: no user more.
+    let all = Rates::per_class(&[(IoClass::DbwrWrite, 10.0)])
+        .unwrap()
+        .with_own_user(IoClass::DbwrWrite);
+    assert!(!all.own_user());
+    assert!(!Rates::total(10.0)
+        .unwrap()
+        .with_own_user(IoClass::DbwrWrite)
+        .own_user());
+}
