@@ -10,10 +10,11 @@
 //! for one, as InnoDB waits for a free I/O slot. A failed I/O is reported by the next
 //! submission or reap of any user.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{opcode, types, IoUring};
 
 use crate::buffer::SlotBuffers;
@@ -25,6 +26,8 @@ const DEPTH: u32 = 64;
 
 /// How long a submission or a drain waits for a bounce buffer before it fails.
 const WAIT_LIMIT: Duration = Duration::from_secs(30);
+/// One timed wait of the ring for a completion.
+const WAIT_STEP_NS: u32 = 100_000_000;
 
 /// Which of an engine's I/Os are submitted this way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,6 +65,8 @@ struct Ring {
 /// Set while `failed` holds something, so that reaps check without the lock.
 static FAILED: AtomicBool = AtomicBool::new(false);
 static RING: OnceLock<Result<Mutex<Ring>, String>> = OnceLock::new();
+/// The ring's buffer size once it is made (0 before), read without its lock.
+static BUF_LEN: AtomicU32 = AtomicU32::new(0);
 
 /// The process's ring, made on first use with buffers of `len` bytes (the first size
 /// asked wins: a run's engines share one ring).
@@ -70,6 +75,7 @@ fn ring(len: u32) -> Result<&'static Mutex<Ring>, EngineError> {
         let ring = IoUring::new(DEPTH).map_err(|e| format!("io_uring_setup: {e}"))?;
         let bufs = SlotBuffers::new(DEPTH as usize, len as usize)
             .map_err(|e| format!("{DEPTH} buffers of {len} bytes: {e}"))?;
+        BUF_LEN.store(len, Ordering::Release);
         Ok(Mutex::new(Ring {
             ring,
             bufs,
@@ -92,12 +98,9 @@ pub fn open(len: u32) -> Result<(), EngineError> {
     ring(len).map(|_| ())
 }
 
-/// The largest I/O the ring takes, if it is made.
+/// The largest I/O the ring takes, if it is made (0 before).
 pub fn max_len() -> u32 {
-    match RING.get() {
-        Some(Ok(r)) => lock(r).bufs.slot_len() as u32,
-        _ => 0,
-    }
+    BUF_LEN.load(Ordering::Acquire)
 }
 
 fn lock(r: &Mutex<Ring>) -> std::sync::MutexGuard<'_, Ring> {
@@ -144,12 +147,9 @@ impl Ring {
         }
     }
 
-    /// Waits for a completion while none is ready, at most until `until`.
+    /// Waits a little for a completion and takes what is ready; fails once `until`
+    /// has passed (the caller loops while it still lacks what it waits for).
     fn wait_one(&mut self, until: Instant) -> Result<(), EngineError> {
-        self.ring
-            .submit_and_wait(1)
-            .map_err(|e| EngineError::Other(format!("io_uring_enter: {e}")))?;
-        self.reap_ready();
         if Instant::now() > until {
             return Err(EngineError::Other(format!(
                 "{} submitted I/Os still in flight after {} s",
@@ -157,6 +157,21 @@ impl Ring {
                 WAIT_LIMIT.as_secs()
             )));
         }
+        // Timed waits: a completion that never comes cannot hold the lock past `until`.
+        let step = Timespec::new().nsec(WAIT_STEP_NS);
+        let args = SubmitArgs::new().timespec(&step);
+        let waited = if self.ring.params().is_feature_ext_arg() {
+            self.ring.submitter().submit_with_args(1, &args)
+        } else {
+            // A kernel before 5.11 has no timed wait: an untimed one.
+            self.ring.submit_and_wait(1)
+        };
+        match waited {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+            Err(e) => return Err(EngineError::Other(format!("io_uring_enter: {e}"))),
+        }
+        self.reap_ready();
         Ok(())
     }
 }

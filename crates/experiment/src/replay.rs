@@ -43,11 +43,7 @@ pub fn replay_plan(
     // InnoDB's page cleaner: the page writes and the doublewrite batches before them
     // come from a thread of their own, which no session waits behind, a batch's pages
     // submitted one after another.
-    if model
-        .class("dbwr-write")
-        .and_then(|c| c.async_share)
-        .is_some_and(|a| a >= 0.5)
-    {
+    if model.page_writer() {
         for class in [IoClass::DbwrWrite, IoClass::DirectWrite] {
             rates = rates.with_own_user(class);
         }
@@ -94,10 +90,13 @@ pub fn replay_plan(
     plan.workload.dbwr_batch = 1;
     // I/Os production submitted and did not wait for (InnoDB's asynchronous ones),
     // through one shared ring and timed to their submission, as production timed them.
-    let share = |name: &str| model.class(name).and_then(|c| c.async_share).unwrap_or(0.0);
+    let reads = model
+        .class("single-block-read")
+        .and_then(|c| c.async_share)
+        .unwrap_or(0.0);
     plan.workload.submitted = dbio_engine::Submitted {
-        read_permille: (share("single-block-read").clamp(0.0, 1.0) * 1000.0).round() as u32,
-        write_max: if share("dbwr-write") >= 0.5 {
+        read_permille: (reads.clamp(0.0, 1.0) * 1000.0).round() as u32,
+        write_max: if model.page_writer() {
             model.block_size
         } else {
             0

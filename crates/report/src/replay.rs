@@ -64,10 +64,7 @@ pub fn model_text(m: &WorkloadModel, dataset: &str) -> String {
         );
     }
     // As the replay's plan takes it (experiment::replay_plan).
-    if m.class("dbwr-write")
-        .and_then(|c| c.async_share)
-        .is_some_and(|a| a >= 0.5)
-    {
+    if m.page_writer() {
         let _ = writeln!(
             out,
             "  page writes: from a writer of their own (the sessions never wait behind \

@@ -366,6 +366,15 @@ impl WorkloadModel {
     pub fn class(&self, name: &str) -> Option<&ModelClass> {
         self.classes.iter().find(|c| c.class == name)
     }
+
+    /// Whether production's page writes came from a writer of their own, submitted
+    /// and waited for by no session (InnoDB's page cleaners with native AIO): the
+    /// replay then runs them, and the doublewrite batches, on a user of their own.
+    pub fn page_writer(&self) -> bool {
+        self.class("dbwr-write")
+            .and_then(|c| c.async_share)
+            .is_some_and(|a| a >= 0.5)
+    }
 }
 
 /// One relation (a table's heap, or its indexes) and its share of the reads.

@@ -75,6 +75,12 @@ pub fn model_of(c: &MyCapture, file: &str) -> Result<WorkloadModel, CaptureError
     Ok(m)
 }
 
+/// The model's single-block reads, to complete (the classes alone, so that its notes
+/// stay free to add to).
+fn single_reads(classes: &mut [ModelClass]) -> Option<&mut ModelClass> {
+    classes.iter_mut().find(|k| k.class == "single-block-read")
+}
+
 fn mean_us(time_ps: u64, n: f64) -> Option<f64> {
     (time_ps > 0 && n > 0.0).then(|| time_ps as f64 / PS_PER_US / n)
 }
@@ -185,11 +191,7 @@ fn reads(c: &MyCapture, t: f64, page: u32, m: &mut WorkloadModel) {
 /// reads of background threads (purge, change buffer merges) come alone: their share
 /// is what the sessions did not read themselves, where the per-user summary says.
 fn bursts(c: &MyCapture, all_reads: f64, m: &mut WorkloadModel) {
-    let Some(class) = m
-        .classes
-        .iter_mut()
-        .find(|k| k.class == "single-block-read")
-    else {
+    let Some(class) = single_reads(&mut m.classes) else {
         return;
     };
     let commits = c.status_delta("Com_commit").unwrap_or(0.0);
@@ -263,11 +265,7 @@ fn bursts(c: &MyCapture, all_reads: f64, m: &mut WorkloadModel) {
 /// call of the server's, and `performance_schema` times them to the submission only.
 /// Known where the capture ran on the server's host.
 fn submitted_reads(c: &MyCapture, m: &mut WorkloadModel) {
-    let Some(class) = m
-        .classes
-        .iter_mut()
-        .find(|k| k.class == "single-block-read")
-    else {
+    let Some(class) = single_reads(&mut m.classes) else {
         return;
     };
     let reads = c.status_delta("Innodb_data_reads").unwrap_or(0.0);
